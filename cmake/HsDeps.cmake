@@ -1,0 +1,19 @@
+# Finds libyaml and PCRE2 (8-bit): CMake config packages first (vcpkg, our mingw
+# deps), then pkg-config (Debian). Defines hs::yaml and hs::pcre2.
+find_package(yaml CONFIG QUIET)
+if(TARGET yaml)
+  add_library(hs::yaml ALIAS yaml)
+else()
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(HS_YAML REQUIRED IMPORTED_TARGET yaml-0.1)
+  add_library(hs::yaml ALIAS PkgConfig::HS_YAML)
+endif()
+
+find_package(PCRE2 CONFIG QUIET COMPONENTS 8BIT)
+if(TARGET PCRE2::8BIT)
+  add_library(hs::pcre2 ALIAS PCRE2::8BIT)
+else()
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(HS_PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+  add_library(hs::pcre2 ALIAS PkgConfig::HS_PCRE2)
+endif()

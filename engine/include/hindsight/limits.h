@@ -1,0 +1,77 @@
+/* hindsight/limits.h: every hard limit in one place, each with the reason it exists. */
+#ifndef HINDSIGHT_LIMITS_H
+#define HINDSIGHT_LIMITS_H
+
+/* ETW: MAX_EVENT_FILTER_EVENT_ID_COUNT. EnableTraceEx2 rejects an EVENT_ID filter
+ * with more IDs, so a session may whitelist at most this many per provider. */
+#define HS_ETW_MAX_FILTER_IDS 64
+
+/* ETW: at most 8 filter descriptors in one EnableTraceEx2 call (each type once). */
+#define HS_ETW_MAX_FILTERS_PER_ENABLE 8
+
+/* ETW: TraceStackTracingInfo takes at most 256 CLASSIC_EVENT_ID entries. */
+#define HS_ETW_MAX_STACK_CLASSIC_IDS 256
+
+/* ETW: EVENT_TRACE_PROPERTIES.BufferSize is in KB, 4 .. 16384 since Windows 8
+ * (1024 before). Outside this StartTrace fails with ERROR_INVALID_PARAMETER. */
+#define HS_ETW_MIN_BUFFER_KB 4
+#define HS_ETW_MAX_BUFFER_KB 16384
+
+/* ETW: session and log file names may be up to 1024 characters each; control
+ * calls must reserve this much room for both or fail with ERROR_MORE_DATA. */
+#define HS_ETW_MAX_NAME_CHARS 1024
+
+/* ETW: the sampled-profile interval is set in 100 ns units; Windows accepts
+ * 1221 (about 8 kHz) up to 1 s. We express it as a rate, so bound the rate. */
+#define HS_ETW_MIN_SAMPLE_HZ 1
+#define HS_ETW_MAX_SAMPLE_HZ 8192
+
+/* Event IDs are USHORT in EVENT_DESCRIPTOR. */
+#define HS_MAX_EVENT_ID 65535
+
+/* Linux: perf_event_max_sample_rate defaults to 100000 on these kernels; the
+ * kernel throttles above it, so a higher rate is a rules error, not a wish. */
+#define HS_LINUX_MAX_SAMPLE_HZ 100000
+
+/* Linux: a tracefs per-CPU ring below one 4 KiB page is rounded up; we
+ * require at least 4 KB so the plan shows what the kernel will really use. */
+#define HS_LINUX_MIN_BUFFER_KB 4
+
+/* Linux: tracefs instance names become directory names under instances/. */
+#define HS_LINUX_MAX_INSTANCE_CHARS 64
+
+/* A ring lives in unswappable kernel memory (ETW nonpaged pool, tracefs pages).
+ * 64 GiB is beyond any machine we target; larger values are typos. The plan also
+ * warns when a ring exceeds half of the host's physical memory. */
+#define HS_MAX_RING_MB 65536
+
+/* A file-circular session's file; ETW's MaximumFileSize is a ULONG of MB, but
+ * anything over 1 TiB is a typo for a flight recorder. */
+#define HS_MAX_FILE_MB 1048576
+
+/* Stories are one line a person reads next to an event in a live view. */
+#define HS_MAX_STORY_CHARS 200
+
+/* Names of sessions, profiles and keywords are identifiers shown in logs. */
+#define HS_MAX_IDENT_CHARS 64
+
+/* Provider names: ETW provider names are far shorter in practice. */
+#define HS_MAX_PROVIDER_NAME_CHARS 128
+
+/* Output file names: one path component on every file system we target. */
+#define HS_MAX_OUTPUT_NAME_CHARS 255
+
+/* Rules files are hand-written; a larger file is a mistake or an attack on the
+ * loader (YAML amplification). Also bounds what the fuzzer explores. */
+#define HS_MAX_RULES_FILE_BYTES (4u * 1024u * 1024u)
+
+/* YAML nesting deeper than this is never needed by the language (it uses 7). */
+#define HS_MAX_YAML_DEPTH 32
+
+/* Include chains deeper than this are almost certainly a cycle through links. */
+#define HS_MAX_INCLUDE_DEPTH 16
+
+/* Cap on diagnostics kept per load: past it one summary line is added. */
+#define HS_MAX_DIAGNOSTICS 1000
+
+#endif

@@ -1,0 +1,105 @@
+/* hindsight/plan.h: the fully resolved plan: exact session parameters and provider enables for one platform. */
+#ifndef HINDSIGHT_PLAN_H
+#define HINDSIGHT_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hindsight/rules.h"
+
+/*
+ * A plan is what a backend executes and what `engine --plan` prints: every
+ * number the platform API will receive, derived from the rules alone (plus the
+ * CPU count on Linux). Ownership: hs_plan_build returns a plan that owns its
+ * arrays; strings and providers are borrowed from the ruleset, which must
+ * outlive the plan. Free with hs_plan_free.
+ */
+
+typedef struct {
+	int id;             /* windows event id / classic opcode; -1 on linux */
+	const char *name;   /* catalog or entry name; may be NULL for unknown ids */
+	const char *story;  /* never NULL in a plan built from error-free rules */
+	const char *filter; /* linux ftrace filter or NULL */
+	bool story_from_catalog;
+	bool name_guessed;
+	bool has_classic_guid;
+	hs_guid classic_guid;
+} hs_plan_event;
+
+typedef struct {
+	const hs_provider *provider;
+	/* windows: EnableTraceEx2 */
+	uint8_t level;
+	uint64_t match_any, match_all;
+	uint32_t enable_property; /* EVENT_ENABLE_PROPERTY_* */
+	bool capture_state;
+	/* whitelist: EVENT_FILTER_TYPE_EVENT_ID (windows) or enabled events (linux) */
+	bool whitelist;
+	hs_plan_event *events;
+	size_t n_events;
+	/* stacks: all events (stacks_all) or this list */
+	bool stacks_all;
+	hs_plan_event *stack_events;
+	size_t n_stack_events;
+} hs_plan_provider;
+
+typedef struct {
+	/* EVENT_TRACE_PROPERTIES as StartTraceW will receive it. */
+	uint32_t wnode_buffer_size, wnode_flags, client_context;
+	uint32_t buffer_size_kb, min_buffers, max_buffers, max_file_mb, log_file_mode, flush_timer, enable_flags;
+	uint32_t logger_name_offset, log_file_name_offset;
+	/* TraceSetInformation(TraceSampledProfileIntervalInfo), 100 ns units; 0 if none. */
+	uint32_t sample_interval_100ns;
+} hs_plan_etw;
+
+typedef struct {
+	uint64_t per_cpu_kb; /* buffer_size_kb written to the instance */
+	bool overwrite;
+	unsigned cpus;
+	uint64_t sample_hz;
+	bool call_graph_fp;
+} hs_plan_linux;
+
+typedef struct {
+	const hs_session *session;
+	hs_plan_etw etw;
+	hs_plan_linux linux_;
+	uint64_t memory_bytes; /* kernel memory the session pins at most */
+	hs_plan_provider *providers;
+	size_t n_providers;
+} hs_plan_session;
+
+typedef struct {
+	const hs_ruleset *rules;
+	hs_platform platform;
+	hs_plan_session *sessions;
+	size_t n_sessions;
+	uint64_t memory_bytes;
+	size_t n_whitelisted; /* whitelist entries across all sessions */
+} hs_plan;
+
+typedef struct {
+	unsigned cpus; /* 0: this machine's CPU count (only used for linux) */
+} hs_plan_opts;
+
+/* Builds the plan for `platform` from rules that loaded without errors.
+ * HS_EINVAL if the rules have no section for the platform, HS_ENOMEM. */
+hs_status hs_plan_build(const hs_ruleset *rs, hs_platform platform, const hs_plan_opts *opts, hs_plan **out);
+void hs_plan_free(hs_plan *plan);
+
+/* Human-readable plan with every parameter and story. */
+hs_status hs_plan_print_text(const hs_plan *plan, FILE *out);
+/* The same as one JSON document. */
+hs_status hs_plan_print_json(const hs_plan *plan, FILE *out);
+
+/*
+ * Resolves a --rules argument. A value with a '/' (or an existing file) is used
+ * as given; a bare name ("stutter" or "stutter.yaml") is looked up in the rules
+ * directories: $HINDSIGHT_RULES_DIR, <dir of argv0>/rules, <dir of argv0>/../share/hindsight/rules,
+ * the install prefix, then the source tree. Returns a new string (free()) or NULL
+ * when not found; `tried` (may be NULL) receives a new string listing where it looked.
+ */
+char *hs_rules_resolve(const char *arg, const char *argv0, char **tried);
+
+#endif

@@ -1,0 +1,197 @@
+/* hindsight/rules.h: the loaded rules model (catalogs + one profile) and the loader shared by engine and tools. */
+#ifndef HINDSIGHT_RULES_H
+#define HINDSIGHT_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hindsight/diag.h"
+#include "hindsight/status.h"
+
+/*
+ * Ownership: hs_rules_load returns a ruleset that owns every object and string
+ * reachable from it; all of it is freed by hs_rules_free. hs_pos.file strings
+ * belong to the hs_diags passed to the load, which must outlive the ruleset.
+ * The model is read-only for callers.
+ */
+
+typedef enum { HS_PLATFORM_NONE = 0, HS_PLATFORM_WINDOWS, HS_PLATFORM_LINUX } hs_platform;
+#define HS_PLATFORM_COUNT 3
+
+typedef enum { HS_PKIND_MANIFEST, HS_PKIND_TRACELOGGING, HS_PKIND_SYSTEM, HS_PKIND_FTRACE } hs_provider_kind;
+
+typedef enum { HS_MODE_FILE_CIRCULAR, HS_MODE_BUFFERING, HS_MODE_SAMPLING } hs_session_mode;
+
+typedef enum { HS_CALLGRAPH_NONE, HS_CALLGRAPH_FP } hs_call_graph;
+
+/* A GUID in its Windows field layout; Data4 is a byte array, which is why a
+ * text GUID's last two groups are not byte-swapped. */
+typedef struct {
+	uint32_t data1;
+	uint16_t data2, data3;
+	uint8_t data4[8];
+} hs_guid;
+
+typedef struct {
+	const char *name;
+	uint64_t mask;
+	hs_pos pos;
+} hs_keyword;
+
+typedef struct {
+	int id;            /* -1 for ftrace events */
+	const char *name;
+	const char *story;
+	bool name_guessed;
+	const char **keywords; /* names, resolved against the provider */
+	hs_pos *keyword_pos;
+	size_t n_keywords;
+	bool has_classic_guid;
+	hs_guid classic_guid;
+	hs_pos pos;
+} hs_cat_event;
+
+typedef struct {
+	const char *name;
+	hs_provider_kind kind;
+	hs_platform platform; /* from the catalog file */
+	bool has_guid;
+	hs_guid guid;
+	const char *system; /* ftrace */
+	const char *description;
+	hs_keyword *keywords;
+	size_t n_keywords;
+	hs_cat_event *events;
+	size_t n_events;
+	hs_pos pos, guid_pos;
+} hs_provider;
+
+/* One whitelist (or stack list) entry in a session. */
+typedef struct {
+	int id;             /* -1 when given by name */
+	const char *name;   /* NULL when given by id */
+	const char *story;  /* the entry's own story, NULL to use the catalog's */
+	const char *filter; /* ftrace filter expression or NULL */
+	hs_pos pos, filter_pos;
+} hs_wl_entry;
+
+typedef enum { HS_STACKS_NONE, HS_STACKS_ALL, HS_STACKS_LIST } hs_stacks_kind;
+
+typedef struct {
+	const char *provider; /* exactly one of provider / match */
+	const char *match;
+	hs_pos pos, provider_pos, match_pos;
+	bool match_quoted; /* the pattern was a quoted scalar: text starts one column later */
+	bool has_level;
+	int level;
+	hs_pos level_pos;
+	bool keywords_given, keywords_any_all; /* "keywords: all" */
+	const char **keywords;
+	hs_pos *keyword_pos;
+	size_t n_keywords;
+	const char **keywords_all;
+	hs_pos *keywords_all_pos;
+	size_t n_keywords_all;
+	bool ignore_keyword_0, capture_state;
+	hs_pos ignore_keyword_0_pos, capture_state_pos;
+	hs_stacks_kind stacks;
+	hs_wl_entry *stack_events;
+	size_t n_stack_events;
+	hs_pos stacks_pos;
+	bool has_events;
+	hs_wl_entry *events;
+	size_t n_events;
+	hs_pos events_pos;
+} hs_session_provider;
+
+typedef struct {
+	const char *name;
+	const char *logger_name;
+	hs_session_mode mode;
+	const char *clock;
+	const char *output;
+	/* 0 means "not given": every size the language accepts is >= 1. */
+	uint64_t buffer_size_kb, min_buffers, max_buffers, max_file_mb, flush_interval_s, ring_mb, sample_hz;
+	bool has_call_graph;
+	hs_call_graph call_graph;
+	hs_session_provider *providers;
+	size_t n_providers;
+	hs_pos pos, name_pos, logger_pos, clock_pos, output_pos, mode_pos;
+	hs_pos buffer_size_pos, min_buffers_pos, max_buffers_pos, max_file_pos, flush_pos, ring_pos,
+		sample_pos, call_graph_pos;
+} hs_session;
+
+typedef struct {
+	bool present;
+	hs_session *sessions;
+	size_t n_sessions;
+	hs_pos pos;
+} hs_platform_rules;
+
+typedef struct {
+	const char *dir, *name_format, *log, *manifest;
+	uint64_t stats_interval_s;
+	hs_pos dir_pos, name_format_pos, log_pos, manifest_pos;
+} hs_run_rules;
+
+typedef struct hs_ruleset hs_ruleset;
+
+struct hs_ruleset {
+	const char *path;      /* the top file as given */
+	bool is_profile;       /* false: the top file is a catalog */
+	const char *name;      /* profile name (NULL for a catalog) */
+	const char *description;
+	hs_run_rules run;
+	hs_platform_rules platforms[HS_PLATFORM_COUNT];
+	hs_provider *providers; /* from every loaded catalog, in load order */
+	size_t n_providers;
+	const char **files; /* every file loaded, top first */
+	size_t n_files;
+	void *priv; /* arena and regex state */
+};
+
+/*
+ * Loads a rules file and everything it includes, checks it (structure and
+ * semantics, all problems collected in one pass into diags) and returns the
+ * model in *out even when there were errors, so tools can report and go on.
+ * Returns HS_OK when no error-severity diagnostic was added, HS_ERULES when
+ * some were, HS_ENOENT/HS_EIO/HS_ELIMIT when the top file cannot be read
+ * (a diagnostic says so too), HS_ENOMEM on OOM. *out must be freed with
+ * hs_rules_free in every case (it may be NULL on OOM).
+ */
+hs_status hs_rules_load(const char *path, hs_diags *diags, hs_ruleset **out);
+
+/* Same, from a buffer (for tests and the fuzzer); `name` is used in positions.
+ * Includes are resolved relative to `name`. */
+hs_status hs_rules_load_buffer(const char *name, const char *text, size_t len, hs_diags *diags,
+			       hs_ruleset **out);
+
+/* Same as hs_rules_load_buffer but never reads an include (the fuzzer uses it,
+ * since includes would open files the input names). */
+hs_status hs_rules_load_buffer_isolated(const char *name, const char *text, size_t len, hs_diags *diags,
+					hs_ruleset **out);
+
+void hs_rules_free(hs_ruleset *rs);
+
+/* Finds a catalog provider by exact name, or NULL. Borrowed from rs. */
+const hs_provider *hs_rules_find_provider(const hs_ruleset *rs, const char *name);
+/* Finds a catalog event by id (id >= 0) or by name. Borrowed. */
+const hs_cat_event *hs_provider_find_event(const hs_provider *p, int id, const char *name);
+const hs_keyword *hs_provider_find_keyword(const hs_provider *p, const char *name);
+
+/* Text forms used in output and messages (static strings). */
+const char *hs_platform_name(hs_platform p);
+const char *hs_mode_name(hs_session_mode m);
+const char *hs_provider_kind_name(hs_provider_kind k);
+/* "windows" / "linux" -> platform; HS_PLATFORM_NONE if unknown. */
+hs_platform hs_platform_parse(const char *s);
+/* The platform this binary was built for. */
+hs_platform hs_platform_host(void);
+
+/* GUID text <-> value. Accepts optional braces, either case. */
+bool hs_guid_parse(const char *s, hs_guid *out);
+/* Writes "XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX" (uppercase) into buf[37]. */
+void hs_guid_format(const hs_guid *g, char buf[37]);
+
+#endif

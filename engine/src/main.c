@@ -1,0 +1,162 @@
+/* main.c: the engine program: loads a profile, shows its plan, and runs the platform's capture backend. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hindsight/diag.h"
+#include "hindsight/plan.h"
+#include "hindsight/rules.h"
+
+enum { EXIT_RULES = 1, EXIT_USAGE = 2, EXIT_NO_BACKEND = 3 };
+
+static void usage(FILE *f)
+{
+	fputs("usage: engine --rules PROFILE [--plan [--json]] [--platform windows|linux] [--cpus N]\n"
+	      "\n"
+	      "  --rules PROFILE   a profile file, or a bare name (stutter, cpu-sample) looked up in the rules directory\n"
+	      "  --plan            print the resolved plan (every parameter passed to the tracing API) and exit\n"
+	      "  --json            with --plan: print the plan as JSON\n"
+	      "  --platform P      plan for windows or linux instead of this machine's platform\n"
+	      "  --cpus N          with --plan: size per-CPU rings for N CPUs instead of this machine's\n"
+	      "  --format F        diagnostics as text (default), json, sarif or github\n"
+	      "\n"
+	      "Exit status: 0 ok, 1 rules errors, 2 usage or I/O error, 3 capture backend not available.\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	const char *rules = NULL, *platform_arg = NULL;
+	bool plan_only = false, json = false;
+	unsigned cpus = 0;
+	hs_diag_format fmt = HS_FMT_TEXT;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		bool has_val = i + 1 < argc;
+		if (!strcmp(a, "--rules") && has_val) {
+			rules = argv[++i];
+		} else if (!strcmp(a, "--plan")) {
+			plan_only = true;
+		} else if (!strcmp(a, "--json")) {
+			json = true;
+		} else if (!strcmp(a, "--platform") && has_val) {
+			platform_arg = argv[++i];
+		} else if (!strcmp(a, "--cpus") && has_val) {
+			char *end;
+			errno = 0;
+			unsigned long v = strtoul(argv[++i], &end, 10);
+			if (errno || *end || v == 0 || v > 4096) {
+				fprintf(stderr, "engine: --cpus takes a number from 1 to 4096, not '%s'\n", argv[i]);
+				return EXIT_USAGE;
+			}
+			cpus = (unsigned)v;
+		} else if (!strcmp(a, "--format") && has_val) {
+			if (hs_diag_format_parse(argv[++i], &fmt) != HS_OK) {
+				fprintf(stderr, "engine: --format takes text, json, sarif or github, not '%s'\n", argv[i]);
+				return EXIT_USAGE;
+			}
+		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "engine: unknown or incomplete option '%s'\n", a);
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (!rules) {
+		fputs("engine: --rules is required (for example: engine --rules stutter.yaml)\n", stderr);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (json && !plan_only) {
+		fputs("engine: --json goes with --plan\n", stderr);
+		return EXIT_USAGE;
+	}
+	hs_platform host = hs_platform_host();
+	hs_platform platform = host;
+	if (platform_arg) {
+		platform = hs_platform_parse(platform_arg);
+		if (platform == HS_PLATFORM_NONE) {
+			fprintf(stderr, "engine: --platform takes windows or linux, not '%s'\n", platform_arg);
+			return EXIT_USAGE;
+		}
+		if (platform != host && !plan_only) {
+			fprintf(stderr, "engine: this is a %s build; it can only plan for %s (add --plan)\n",
+				hs_platform_name(host), platform_arg);
+			return EXIT_USAGE;
+		}
+	}
+
+	char *tried = NULL;
+	char *path = hs_rules_resolve(rules, argv[0], &tried);
+	if (!path) {
+		fprintf(stderr, "engine: rules '%s' not found; looked at:\n%s", rules, tried ? tried : "");
+		free(tried);
+		return EXIT_USAGE;
+	}
+	free(tried);
+
+	int rc = 0;
+	hs_diags *d = hs_diags_new();
+	hs_ruleset *rs = NULL;
+	hs_plan *plan = NULL;
+	if (!d) {
+		fputs("engine: out of memory\n", stderr);
+		free(path);
+		return EXIT_USAGE;
+	}
+	hs_status st = hs_rules_load(path, d, &rs);
+	hs_diags_sort(d);
+	if (hs_diags_count(d))
+		hs_diags_render(d, stderr, fmt);
+	if (st == HS_ENOENT || st == HS_EIO || st == HS_ELIMIT || st == HS_ENOMEM) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (st != HS_OK) {
+		fprintf(stderr, "engine: %s has %zu error%s; nothing was started\n", path, hs_diags_errors(d),
+			hs_diags_errors(d) == 1 ? "" : "s");
+		rc = EXIT_RULES;
+		goto out;
+	}
+	if (!rs->is_profile) {
+		fprintf(stderr, "engine: %s is a catalog; give a profile (kind: profile), such as stutter.yaml\n", path);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	hs_plan_opts opts = {.cpus = cpus};
+	st = hs_plan_build(rs, platform, &opts, &plan);
+	if (st == HS_EINVAL) {
+		fprintf(stderr, "engine: profile '%s' (%s) has no %s section under 'platforms'\n", rs->name, path,
+			hs_platform_name(platform));
+		rc = EXIT_RULES;
+		goto out;
+	}
+	if (st != HS_OK) {
+		fprintf(stderr, "engine: cannot build the plan: %s\n", hs_strerror(st));
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	st = json ? hs_plan_print_json(plan, stdout) : hs_plan_print_text(plan, stdout);
+	if (st != HS_OK) {
+		fprintf(stderr, "engine: cannot print the plan: %s\n", hs_strerror(st));
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (!plan_only) {
+		/* No capture is faked: until the backend lands, say so and fail. */
+		fprintf(stderr,
+			"engine: the %s capture backend is not built into this engine yet, so nothing was recorded.\n"
+			"engine: the plan above is what it will run; see the project's issues for the backend's status.\n",
+			hs_platform_name(platform) /* linux: tracefs + perf; windows: ETW */);
+		rc = EXIT_NO_BACKEND;
+	}
+out:
+	hs_plan_free(plan);
+	hs_rules_free(rs);
+	hs_diags_free(d);
+	free(path);
+	return rc;
+}

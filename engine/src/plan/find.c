@@ -1,0 +1,74 @@
+/* plan/find.c: resolves `--rules NAME` to a file in the known rules directories. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hindsight/plan.h"
+#include "util/strbuf.h"
+#include "util/text.h"
+
+static bool is_file(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static char *try_dir(const char *dir, const char *name, hs_strbuf *tried)
+{
+	hs_strbuf sb = {0};
+	sb_printf(&sb, "%s/%s", dir, name);
+	sb_printf(tried, "  %s\n", sb_cstr(&sb));
+	if (!sb.oom && is_file(sb_cstr(&sb)))
+		return sb_take(&sb);
+	sb_free(&sb);
+	return NULL;
+}
+
+char *hs_rules_resolve(const char *arg, const char *argv0, char **tried_out)
+{
+	hs_strbuf tried = {0};
+	char *found = NULL;
+	if (strchr(arg, '/') || is_file(arg)) {
+		sb_printf(&tried, "  %s\n", arg);
+		if (is_file(arg))
+			found = strdup(arg);
+		goto out;
+	}
+	/* "stutter" means "stutter.yaml". */
+	hs_strbuf name = {0};
+	sb_append(&name, arg);
+	size_t n = strlen(arg);
+	if (!(n > 5 && strcmp(arg + n - 5, ".yaml") == 0) && !(n > 4 && strcmp(arg + n - 4, ".yml") == 0))
+		sb_append(&name, ".yaml");
+	const char *env = getenv("HINDSIGHT_RULES_DIR");
+	if (env && *env)
+		found = try_dir(env, sb_cstr(&name), &tried);
+	if (!found && argv0 && strchr(argv0, '/')) {
+		char *self = realpath(argv0, NULL);
+		if (self) {
+			char *slash = strrchr(self, '/');
+			*slash = '\0';
+			hs_strbuf d = {0};
+			sb_printf(&d, "%s/rules", self);
+			found = try_dir(sb_cstr(&d), sb_cstr(&name), &tried);
+			sb_free(&d);
+			if (!found) {
+				sb_printf(&d, "%s/../share/hindsight/rules", self);
+				found = try_dir(sb_cstr(&d), sb_cstr(&name), &tried);
+				sb_free(&d);
+			}
+			free(self);
+		}
+	}
+	if (!found)
+		found = try_dir(HS_INSTALL_RULES_DIR, sb_cstr(&name), &tried);
+	if (!found)
+		found = try_dir(HS_SOURCE_RULES_DIR, sb_cstr(&name), &tried);
+	sb_free(&name);
+out:
+	if (tried_out)
+		*tried_out = sb_take(&tried);
+	else
+		sb_free(&tried);
+	return found;
+}

@@ -1,0 +1,219 @@
+/* plan/plan.c: turns checked rules into the exact parameters each platform's tracing API receives. */
+#include "hindsight/plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "etw/etw_defs.h"
+#include "hindsight/limits.h"
+#include "rules/rules_int.h"
+#include "util/arena.h"
+
+typedef struct {
+	hs_plan plan;
+	hs_arena arena;
+} plan_box;
+
+static uint32_t etw_clock(const char *clock)
+{
+	if (clock && strcmp(clock, "system") == 0)
+		return HS_ETW_CLOCK_SYSTEM;
+	if (clock && strcmp(clock, "cycle") == 0)
+		return HS_ETW_CLOCK_CYCLE;
+	return HS_ETW_CLOCK_QPC;
+}
+
+static void plan_etw_session(const hs_session *s, hs_plan_session *ps)
+{
+	hs_plan_etw *e = &ps->etw;
+	/* Room for a 1024-character session name followed by a 1024-character
+	 * file name: the session name must come first, and control calls
+	 * (QUERY/FLUSH/STOP) fail with ERROR_MORE_DATA with less room. */
+	e->logger_name_offset = HS_SIZEOF_EVENT_TRACE_PROPERTIES;
+	e->log_file_name_offset = HS_SIZEOF_EVENT_TRACE_PROPERTIES + HS_ETW_MAX_NAME_CHARS * 2u;
+	e->wnode_buffer_size = HS_SIZEOF_EVENT_TRACE_PROPERTIES + 2u * HS_ETW_MAX_NAME_CHARS * 2u;
+	e->wnode_flags = HS_WNODE_FLAG_TRACED_GUID;
+	e->client_context = etw_clock(s->clock);
+	e->buffer_size_kb = (uint32_t)s->buffer_size_kb;
+	switch (s->mode) {
+	case HS_MODE_FILE_CIRCULAR:
+		e->log_file_mode = HS_EVENT_TRACE_FILE_MODE_CIRCULAR;
+		e->min_buffers = (uint32_t)s->min_buffers;
+		e->max_buffers = (uint32_t)s->max_buffers;
+		e->max_file_mb = (uint32_t)s->max_file_mb;
+		e->flush_timer = (uint32_t)s->flush_interval_s;
+		break;
+	case HS_MODE_BUFFERING:
+		/* A buffering ring is MinimumBuffers x BufferSize, preallocated;
+		 * MaximumBuffers is ignored by ETW, so we pass the same number.
+		 * No FlushTimer: data leaves only through FLUSH. No paged memory:
+		 * kernel-mode providers cannot log to paged sessions. */
+		e->log_file_mode = HS_EVENT_TRACE_BUFFERING_MODE;
+		e->min_buffers = e->max_buffers = (uint32_t)(s->ring_mb * 1024u / s->buffer_size_kb);
+		break;
+	case HS_MODE_SAMPLING:
+		/* A private system logger (not "NT Kernel Logger") writing a
+		 * sequential file; the sample interval is set after start. */
+		e->log_file_mode = HS_EVENT_TRACE_SYSTEM_LOGGER_MODE | HS_EVENT_TRACE_FILE_MODE_SEQUENTIAL;
+		e->min_buffers = (uint32_t)s->min_buffers;
+		e->max_buffers = (uint32_t)s->max_buffers;
+		e->flush_timer = (uint32_t)s->flush_interval_s;
+		e->sample_interval_100ns = (uint32_t)((10000000u + s->sample_hz / 2) / s->sample_hz);
+		break;
+	}
+	ps->memory_bytes = (uint64_t)e->max_buffers * e->buffer_size_kb * 1024u;
+}
+
+static void plan_linux_session(const hs_session *s, unsigned cpus, hs_plan_session *ps)
+{
+	hs_plan_linux *l = &ps->linux_;
+	l->cpus = cpus;
+	if (s->mode == HS_MODE_BUFFERING) {
+		/* ring_mb is the total; tracefs sizes rings per CPU in whole pages. */
+		uint64_t kb = s->ring_mb * 1024u / cpus;
+		l->per_cpu_kb = kb - kb % 4u;
+		if (l->per_cpu_kb < HS_LINUX_MIN_BUFFER_KB)
+			l->per_cpu_kb = HS_LINUX_MIN_BUFFER_KB;
+		l->overwrite = true;
+	} else {
+		l->per_cpu_kb = s->buffer_size_kb;
+		/* Streamed sessions must not overwrite: a drop is counted, an
+		 * overwrite silently loses what the reader has not seen. */
+		l->overwrite = false;
+	}
+	if (s->mode == HS_MODE_SAMPLING) {
+		l->sample_hz = s->sample_hz;
+		l->call_graph_fp = s->has_call_graph && s->call_graph == HS_CALLGRAPH_FP;
+	}
+	ps->memory_bytes = l->per_cpu_kb * 1024u * cpus;
+}
+
+static bool fill_event(const hs_provider *p, const hs_wl_entry *w, hs_plan_event *pe)
+{
+	const hs_cat_event *ce = hs_provider_find_event(p, w->id, w->name);
+	pe->id = ce ? ce->id : w->id;
+	pe->name = ce && ce->name ? ce->name : w->name;
+	pe->story = w->story ? w->story : (ce ? ce->story : NULL);
+	pe->story_from_catalog = !w->story && ce && ce->story;
+	pe->name_guessed = ce && ce->name_guessed;
+	pe->filter = w->filter;
+	if (ce && ce->has_classic_guid) {
+		pe->has_classic_guid = true;
+		pe->classic_guid = ce->classic_guid;
+	}
+	return pe->id >= 0 || pe->name;
+}
+
+static hs_status plan_provider(hs_arena *a, hs_platform plat, const hs_session_provider *sp, const hs_provider *p,
+			       hs_plan_provider *pp)
+{
+	pp->provider = p;
+	if (plat == HS_PLATFORM_WINDOWS) {
+		pp->level = (uint8_t)sp->level;
+		for (size_t k = 0; k < sp->n_keywords; k++) {
+			const hs_keyword *kw = hs_provider_find_keyword(p, sp->keywords[k]);
+			if (kw)
+				pp->match_any |= kw->mask;
+		}
+		for (size_t k = 0; k < sp->n_keywords_all; k++) {
+			const hs_keyword *kw = hs_provider_find_keyword(p, sp->keywords_all[k]);
+			if (kw)
+				pp->match_all |= kw->mask;
+		}
+		if (sp->ignore_keyword_0)
+			pp->enable_property |= HS_EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0;
+		/* Manifest providers take stacks through the enable property (and a
+		 * STACKWALK filter for a list); system providers through
+		 * TraceStackTracingInfo, which the backend sets from stack_events. */
+		if (sp->stacks != HS_STACKS_NONE && p->kind != HS_PKIND_SYSTEM)
+			pp->enable_property |= HS_EVENT_ENABLE_PROPERTY_STACK_TRACE;
+		pp->capture_state = sp->capture_state;
+	}
+	pp->whitelist = sp->has_events;
+	if (sp->has_events) {
+		pp->events = hs_arena_alloc(a, (sp->n_events + 1) * sizeof(*pp->events));
+		if (!pp->events)
+			return HS_ENOMEM;
+		for (size_t i = 0; i < sp->n_events; i++)
+			if (fill_event(p, &sp->events[i], &pp->events[pp->n_events]))
+				pp->n_events++;
+	}
+	pp->stacks_all = sp->stacks == HS_STACKS_ALL;
+	if (sp->stacks == HS_STACKS_LIST) {
+		pp->stack_events = hs_arena_alloc(a, (sp->n_stack_events + 1) * sizeof(*pp->stack_events));
+		if (!pp->stack_events)
+			return HS_ENOMEM;
+		for (size_t i = 0; i < sp->n_stack_events; i++)
+			if (fill_event(p, &sp->stack_events[i], &pp->stack_events[pp->n_stack_events]))
+				pp->n_stack_events++;
+	}
+	return HS_OK;
+}
+
+static unsigned host_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	return n > 0 ? (unsigned)n : 1u;
+}
+
+hs_status hs_plan_build(const hs_ruleset *rs, hs_platform platform, const hs_plan_opts *opts, hs_plan **out)
+{
+	*out = NULL;
+	if (platform <= HS_PLATFORM_NONE || platform >= HS_PLATFORM_COUNT || !rs->platforms[platform].present)
+		return HS_EINVAL;
+	const hs_platform_rules *pr = &rs->platforms[platform];
+	plan_box *box = calloc(1, sizeof(*box));
+	if (!box)
+		return HS_ENOMEM;
+	hs_plan *plan = &box->plan;
+	hs_arena *a = &box->arena;
+	plan->rules = rs;
+	plan->platform = platform;
+	unsigned cpus = opts && opts->cpus ? opts->cpus : host_cpus();
+	plan->sessions = hs_arena_alloc(a, (pr->n_sessions + 1) * sizeof(*plan->sessions));
+	if (!plan->sessions)
+		goto oom;
+	for (size_t i = 0; i < pr->n_sessions; i++) {
+		const hs_session *s = &pr->sessions[i];
+		hs_plan_session *ps = &plan->sessions[plan->n_sessions++];
+		ps->session = s;
+		if (platform == HS_PLATFORM_WINDOWS)
+			plan_etw_session(s, ps);
+		else
+			plan_linux_session(s, cpus, ps);
+		plan->memory_bytes += ps->memory_bytes;
+		size_t total = 0;
+		for (size_t e = 0; e < s->n_providers; e++) {
+			const hs_selection *sel = hs_rules_selection(rs, platform, i, e);
+			total += sel ? sel->n : 0;
+		}
+		ps->providers = hs_arena_alloc(a, (total + 1) * sizeof(*ps->providers));
+		if (!ps->providers)
+			goto oom;
+		for (size_t e = 0; e < s->n_providers; e++) {
+			const hs_selection *sel = hs_rules_selection(rs, platform, i, e);
+			for (size_t k = 0; sel && k < sel->n; k++) {
+				hs_plan_provider *pp = &ps->providers[ps->n_providers++];
+				if (plan_provider(a, platform, &s->providers[e], sel->providers[k], pp) != HS_OK)
+					goto oom;
+				plan->n_whitelisted += pp->n_events;
+			}
+		}
+	}
+	*out = plan;
+	return HS_OK;
+oom:
+	hs_arena_free(a);
+	free(box);
+	return HS_ENOMEM;
+}
+
+void hs_plan_free(hs_plan *plan)
+{
+	if (!plan)
+		return;
+	plan_box *box = (plan_box *)plan;
+	hs_arena_free(&box->arena);
+	free(box);
+}

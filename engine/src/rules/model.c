@@ -1,0 +1,135 @@
+/* rules/model.c: lookups and text forms for the rules model (names, GUIDs). */
+#include <stdio.h>
+#include <string.h>
+
+#include "hindsight/rules.h"
+#include "rules/rules_int.h"
+
+const hs_provider *hs_rules_find_provider(const hs_ruleset *rs, const char *name)
+{
+	for (size_t i = 0; i < rs->n_providers; i++)
+		if (rs->providers[i].name && strcmp(rs->providers[i].name, name) == 0)
+			return &rs->providers[i];
+	return NULL;
+}
+
+const hs_cat_event *hs_provider_find_event(const hs_provider *p, int id, const char *name)
+{
+	for (size_t i = 0; i < p->n_events; i++) {
+		const hs_cat_event *e = &p->events[i];
+		if (id >= 0 ? e->id == id : (e->name && name && strcmp(e->name, name) == 0))
+			return e;
+	}
+	return NULL;
+}
+
+const hs_keyword *hs_provider_find_keyword(const hs_provider *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_keywords; i++)
+		if (strcmp(p->keywords[i].name, name) == 0)
+			return &p->keywords[i];
+	return NULL;
+}
+
+const char *hs_platform_name(hs_platform p)
+{
+	switch (p) {
+	case HS_PLATFORM_WINDOWS: return "windows";
+	case HS_PLATFORM_LINUX: return "linux";
+	case HS_PLATFORM_NONE: break;
+	}
+	return "none";
+}
+
+hs_platform hs_platform_parse(const char *s)
+{
+	if (strcmp(s, "windows") == 0)
+		return HS_PLATFORM_WINDOWS;
+	if (strcmp(s, "linux") == 0)
+		return HS_PLATFORM_LINUX;
+	return HS_PLATFORM_NONE;
+}
+
+hs_platform hs_platform_host(void)
+{
+#ifdef _WIN32
+	return HS_PLATFORM_WINDOWS;
+#else
+	return HS_PLATFORM_LINUX;
+#endif
+}
+
+const char *hs_mode_name(hs_session_mode m)
+{
+	switch (m) {
+	case HS_MODE_FILE_CIRCULAR: return "file-circular";
+	case HS_MODE_BUFFERING: return "buffering";
+	case HS_MODE_SAMPLING: return "sampling";
+	}
+	return "?";
+}
+
+const char *hs_provider_kind_name(hs_provider_kind k)
+{
+	switch (k) {
+	case HS_PKIND_MANIFEST: return "manifest";
+	case HS_PKIND_TRACELOGGING: return "tracelogging";
+	case HS_PKIND_SYSTEM: return "system";
+	case HS_PKIND_FTRACE: return "ftrace";
+	}
+	return "?";
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+bool hs_guid_parse(const char *s, hs_guid *out)
+{
+	size_t n = strlen(s);
+	if (n == 38 && s[0] == '{' && s[37] == '}') {
+		s++;
+		n -= 2;
+	}
+	if (n != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-')
+		return false;
+	uint8_t b[16];
+	size_t k = 0;
+	for (size_t i = 0; i < 36; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23)
+			continue;
+		int hi = hexval(s[i]), lo = hexval(s[i + 1]);
+		if (hi < 0 || lo < 0)
+			return false;
+		b[k++] = (uint8_t)(hi << 4 | lo);
+		i++;
+	}
+	/* The text is big-endian field by field; Data4 is a plain byte array. */
+	out->data1 = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+	out->data2 = (uint16_t)(b[4] << 8 | b[5]);
+	out->data3 = (uint16_t)(b[6] << 8 | b[7]);
+	memcpy(out->data4, b + 8, 8);
+	return true;
+}
+
+void hs_guid_format(const hs_guid *g, char buf[37])
+{
+	snprintf(buf, 37, "%08X-%04X-%04X-%02X%02X-%02X%02X%02X%02X%02X%02X", (unsigned)g->data1,
+		 (unsigned)g->data2, (unsigned)g->data3, g->data4[0], g->data4[1], g->data4[2], g->data4[3],
+		 g->data4[4], g->data4[5], g->data4[6], g->data4[7]);
+}
+
+const hs_selection *hs_rules_selection(const hs_ruleset *rs, hs_platform p, size_t s, size_t e)
+{
+	hs_rules_priv *priv = hs_rules_priv_of(rs);
+	if (!priv->selections[p] || !priv->selections[p][s])
+		return NULL;
+	return &priv->selections[p][s][e];
+}

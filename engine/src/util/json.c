@@ -1,0 +1,127 @@
+/* util/json.c: minimal JSON writer; see json.h. */
+#include "util/json.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+void hs_json_init(hs_json *j, hs_strbuf *out)
+{
+	j->out = out;
+	j->depth = 0;
+	j->first[0] = true;
+	j->after_key = false;
+}
+
+static void indent(hs_json *j)
+{
+	sb_putc(j->out, '\n');
+	for (int i = 0; i < j->depth; i++)
+		sb_append(j->out, "  ");
+}
+
+/* Called before every value or key: writes the separator and indentation. */
+static void pre(hs_json *j)
+{
+	if (j->after_key) {
+		j->after_key = false;
+		return;
+	}
+	if (j->depth > 0) {
+		if (!j->first[j->depth])
+			sb_putc(j->out, ',');
+		j->first[j->depth] = false;
+		indent(j);
+	}
+}
+
+static void open(hs_json *j, char c)
+{
+	pre(j);
+	sb_putc(j->out, c);
+	if (j->depth + 1 < HS_JSON_MAX_DEPTH)
+		j->depth++;
+	j->first[j->depth] = true;
+}
+
+static void close(hs_json *j, char c)
+{
+	bool empty = j->first[j->depth];
+	if (j->depth > 0)
+		j->depth--;
+	if (!empty)
+		indent(j);
+	sb_putc(j->out, c);
+	if (j->depth == 0)
+		sb_putc(j->out, '\n');
+}
+
+void hs_json_obj_begin(hs_json *j) { open(j, '{'); }
+void hs_json_obj_end(hs_json *j) { close(j, '}'); }
+void hs_json_arr_begin(hs_json *j) { open(j, '['); }
+void hs_json_arr_end(hs_json *j) { close(j, ']'); }
+
+void hs_json_escape(hs_strbuf *sb, const char *s)
+{
+	sb_putc(sb, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': sb_append(sb, "\\\""); break;
+		case '\\': sb_append(sb, "\\\\"); break;
+		case '\n': sb_append(sb, "\\n"); break;
+		case '\r': sb_append(sb, "\\r"); break;
+		case '\t': sb_append(sb, "\\t"); break;
+		default:
+			if (*p < 0x20)
+				sb_printf(sb, "\\u%04x", *p);
+			else
+				sb_putc(sb, (char)*p);
+		}
+	}
+	sb_putc(sb, '"');
+}
+
+void hs_json_key(hs_json *j, const char *key)
+{
+	pre(j);
+	hs_json_escape(j->out, key);
+	sb_append(j->out, ": ");
+	j->after_key = true;
+}
+
+void hs_json_str(hs_json *j, const char *s)
+{
+	pre(j);
+	if (s)
+		hs_json_escape(j->out, s);
+	else
+		sb_append(j->out, "null");
+}
+
+void hs_json_int(hs_json *j, int64_t v)
+{
+	pre(j);
+	sb_printf(j->out, "%" PRId64, v);
+}
+
+void hs_json_uint(hs_json *j, uint64_t v)
+{
+	pre(j);
+	sb_printf(j->out, "%" PRIu64, v);
+}
+
+void hs_json_bool(hs_json *j, bool v)
+{
+	pre(j);
+	sb_append(j->out, v ? "true" : "false");
+}
+
+void hs_json_null(hs_json *j)
+{
+	pre(j);
+	sb_append(j->out, "null");
+}
+
+void hs_json_kstr(hs_json *j, const char *k, const char *s) { hs_json_key(j, k); hs_json_str(j, s); }
+void hs_json_kint(hs_json *j, const char *k, int64_t v) { hs_json_key(j, k); hs_json_int(j, v); }
+void hs_json_kuint(hs_json *j, const char *k, uint64_t v) { hs_json_key(j, k); hs_json_uint(j, v); }
+void hs_json_kbool(hs_json *j, const char *k, bool v) { hs_json_key(j, k); hs_json_bool(j, v); }

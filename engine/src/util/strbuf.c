@@ -1,0 +1,83 @@
+/* util/strbuf.c: growable string; see strbuf.h. */
+#include "util/strbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool reserve(hs_strbuf *sb, size_t extra)
+{
+	if (sb->oom)
+		return false;
+	if (sb->len + extra + 1 <= sb->cap)
+		return true;
+	size_t ncap = sb->cap ? sb->cap : 64;
+	while (ncap < sb->len + extra + 1)
+		ncap *= 2;
+	char *p = realloc(sb->buf, ncap);
+	if (!p) {
+		sb->oom = true;
+		return false;
+	}
+	sb->buf = p;
+	sb->cap = ncap;
+	return true;
+}
+
+void sb_appendn(hs_strbuf *sb, const char *s, size_t n)
+{
+	if (!reserve(sb, n))
+		return;
+	memcpy(sb->buf + sb->len, s, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+void sb_append(hs_strbuf *sb, const char *s)
+{
+	sb_appendn(sb, s, strlen(s));
+}
+
+void sb_putc(hs_strbuf *sb, char c)
+{
+	sb_appendn(sb, &c, 1);
+}
+
+void sb_printf(hs_strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !reserve(sb, (size_t)n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	sb->len += (size_t)n;
+}
+
+const char *sb_cstr(hs_strbuf *sb)
+{
+	return (sb->buf && !sb->oom) ? sb->buf : "";
+}
+
+char *sb_take(hs_strbuf *sb)
+{
+	char *p = NULL;
+	if (!sb->oom) {
+		p = sb->buf ? sb->buf : calloc(1, 1);
+		sb->buf = NULL;
+	}
+	sb_free(sb);
+	return p;
+}
+
+void sb_free(hs_strbuf *sb)
+{
+	free(sb->buf);
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+	sb->oom = false;
+}

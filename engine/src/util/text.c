@@ -1,0 +1,126 @@
+/* util/text.c: file reading, edit distance and path helpers; see text.h. */
+#include "util/text.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+hs_status hs_read_file(const char *path, size_t max, char **out, size_t *len)
+{
+	*out = NULL;
+	*len = 0;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return errno == ENOENT || errno == ENOTDIR ? HS_ENOENT : HS_EIO;
+	hs_status st = HS_OK;
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	if (!buf) {
+		st = HS_ENOMEM;
+		goto fail;
+	}
+	for (;;) {
+		if (n + 1 >= cap) {
+			if (cap > max + 1) {
+				st = HS_ELIMIT;
+				goto fail;
+			}
+			char *p = realloc(buf, cap * 2);
+			if (!p) {
+				st = HS_ENOMEM;
+				goto fail;
+			}
+			buf = p;
+			cap *= 2;
+		}
+		size_t r = fread(buf + n, 1, cap - n - 1, f);
+		n += r;
+		if (r == 0) {
+			if (ferror(f)) {
+				st = HS_EIO;
+				goto fail;
+			}
+			break;
+		}
+	}
+	if (n > max) {
+		st = HS_ELIMIT;
+		goto fail;
+	}
+	buf[n] = '\0';
+	fclose(f);
+	*out = buf;
+	*len = n;
+	return HS_OK;
+fail:
+	free(buf);
+	fclose(f);
+	return st;
+}
+
+size_t hs_edit_distance(const char *a, const char *b, size_t cap)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 128 || lb > 128)
+		return cap + 1;
+	size_t prev[129], cur[129];
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		size_t rowmin = cur[0];
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+			size_t v = prev[j - 1] + cost;
+			if (prev[j] + 1 < v)
+				v = prev[j] + 1;
+			if (cur[j - 1] + 1 < v)
+				v = cur[j - 1] + 1;
+			cur[j] = v;
+			if (v < rowmin)
+				rowmin = v;
+		}
+		if (rowmin > cap)
+			return cap + 1;
+		memcpy(prev, cur, (lb + 1) * sizeof(size_t));
+	}
+	return prev[lb];
+}
+
+const char *hs_closest(const char *word, const char *const *candidates)
+{
+	/* A third of the word's length (at least 1, at most 3) separates a typo
+	 * from a different word well enough for key names. */
+	size_t wl = strlen(word);
+	size_t cap = wl / 3;
+	if (cap < 1)
+		cap = 1;
+	if (cap > 3)
+		cap = 3;
+	const char *best = NULL;
+	size_t bestd = cap + 1;
+	for (size_t i = 0; candidates[i]; i++) {
+		size_t d = hs_edit_distance(word, candidates[i], cap);
+		if (d < bestd) {
+			bestd = d;
+			best = candidates[i];
+		}
+	}
+	return best;
+}
+
+char *hs_path_sibling(const char *base, const char *rel)
+{
+	if (rel[0] == '/')
+		return strdup(rel);
+	const char *slash = strrchr(base, '/');
+	size_t dl = slash ? (size_t)(slash - base) + 1 : 0;
+	size_t rl = strlen(rel);
+	char *p = malloc(dl + rl + 1);
+	if (!p)
+		return NULL;
+	memcpy(p, base, dl);
+	memcpy(p + dl, rel, rl + 1);
+	return p;
+}

@@ -1,0 +1,24 @@
+/* util/text.h: small text helpers shared by the loader and the tools (file reading, edit distance, paths). */
+#ifndef HS_UTIL_TEXT_H
+#define HS_UTIL_TEXT_H
+
+#include <stddef.h>
+
+#include "hindsight/status.h"
+
+/* Reads a whole file (at most max bytes) into a new NUL-terminated buffer the
+ * caller frees. HS_ENOENT, HS_EIO, HS_ELIMIT (too large) or HS_ENOMEM. */
+hs_status hs_read_file(const char *path, size_t max, char **out, size_t *len);
+
+/* Levenshtein distance, capped: returns cap+1 as soon as it exceeds cap. */
+size_t hs_edit_distance(const char *a, const char *b, size_t cap);
+
+/* Picks the candidate closest to `word` (or NULL if none is close enough to be
+ * a plausible typo). candidates is a NULL-terminated array. */
+const char *hs_closest(const char *word, const char *const *candidates);
+
+/* Joins a relative path onto the directory part of base ("a/b.yaml" + "c.yaml"
+ * -> "a/c.yaml"); absolute paths are returned as-is. New string, caller frees. */
+char *hs_path_sibling(const char *base, const char *rel);
+
+#endif
