@@ -170,6 +170,7 @@ const char *hs_diag_code_str(hs_diag_code c);
 const char *hs_diag_code_slug(hs_diag_code c);
 const char *hs_diag_code_text(hs_diag_code c);
 hs_diag_class hs_diag_code_class(hs_diag_code c);
+hs_severity hs_diag_code_severity(hs_diag_code c);
 
 /* Renders every diagnostic. TEXT is gcc-style with the source line and a
  * caret; JSON and SARIF are single documents; GITHUB is workflow commands. */

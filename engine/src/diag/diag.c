@@ -40,6 +40,7 @@ const char *hs_diag_code_str(hs_diag_code c) { return code_table[c].code; }
 const char *hs_diag_code_slug(hs_diag_code c) { return code_table[c].slug; }
 const char *hs_diag_code_text(hs_diag_code c) { return code_table[c].text; }
 hs_diag_class hs_diag_code_class(hs_diag_code c) { return code_table[c].cls; }
+hs_severity hs_diag_code_severity(hs_diag_code c) { return code_table[c].sev; }
 
 hs_diags *hs_diags_new(void)
 {

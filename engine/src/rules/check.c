@@ -46,9 +46,6 @@ static void check_catalogs(checker *C)
 					    "bits 48-63 select channels (Admin, Operational, ...), not event groups",
 					    "keyword '%s' (0x%llx) sets bits reserved for channels", kw->name,
 					    (unsigned long long)kw->mask);
-			if (kw->mask == 0)
-				hs_diag_add(C->d, HS_D_RANGE, kw->pos, NULL,
-					    "keyword '%s' has mask 0, which selects nothing", kw->name);
 			for (size_t m = 0; m < k; m++)
 				if (strcmp(p->keywords[m].name, kw->name) == 0)
 					hs_diag_add(C->d, HS_D_DUP_KEY, kw->pos, NULL, "keyword '%s' is defined twice",
@@ -122,7 +119,7 @@ static bool ends_with(const char *s, const char *suffix)
 static void check_output(checker *C, const char *name, hs_pos pos, const char *what)
 {
 	if (name && !output_name_ok(name))
-		hs_diag_add(C->d, HS_D_OUTPUT, pos, "write a plain file name such as 'snap.etl'; the run folder is chosen by the engine",
+		hs_diag_add(C->d, HS_D_OUTPUT, pos, "write a plain file name; the engine chooses the run folder",
 			    "%s '%s' is not a plain file name inside the run folder", what, name);
 }
 
@@ -557,8 +554,8 @@ void hs_rules_check(hs_ruleset *rs, hs_diags *d)
 			hs_diag_add(d, HS_D_EMPTY, (hs_pos){rs->files[0], 0, 0}, NULL, "the catalog defines no providers");
 		return;
 	}
-	check_output(&C, rs->run.log, rs->run.log_pos, "run.log");
-	check_output(&C, rs->run.manifest, rs->run.manifest_pos, "run.manifest");
+	check_output(&C, rs->run.log, rs->run.log_pos, "run: log");
+	check_output(&C, rs->run.manifest, rs->run.manifest_pos, "run: manifest");
 	bool any = false;
 	for (int p = HS_PLATFORM_WINDOWS; p < HS_PLATFORM_COUNT; p++) {
 		if (!rs->platforms[p].present)

@@ -231,7 +231,7 @@ static const char *node_story(loader *L, const hs_ynode *n)
 	const char *s = node_str(L, n, "story");
 	if (!s)
 		return NULL;
-	size_t len = strlen(s);
+	size_t len = hs_utf8_len(s);
 	/* A block scalar keeps its final newline; a story still must be one line. */
 	if (len == 0 || strchr(s, '\n') || strchr(s, '\r')) {
 		hs_diag_add(L->d, HS_D_STORY_FORMAT, n->pos, "write one line a person can read next to the event",
@@ -303,7 +303,13 @@ static void load_cat_event(loader *L, const hs_ynode *n, hs_provider *p, hs_cat_
 			    provider_kinds[p->kind]);
 	require(L, n, "name", "a catalog event");
 	require(L, n, "story", "a catalog event");
-	e->name = get_str(L, n, "name", NULL);
+	hs_pos name_pos;
+	e->name = get_str(L, n, "name", &name_pos);
+	if (e->name && hs_utf8_len(e->name) > HS_MAX_PROVIDER_NAME_CHARS) {
+		hs_diag_add(L->d, HS_D_NAME, name_pos, NULL, "event name is longer than %d characters",
+			    HS_MAX_PROVIDER_NAME_CHARS);
+		e->name = NULL;
+	}
 	hs_ynode *sn = hs_ymap_get(n, "story");
 	if (sn)
 		e->story = node_story(L, sn);
@@ -334,7 +340,7 @@ static void load_provider(loader *L, const hs_ynode *n, hs_platform platform, hs
 	require(L, n, "kind", "a provider");
 	hs_pos np;
 	p->name = get_str(L, n, "name", &np);
-	if (p->name && strlen(p->name) > HS_MAX_PROVIDER_NAME_CHARS) {
+	if (p->name && hs_utf8_len(p->name) > HS_MAX_PROVIDER_NAME_CHARS) {
 		hs_diag_add(L->d, HS_D_NAME, np, NULL, "provider name is longer than %d characters",
 			    HS_MAX_PROVIDER_NAME_CHARS);
 	}
@@ -391,7 +397,7 @@ static void load_provider(loader *L, const hs_ynode *n, hs_platform platform, hs
 			hs_keyword *k = &p->keywords[p->n_keywords];
 			k->name = name;
 			k->pos = kw->keys[i]->pos;
-			if (node_uint(L, kw->items[i], name, 0, UINT64_MAX, &k->mask))
+			if (node_uint(L, kw->items[i], name, 1, UINT64_MAX, &k->mask))
 				p->n_keywords++;
 		}
 	}
@@ -559,14 +565,14 @@ static void load_session(loader *L, const hs_ynode *n, hs_session *s)
 	require(L, n, "providers", "a session");
 	s->name = get_ident(L, n, "name", &s->name_pos);
 	s->logger_name = get_str(L, n, "logger_name", &s->logger_pos);
-	if (s->logger_name && strlen(s->logger_name) > HS_ETW_MAX_NAME_CHARS) {
+	if (s->logger_name && hs_utf8_len(s->logger_name) > HS_ETW_MAX_NAME_CHARS) {
 		hs_diag_add(L->d, HS_D_NAME, s->logger_pos, NULL, "logger_name is longer than %d characters",
 			    HS_ETW_MAX_NAME_CHARS);
 		s->logger_name = NULL;
 	}
 	s->clock = get_str(L, n, "clock", &s->clock_pos);
 	s->output = get_str(L, n, "output", &s->output_pos);
-	if (s->output && strlen(s->output) > HS_MAX_OUTPUT_NAME_CHARS) {
+	if (s->output && hs_utf8_len(s->output) > HS_MAX_OUTPUT_NAME_CHARS) {
 		hs_diag_add(L->d, HS_D_NAME, s->output_pos, NULL, "output is longer than %d characters",
 			    HS_MAX_OUTPUT_NAME_CHARS);
 		s->output = NULL;

@@ -107,6 +107,11 @@ static hs_ynode *parse_collection(ctx *c, yaml_event_t *start, int depth, bool i
 			if (key->type != HS_Y_SCALAR) {
 				hs_diag_add(c->diags, HS_D_TYPE, key->pos, NULL, "mapping keys must be plain names");
 				c->failed = true;
+			} else if (hs_ynode_value(key) != HS_YV_STR) {
+				/* JSON has only string keys; `true:` or `10:` would mean
+				 * something else to every other YAML tool. */
+				hs_diag_add(c->diags, HS_D_TYPE, key->pos, "quote it if a name is meant",
+					    "mapping key '%s' is %s, not a name", key->str, hs_ynode_type_name(key));
 			}
 			if (!next_event(c, &ev))
 				return NULL;

@@ -124,3 +124,11 @@ char *hs_path_sibling(const char *base, const char *rel)
 	memcpy(p + dl, rel, rl + 1);
 	return p;
 }
+
+size_t hs_utf8_len(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xC0) != 0x80;
+	return n;
+}

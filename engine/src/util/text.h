@@ -10,6 +10,10 @@
  * caller frees. HS_ENOENT, HS_EIO, HS_ELIMIT (too large) or HS_ENOMEM. */
 hs_status hs_read_file(const char *path, size_t max, char **out, size_t *len);
 
+/* Number of characters (UTF-8 code points) in s; limits in the rules language
+ * are in characters, as in the JSON Schema. */
+size_t hs_utf8_len(const char *s);
+
 /* Levenshtein distance, capped: returns cap+1 as soon as it exceeds cap. */
 size_t hs_edit_distance(const char *a, const char *b, size_t cap);
 

@@ -1,0 +1,185 @@
+/* test_plan.c: unit tests for the planner: every number handed to ETW or tracefs, derived from the rules. */
+#include "check.h"
+#include "etw/etw_defs.h"
+#include "fixture.h"
+#include "hindsight/plan.h"
+
+static const char *const profile =
+	"schema_version: 1\n"
+	"kind: profile\n"
+	"name: t\n"
+	"include: [win.yaml, linux.yaml]\n"
+	"platforms:\n"
+	"  windows:\n"
+	"    sessions:\n"
+	"      - name: keys\n"
+	"        logger_name: TestKeys\n"
+	"        mode: file-circular\n"
+	"        clock: system\n"
+	"        buffer_size_kb: 256\n"
+	"        min_buffers: 16\n"
+	"        max_buffers: 32\n"
+	"        max_file_mb: 500\n"
+	"        flush_interval_s: 60\n"
+	"        output: keys.etl\n"
+	"        providers:\n"
+	"          - provider: Test-Alpha\n"
+	"            level: information\n"
+	"            keywords: [A, B, C]\n"
+	"            keywords_all: [C]\n"
+	"            ignore_keyword_0: true\n"
+	"            capture_state: true\n"
+	"            stacks: [2]\n"
+	"            events: [1, {id: 2, story: Overridden story.}]\n"
+	"      - name: ring\n"
+	"        logger_name: TestRing\n"
+	"        mode: buffering\n"
+	"        clock: qpc\n"
+	"        buffer_size_kb: 1024\n"
+	"        ring_mb: 256\n"
+	"        output: snap.etl\n"
+	"        providers:\n"
+	"          - { match: \"Alpha|USB\", level: 5, keywords: all }\n"
+	"      - name: cpu\n"
+	"        logger_name: TestCpu\n"
+	"        mode: sampling\n"
+	"        clock: qpc\n"
+	"        buffer_size_kb: 1024\n"
+	"        min_buffers: 64\n"
+	"        max_buffers: 256\n"
+	"        sample_hz: 1000\n"
+	"        output: cpu.etl\n"
+	"        providers:\n"
+	"          - { provider: Test-Sys, level: 4, keywords: [PROFILE], stacks: [SampledProfile] }\n"
+	"  linux:\n"
+	"    sessions:\n"
+	"      - name: ring\n"
+	"        logger_name: test_ring\n"
+	"        mode: buffering\n"
+	"        clock: mono\n"
+	"        ring_mb: 256\n"
+	"        output: snap.dat\n"
+	"        providers: [{provider: sched}]\n"
+	"      - name: keys\n"
+	"        logger_name: test_keys\n"
+	"        mode: file-circular\n"
+	"        clock: mono\n"
+	"        buffer_size_kb: 1024\n"
+	"        max_file_mb: 64\n"
+	"        flush_interval_s: 5\n"
+	"        output: keys.dat\n"
+	"        providers:\n"
+	"          - provider: sched\n"
+	"            events: [{name: sched_process_exit, filter: \"group_dead == 1\"}]\n";
+
+static void test_windows(const hs_ruleset *rs)
+{
+	hs_plan *plan = NULL;
+	CHECK(hs_plan_build(rs, HS_PLATFORM_WINDOWS, NULL, &plan) == HS_OK);
+	if (!plan)
+		return;
+	CHECK_EQ_INT(plan->n_sessions, 3);
+	const hs_plan_session *k = &plan->sessions[0];
+	CHECK_EQ_INT(k->etw.wnode_buffer_size, 120 + 4096);
+	CHECK_EQ_INT(k->etw.logger_name_offset, 120);
+	CHECK_EQ_INT(k->etw.log_file_name_offset, 120 + 2048);
+	CHECK_EQ_INT(k->etw.wnode_flags, HS_WNODE_FLAG_TRACED_GUID);
+	CHECK_EQ_INT(k->etw.client_context, HS_ETW_CLOCK_SYSTEM);
+	CHECK_EQ_INT(k->etw.log_file_mode, HS_EVENT_TRACE_FILE_MODE_CIRCULAR);
+	CHECK_EQ_INT(k->etw.buffer_size_kb, 256);
+	CHECK_EQ_INT(k->etw.min_buffers, 16);
+	CHECK_EQ_INT(k->etw.max_buffers, 32);
+	CHECK_EQ_INT(k->etw.max_file_mb, 500);
+	CHECK_EQ_INT(k->etw.flush_timer, 60);
+	CHECK_EQ_INT(k->memory_bytes, 32ull * 256 * 1024);
+	CHECK_EQ_INT(k->n_providers, 1);
+	const hs_plan_provider *p = &k->providers[0];
+	CHECK_EQ_INT(p->level, 4);
+	CHECK_EQ_INT(p->match_any, 0x103);
+	CHECK_EQ_INT(p->match_all, 0x100);
+	CHECK_EQ_INT(p->enable_property, HS_EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0 | HS_EVENT_ENABLE_PROPERTY_STACK_TRACE);
+	CHECK(p->capture_state && p->whitelist);
+	CHECK_EQ_INT(p->n_events, 2);
+	CHECK_EQ_INT(HS_EVENT_FILTER_EVENT_ID_SIZE(p->n_events), 8);
+	CHECK_EQ_STR(p->events[0].story, "First event.");
+	CHECK(p->events[0].story_from_catalog);
+	CHECK_EQ_STR(p->events[1].story, "Overridden story.");
+	CHECK(!p->events[1].story_from_catalog);
+	CHECK_EQ_INT(p->n_stack_events, 1);
+
+	const hs_plan_session *r = &plan->sessions[1];
+	CHECK_EQ_INT(r->etw.log_file_mode, HS_EVENT_TRACE_BUFFERING_MODE);
+	CHECK_EQ_INT(r->etw.min_buffers, 256);
+	CHECK_EQ_INT(r->etw.max_buffers, 256);
+	CHECK_EQ_INT(r->etw.flush_timer, 0);
+	CHECK_EQ_INT(r->etw.max_file_mb, 0);
+	CHECK_EQ_INT(r->memory_bytes, 256ull << 20);
+	CHECK_EQ_INT(r->n_providers, 2); /* the pattern selected two catalog providers */
+	CHECK_EQ_INT(r->providers[0].match_any, 0);
+	CHECK_EQ_INT(r->providers[0].level, 5);
+
+	const hs_plan_session *c = &plan->sessions[2];
+	CHECK_EQ_INT(c->etw.log_file_mode, HS_EVENT_TRACE_SYSTEM_LOGGER_MODE | HS_EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+	CHECK_EQ_INT(c->etw.sample_interval_100ns, 10000);
+	CHECK_EQ_INT(c->providers[0].enable_property, 0); /* system stacks go through TraceStackTracingInfo */
+	CHECK_EQ_INT(c->providers[0].n_stack_events, 1);
+	CHECK(c->providers[0].stack_events[0].has_classic_guid && c->providers[0].stack_events[0].id == 46);
+	CHECK_EQ_INT(plan->n_whitelisted, 2);
+	CHECK_EQ_INT(plan->memory_bytes, 32ull * 256 * 1024 + (256ull << 20) + 256ull * 1024 * 1024);
+	hs_plan_free(plan);
+}
+
+static void test_linux(const hs_ruleset *rs)
+{
+	hs_plan *plan = NULL;
+	hs_plan_opts opts = {.cpus = 3};
+	CHECK(hs_plan_build(rs, HS_PLATFORM_LINUX, &opts, &plan) == HS_OK);
+	if (!plan)
+		return;
+	const hs_plan_session *r = &plan->sessions[0];
+	/* 256 MB over 3 CPUs, rounded down to whole 4 KB pages. */
+	CHECK_EQ_INT(r->linux_.per_cpu_kb, 87380);
+	CHECK(r->linux_.overwrite);
+	CHECK_EQ_INT(r->memory_bytes, 87380ull * 1024 * 3);
+	CHECK(!r->providers[0].whitelist);
+	const hs_plan_session *k = &plan->sessions[1];
+	CHECK_EQ_INT(k->linux_.per_cpu_kb, 1024);
+	CHECK(!k->linux_.overwrite);
+	CHECK(k->providers[0].whitelist && k->providers[0].n_events == 1);
+	CHECK_EQ_STR(k->providers[0].events[0].filter, "group_dead == 1");
+	CHECK_EQ_STR(k->providers[0].events[0].story, "A task ended.");
+	hs_plan_free(plan);
+}
+
+int main(void)
+{
+	fixture_init();
+	fixture_write("win.yaml", fixture_win_catalog);
+	fixture_write("linux.yaml", fixture_linux_catalog);
+	fixture_write("p.yaml", profile);
+	hs_diags *d;
+	hs_ruleset *rs;
+	hs_status st = fixture_load("p.yaml", &d, &rs);
+	CHECK(st == HS_OK);
+	CHECK_EQ_INT(hs_diags_count(d), 0);
+	if (hs_diags_count(d))
+		hs_diags_render(d, stderr, HS_FMT_TEXT);
+	if (st == HS_OK) {
+		test_windows(rs);
+		test_linux(rs);
+	}
+	hs_plan *plan = NULL;
+	hs_rules_free(rs);
+	hs_diags_free(d);
+	/* A profile without a section for the platform has no plan. */
+	fixture_write("w.yaml", "schema_version: 1\nkind: profile\nname: w\ninclude: [linux.yaml]\nplatforms:\n  linux:\n"
+				"    sessions:\n      - {name: a, logger_name: a, mode: buffering, clock: mono, ring_mb: 8, "
+				"output: a.dat, providers: [{provider: sched}]}\n");
+	st = fixture_load("w.yaml", &d, &rs);
+	CHECK(st == HS_OK);
+	CHECK(hs_plan_build(rs, HS_PLATFORM_WINDOWS, NULL, &plan) == HS_EINVAL && plan == NULL);
+	hs_rules_free(rs);
+	hs_diags_free(d);
+	fixture_cleanup();
+	return hs_test_done("test_plan");
+}
