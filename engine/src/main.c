@@ -1,8 +1,10 @@
 /* main.c: the engine program: loads a profile, shows its plan, and runs the platform's capture backend. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hindsight/diag.h"
 #include "hindsight/plan.h"
@@ -23,6 +25,22 @@ static void usage(FILE *f)
 	      "\n"
 	      "Exit status: 0 ok, 1 rules errors, 2 usage or I/O error, 3 capture backend not available.\n",
 	      f);
+}
+
+/* Rings pin unswappable kernel memory: say so when a plan would take more than
+ * half of this machine (the rules cannot know the machine they run on). */
+static void warn_memory(uint64_t bytes)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	if (pages <= 0 || page <= 0)
+		return;
+	uint64_t total = (uint64_t)pages * (uint64_t)page;
+	if (bytes > total / 2)
+		fprintf(stderr,
+			"engine: warning: the sessions pin %llu MiB of unswappable kernel memory, %llu%% of this "
+			"machine's %llu MiB; lower ring_mb or buffer sizes in the rules\n",
+			(unsigned long long)(bytes >> 20), (unsigned long long)(bytes * 100 / total),
+			(unsigned long long)(total >> 20));
 }
 
 int main(int argc, char **argv)
@@ -139,6 +157,8 @@ int main(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	if (platform == host)
+		warn_memory(plan->memory_bytes);
 	st = json ? hs_plan_print_json(plan, stdout) : hs_plan_print_text(plan, stdout);
 	if (st != HS_OK) {
 		fprintf(stderr, "engine: cannot print the plan: %s\n", hs_strerror(st));
