@@ -116,7 +116,9 @@ typedef enum { HS_CLASS_STRUCTURAL, HS_CLASS_SEMANTIC } hs_diag_class;
 	X(HS_D_PLATFORM_REQUIRED, "HS126", ERROR, SEMANTIC, "platform-required",                  \
 	  "A key the platform needs is missing (for example keywords on a Windows provider).")   \
 	X(HS_D_SYSTEM_PROVIDER, "HS127", ERROR, SEMANTIC, "system-provider",                      \
-	  "A system provider is enabled on a session that is not a system logger (sampling).")
+	  "A system provider is enabled on a session that is not a system logger (sampling).")    \
+	X(HS_D_LEVEL_ZERO, "HS128", WARNING, SEMANTIC, "level-zero",                              \
+	  "Level 0 (logalways) as an enable level means no level limit: every event is enabled.")
 
 typedef enum {
 #define HS_DIAG_ENUM(e, code, sev, cls, slug, text) e,

@@ -48,6 +48,7 @@ typedef struct {
 	hs_pos *keyword_pos;
 	size_t n_keywords;
 	bool has_classic_guid;
+	bool classic_guid_given; /* present in the file, even if malformed */
 	hs_guid classic_guid;
 	hs_pos pos;
 } hs_cat_event;
@@ -82,11 +83,12 @@ typedef struct {
 	const char *provider; /* exactly one of provider / match */
 	const char *match;
 	hs_pos pos, provider_pos, match_pos;
-	bool match_quoted; /* the pattern was a quoted scalar: text starts one column later */
+	const void *match_node; /* private: the YAML scalar, to place a caret inside it */
 	bool has_level;
 	int level;
 	hs_pos level_pos;
 	bool keywords_given, keywords_any_all; /* "keywords: all" */
+	hs_pos keywords_pos;
 	const char **keywords;
 	hs_pos *keyword_pos;
 	size_t n_keywords;
@@ -109,6 +111,7 @@ typedef struct {
 	const char *name;
 	const char *logger_name;
 	hs_session_mode mode;
+	bool has_mode; /* false when the mode was missing or not a known one */
 	const char *clock;
 	const char *output;
 	/* 0 means "not given": every size the language accepts is >= 1. */
@@ -140,6 +143,7 @@ typedef struct hs_ruleset hs_ruleset;
 struct hs_ruleset {
 	const char *path;      /* the top file as given */
 	bool is_profile;       /* false: the top file is a catalog */
+	bool kind_known;       /* the top file said `kind: catalog` or `kind: profile` */
 	const char *name;      /* profile name (NULL for a catalog) */
 	const char *description;
 	hs_run_rules run;

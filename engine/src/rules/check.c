@@ -4,7 +4,9 @@
 
 #include "hindsight/limits.h"
 #include "rules/rules_int.h"
+#include "rules/ynode.h"
 #include "util/regex.h"
+#include "util/strbuf.h"
 #include "util/text.h"
 
 typedef struct {
@@ -77,7 +79,7 @@ static void check_catalogs(checker *C)
 					hs_diag_add(C->d, HS_D_UNKNOWN_KEYWORD, ev->keyword_pos[k], NULL,
 						    "keyword '%s' is not defined for provider '%s'", ev->keywords[k],
 						    p->name ? p->name : "?");
-			if (p->kind == HS_PKIND_SYSTEM && !ev->has_classic_guid)
+			if (p->kind == HS_PKIND_SYSTEM && !ev->classic_guid_given)
 				hs_diag_add(C->d, HS_D_KIND_KEY, ev->pos,
 					    "system providers emit classic events: give the event's classic GUID",
 					    "an event of a system provider needs 'classic_guid'");
@@ -149,9 +151,6 @@ static void check_session_shape(checker *C, hs_platform plat, const hs_session *
 			hs_diag_add(C->d, HS_D_PLATFORM, s->clock_pos,
 				    win ? "windows clocks: qpc, system, cycle" : "linux clocks: mono, local, global, boot, ...",
 				    "clock '%s' is not available on %s", s->clock, pname);
-	} else {
-		hs_diag_add(C->d, HS_D_PLATFORM_REQUIRED, s->pos, NULL, "session '%s' needs 'clock'",
-			    s->name ? s->name : "?");
 	}
 	if (!win) {
 		if (s->min_buffers)
@@ -166,8 +165,11 @@ static void check_session_shape(checker *C, hs_platform plat, const hs_session *
 	}
 
 	/* Sizes. Windows sessions need the ETW buffer size; file and sampling
-	 * sessions their buffer counts; buffering sessions derive the count. */
-	if (win) {
+	 * sessions their buffer counts; buffering sessions derive the count.
+	 * Which apply depends on the mode: without a valid one, say nothing. */
+	if (!s->has_mode) {
+		/* the mode's own diagnostic is enough */
+	} else if (win) {
 		if (!s->buffer_size_kb)
 			hs_diag_add(C->d, HS_D_PLATFORM_REQUIRED, s->pos, NULL,
 				    "windows session '%s' needs 'buffer_size_kb'", s->name ? s->name : "?");
@@ -279,7 +281,8 @@ static void select_providers(checker *C, hs_platform plat, const hs_session_prov
 	hs_regex *re = NULL;
 	if (hs_regex_compile(sp->match, &re, err, sizeof err, &off) != HS_OK) {
 		hs_pos at = sp->match_pos;
-		at.col += (unsigned)off + (sp->match_quoted ? 1 : 0);
+		if (sp->match_node)
+			at.col = hs_ynode_col_of(sp->match_node, off);
 		hs_diag_add(C->d, HS_D_REGEX, at, NULL, "pattern does not compile at offset %zu: %s", off, err);
 		return;
 	}
@@ -312,12 +315,38 @@ static void check_keyword_list(checker *C, const hs_provider *p, const char *con
 	}
 }
 
-static bool name_in(const char *s, const char *const *names, size_t n)
+static uint64_t mask_of(const hs_provider *p, const char *const *names, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(s, names[i]) == 0)
-			return true;
-	return false;
+	uint64_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		const hs_keyword *kw = hs_provider_find_keyword(p, names[i]);
+		if (kw)
+			m |= kw->mask;
+	}
+	return m;
+}
+
+/* P2: ID filters AND with keywords. An event passes when it has any of the
+ * MatchAny bits (or MatchAny is 0) and all of the MatchAll bits; a whitelisted
+ * event that cannot pass never reaches the filter. */
+static void check_event_keywords(checker *C, const hs_session_provider *sp, const hs_provider *p,
+				 const hs_cat_event *ce, hs_pos pos)
+{
+	uint64_t ev = mask_of(p, ce->keywords, ce->n_keywords);
+	uint64_t any = sp->keywords_any_all ? 0 : mask_of(p, sp->keywords, sp->n_keywords);
+	uint64_t all = mask_of(p, sp->keywords_all, sp->n_keywords_all);
+	hs_strbuf names = {0};
+	for (size_t k = 0; k < ce->n_keywords; k++)
+		sb_printf(&names, "%s%s", k ? ", " : "", ce->keywords[k]);
+	if (any && !(ev & any))
+		hs_diag_add(C->d, HS_D_KEYWORD_OFF, pos, "add one of its keywords to the session's keywords",
+			    "event %d (%s) is logged with keywords %s, none of which this session enables", ce->id,
+			    ce->name ? ce->name : "?", sb_cstr(&names));
+	else if (all && (ev & all) != all)
+		hs_diag_add(C->d, HS_D_KEYWORD_OFF, pos, "drop the keywords_all the event does not carry",
+			    "event %d (%s) is logged with keywords %s, so it never has all of keywords_all", ce->id,
+			    ce->name ? ce->name : "?", sb_cstr(&names));
+	sb_free(&names);
 }
 
 static bool filter_balanced(const char *f)
@@ -379,10 +408,14 @@ static void check_whitelist(checker *C, hs_platform plat, const hs_session_provi
 				hs_diag_add(C->d, HS_D_UNKNOWN_EVENT, w->pos, "add it to the catalog with a story",
 					    "event '%s' is not in the catalog of '%s'", w->name, p->name);
 		}
-		if (!w->story && !(ce && ce->story))
-			hs_diag_add(C->d, HS_D_NO_STORY, w->pos, "say what it means when you see this event",
-				    "whitelisted event %s%s%s has no story", w->name ? "'" : "",
-				    w->name ? w->name : "", w->name ? "'" : "");
+		if (!w->story && !(ce && ce->story)) {
+			if (w->name)
+				hs_diag_add(C->d, HS_D_NO_STORY, w->pos, "say what it means when you see this event",
+					    "whitelisted event '%s' of '%s' has no story", w->name, p->name);
+			else
+				hs_diag_add(C->d, HS_D_NO_STORY, w->pos, "say what it means when you see this event",
+					    "whitelisted event %d of '%s' has no story", w->id, p->name);
+		}
 		/* Duplicates: same id (windows) or same name (linux). */
 		for (size_t j = 0; j < i; j++) {
 			const hs_wl_entry *o = &sp->events[j];
@@ -401,18 +434,8 @@ static void check_whitelist(checker *C, hs_platform plat, const hs_session_provi
 		}
 		if (win)
 			ids++;
-		/* P2: ID filters AND with keywords; an event whose keywords are all
-		 * disabled never reaches the filter. */
-		if (win && ce && ce->n_keywords && sp->keywords_given && !sp->keywords_any_all) {
-			bool any = false;
-			for (size_t k = 0; k < ce->n_keywords; k++)
-				if (name_in(ce->keywords[k], sp->keywords, sp->n_keywords))
-					any = true;
-			if (!any)
-				hs_diag_add(C->d, HS_D_KEYWORD_OFF, w->pos, "add one of its keywords to the session's keywords",
-					    "event %d (%s) is logged with keyword %s, which this session does not enable",
-					    ce->id, ce->name ? ce->name : "?", ce->keywords[0]);
-		}
+		if (win && ce && ce->n_keywords)
+			check_event_keywords(C, sp, p, ce, w->pos);
 	}
 	if (win && ids > HS_ETW_MAX_FILTER_IDS)
 		hs_diag_add(C->d, HS_D_TOO_MANY_IDS, sp->events_pos, "ETW's EVENT_ID filter holds 64 IDs; to add one, remove one",
@@ -440,10 +463,14 @@ static void check_stacks(checker *C, hs_platform plat, const hs_session_provider
 			continue;
 		}
 		const hs_cat_event *ce = hs_provider_find_event(p, w->id, w->name);
-		if (!ce && (p->kind == HS_PKIND_SYSTEM || w->id < 0))
-			hs_diag_add(C->d, HS_D_STACKS, w->pos, "stack events must be catalog events",
-				    "provider '%s' has no catalog event %s%s", p->name, w->name ? w->name : "",
-				    w->name ? "" : "with that id");
+		if (!ce && (p->kind == HS_PKIND_SYSTEM || w->id < 0)) {
+			if (w->name)
+				hs_diag_add(C->d, HS_D_STACKS, w->pos, "stack events must be catalog events",
+					    "provider '%s' has no catalog event '%s'", p->name, w->name);
+			else
+				hs_diag_add(C->d, HS_D_STACKS, w->pos, "stack events must be catalog events",
+					    "provider '%s' has no catalog event with id %d", p->name, w->id);
+		}
 	}
 }
 
@@ -451,11 +478,13 @@ static void check_session_provider(checker *C, hs_platform plat, const hs_sessio
 				   const hs_selection *sel)
 {
 	bool win = plat == HS_PLATFORM_WINDOWS;
+	if (!sp->provider && !sp->match)
+		return; /* the entry itself is malformed and already reported */
 	if (!win) {
 		if (sp->has_level)
 			hs_diag_add(C->d, HS_D_PLATFORM, sp->level_pos, NULL, "ftrace events have no level");
 		if (sp->keywords_given)
-			hs_diag_add(C->d, HS_D_PLATFORM, sp->pos, "select ftrace events with 'events'",
+			hs_diag_add(C->d, HS_D_PLATFORM, sp->keywords_pos, "select ftrace events with 'events'",
 				    "ftrace providers have no keywords");
 		if (sp->n_keywords_all)
 			hs_diag_add(C->d, HS_D_PLATFORM, sp->keywords_all_pos[0], NULL, "ftrace providers have no keywords");
@@ -473,10 +502,10 @@ static void check_session_provider(checker *C, hs_platform plat, const hs_sessio
 			hs_diag_add(C->d, HS_D_PLATFORM_REQUIRED, sp->pos,
 				    "write 'keywords: all' to take every keyword, or name the ones you want",
 				    "a windows provider entry needs 'keywords'");
-		if (sp->keywords_any_all && sp->n_keywords_all == 0 && !sp->has_events && s->mode == HS_MODE_FILE_CIRCULAR)
-			/* Not an error: but a file session taking every event of a
-			 * provider is how the original filled disks. */
-			(void)0;
+		if (sp->has_level && sp->level == 0)
+			hs_diag_add(C->d, HS_D_LEVEL_ZERO, sp->level_pos,
+				    "write verbose (5) if every level is meant, or the highest level you want",
+				    "level 0 puts no limit on the level: ETW enables events of every level");
 	}
 	for (size_t i = 0; i < sel->n; i++) {
 		const hs_provider *p = sel->providers[i];
@@ -549,6 +578,8 @@ void hs_rules_check(hs_ruleset *rs, hs_diags *d)
 {
 	checker C = {.rs = rs, .d = d, .arena = &hs_rules_priv_of(rs)->arena};
 	check_catalogs(&C);
+	if (!rs->kind_known)
+		return; /* the top file did not load far enough to judge it */
 	if (!rs->is_profile) {
 		if (rs->n_providers == 0 && rs->n_files > 0)
 			hs_diag_add(d, HS_D_EMPTY, (hs_pos){rs->files[0], 0, 0}, NULL, "the catalog defines no providers");

@@ -37,8 +37,8 @@ static void check_keys(loader *L, const hs_ynode *map, const char *const *allowe
 {
 	for (size_t i = 0; i < map->n; i++) {
 		const hs_ynode *k = map->keys[i];
-		if (k->type != HS_Y_SCALAR)
-			continue;
+		if (k->type != HS_Y_SCALAR || k->alias || hs_ynode_value(k) != HS_YV_STR)
+			continue; /* reported by the YAML layer */
 		bool ok = false;
 		for (size_t a = 0; allowed[a]; a++)
 			if (strcmp(k->str, allowed[a]) == 0)
@@ -58,6 +58,8 @@ static bool want_type(loader *L, const hs_ynode *n, hs_ytype t, const char *key)
 {
 	if (n->type == t)
 		return true;
+	if (n->alias)
+		return false;
 	const char *need = t == HS_Y_MAP ? "a mapping" : t == HS_Y_SEQ ? "a list" : "a scalar";
 	hs_diag_add(L->d, HS_D_TYPE, n->pos, NULL, "'%s' must be %s, not %s", key, need, hs_ynode_type_name(n));
 	return false;
@@ -89,6 +91,8 @@ static bool require(loader *L, const hs_ynode *map, const char *key, const char 
 
 static const char *node_str(loader *L, const hs_ynode *n, const char *key)
 {
+	if (n->alias)
+		return NULL;
 	if (n->type != HS_Y_SCALAR || hs_ynode_value(n) != HS_YV_STR) {
 		hs_diag_add(L->d, HS_D_TYPE, n->pos, n->type == HS_Y_SCALAR ? "quote it to make it a string" : NULL,
 			    "'%s' must be a string, not %s", key, hs_ynode_type_name(n));
@@ -134,6 +138,8 @@ static bool parse_uint(const char *s, uint64_t *out)
 
 static bool node_uint(loader *L, const hs_ynode *n, const char *key, uint64_t min, uint64_t max, uint64_t *out)
 {
+	if (n->alias)
+		return false;
 	if (n->type != HS_Y_SCALAR || hs_ynode_value(n) != HS_YV_INT) {
 		hs_diag_add(L->d, HS_D_TYPE, n->pos, NULL, "'%s' must be an integer, not %s", key,
 			    hs_ynode_type_name(n));
@@ -167,6 +173,8 @@ static bool get_bool(loader *L, const hs_ynode *map, const char *key, bool *out,
 		return false;
 	if (pos)
 		*pos = n->pos;
+	if (n->alias)
+		return false;
 	if (n->type != HS_Y_SCALAR || hs_ynode_value(n) != HS_YV_BOOL) {
 		hs_diag_add(L->d, HS_D_TYPE, n->pos, NULL, "'%s' must be true or false, not %s", key,
 			    hs_ynode_type_name(n));
@@ -251,7 +259,7 @@ static bool node_guid(loader *L, const hs_ynode *n, const char *key, hs_guid *g)
 	const char *s = node_str(L, n, key);
 	if (!s)
 		return false;
-	if (!hs_guid_parse(s, g)) {
+	if (s[0] == '{' || !hs_guid_parse(s, g)) {
 		hs_diag_add(L->d, HS_D_GUID, n->pos, "write it as XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX (hex digits)",
 			    "'%s' is not a valid GUID", s);
 		return false;
@@ -324,6 +332,7 @@ static void load_cat_event(loader *L, const hs_ynode *n, hs_provider *p, hs_cat_
 				    "'classic_guid' belongs to events of system providers only");
 		else
 			e->has_classic_guid = node_guid(L, cg, "classic_guid", &e->classic_guid);
+		e->classic_guid_given = true;
 	}
 }
 
@@ -389,6 +398,8 @@ static void load_provider(loader *L, const hs_ynode *n, hs_platform platform, hs
 		}
 		for (size_t i = 0; i < kw->n; i++) {
 			const char *name = kstr(kw, i);
+			if (hs_ynode_value(kw->keys[i]) != HS_YV_STR)
+				continue; /* already reported by the YAML layer */
 			if (!ident_ok(name, HS_MAX_IDENT_CHARS, false, true)) {
 				hs_diag_add(L->d, HS_D_NAME, kw->keys[i]->pos, NULL, "'%s' is not a valid keyword name",
 					    name);
@@ -425,6 +436,8 @@ static bool load_wl_entry(loader *L, const hs_ynode *n, hs_wl_entry *w, bool sta
 	memset(w, 0, sizeof(*w));
 	w->id = -1;
 	w->pos = n->pos;
+	if (n->alias)
+		return false;
 	if (n->type == HS_Y_SCALAR) {
 		hs_yvalue v = hs_ynode_value(n);
 		if (v == HS_YV_INT) {
@@ -486,7 +499,7 @@ static void load_session_provider(loader *L, const hs_ynode *n, hs_session_provi
 	sp->provider = get_str(L, n, "provider", &sp->provider_pos);
 	sp->match = get_str(L, n, "match", &sp->match_pos);
 	if (sp->match)
-		sp->match_quoted = !hs_ymap_get(n, "match")->plain;
+		sp->match_node = hs_ymap_get(n, "match");
 	bool hp = hs_ymap_get(n, "provider") != NULL, hm = hs_ymap_get(n, "match") != NULL;
 	if (hp == hm)
 		hs_diag_add(L->d, HS_D_ONE_OF, n->pos, "name one provider, or select several with a PCRE2 pattern",
@@ -510,12 +523,18 @@ static void load_session_provider(loader *L, const hs_ynode *n, hs_session_provi
 	}
 	hs_ynode *kw = hs_ymap_get(n, "keywords");
 	if (kw) {
+		sp->keywords_pos = hs_ymap_key(n, "keywords")->pos;
 		if (kw->type == HS_Y_SCALAR && hs_ynode_value(kw) == HS_YV_STR && strcmp(kw->str, "all") == 0) {
 			sp->keywords_given = sp->keywords_any_all = true;
+		} else if (kw->type == HS_Y_SEQ && kw->n == 0) {
+			/* MatchAnyKeyword 0 would mean "all": an empty list must not. */
+			sp->keywords_given = true;
+			hs_diag_add(L->d, HS_D_TYPE, kw->pos, "write 'all' to take every keyword, or name at least one",
+				    "'keywords' is an empty list");
 		} else if (kw->type == HS_Y_SEQ) {
 			sp->keywords_given = true;
 			sp->n_keywords = str_list(L, kw, "keywords", &sp->keywords, &sp->keyword_pos);
-		} else {
+		} else if (!kw->alias) {
 			hs_diag_add(L->d, HS_D_TYPE, kw->pos, "write 'all' or a list of keyword names",
 				    "'keywords' must be 'all' or a list of names, not %s", hs_ynode_type_name(kw));
 		}
@@ -536,7 +555,7 @@ static void load_session_provider(loader *L, const hs_ynode *n, hs_session_provi
 		} else if (st->type == HS_Y_SEQ) {
 			sp->stacks = HS_STACKS_LIST;
 			sp->stack_events = load_wl(L, st, &sp->n_stack_events, true);
-		} else {
+		} else if (!st->alias) {
 			hs_diag_add(L->d, HS_D_TYPE, st->pos, "write false, 'all' or a list of event ids or names",
 				    "'stacks' must be false, 'all' or a list, not %s", hs_ynode_type_name(st));
 		}
@@ -544,7 +563,7 @@ static void load_session_provider(loader *L, const hs_ynode *n, hs_session_provi
 	hs_ynode *ev = get_seq(L, n, "events");
 	if (ev) {
 		sp->has_events = true;
-		sp->events_pos = ev->pos;
+		sp->events_pos = hs_ymap_key(n, "events")->pos;
 		sp->events = load_wl(L, ev, &sp->n_events, false);
 	}
 }
@@ -561,6 +580,7 @@ static void load_session(loader *L, const hs_ynode *n, hs_session *s)
 	check_keys(L, n, keys, "a session");
 	require(L, n, "name", "a session");
 	require(L, n, "logger_name", "a session");
+	require(L, n, "clock", "a session");
 	require(L, n, "output", "a session");
 	require(L, n, "providers", "a session");
 	s->name = get_ident(L, n, "name", &s->name_pos);
@@ -603,6 +623,7 @@ static void load_session(loader *L, const hs_ynode *n, hs_session *s)
 	}
 	if (mode >= 0) {
 		s->mode = (hs_session_mode)mode;
+		s->has_mode = true;
 		/* Which size keys make sense is a property of the mode alone, so
 		 * this is structural (the JSON Schema says the same with if/then). */
 		static const struct {
@@ -682,7 +703,8 @@ static void load_run(loader *L, const hs_ynode *n)
 
 /* ---- files and includes ---- */
 
-static hs_status load_file(loader *L, const char *path, const char *text, size_t len, bool top, hs_pos from);
+static hs_status load_file(loader *L, const char *path, const char *shown, const char *text, size_t len, bool top,
+			   hs_pos from);
 
 static void load_includes(loader *L, const char *path, const hs_ynode *root)
 {
@@ -698,7 +720,7 @@ static void load_includes(loader *L, const char *path, const hs_ynode *root)
 			L->oom = true;
 			return;
 		}
-		load_file(L, full, NULL, 0, false, inc->items[i]->pos);
+		load_file(L, full, rel, NULL, 0, false, inc->items[i]->pos);
 		free(full);
 	}
 }
@@ -773,7 +795,8 @@ static void load_profile_body(loader *L, const hs_ynode *root)
 		load_platforms(L, pl);
 }
 
-static hs_status load_file(loader *L, const char *path, const char *text, size_t len, bool top, hs_pos from)
+static hs_status load_file(loader *L, const char *path, const char *shown, const char *text, size_t len, bool top,
+			   hs_pos from)
 {
 	char *owned = NULL;
 	hs_status st = HS_OK;
@@ -787,7 +810,7 @@ static hs_status load_file(loader *L, const char *path, const char *text, size_t
 				hs_diag_add(L->d, HS_D_INCLUDE, (hs_pos){hs_diags_intern(L->d, path), 0, 0}, NULL,
 					    "cannot read rules file: %s", why);
 			else
-				hs_diag_add(L->d, HS_D_INCLUDE, from, NULL, "cannot include '%s': %s", path, why);
+				hs_diag_add(L->d, HS_D_INCLUDE, from, NULL, "cannot include '%s': %s", shown, why);
 			return st == HS_ENOMEM ? HS_ENOMEM : st;
 		}
 		text = owned;
@@ -797,7 +820,7 @@ static hs_status load_file(loader *L, const char *path, const char *text, size_t
 		for (int i = 0; i < L->depth; i++) {
 			if (strcmp(L->stack[i], canon) == 0) {
 				hs_diag_add(L->d, HS_D_INCLUDE_CYCLE, from, "a catalog may be included from many places, but not from itself",
-					    "including '%s' here closes a cycle", path);
+					    "including '%s' here closes a cycle", shown);
 				goto out;
 			}
 		}
@@ -837,9 +860,11 @@ static hs_status load_file(loader *L, const char *path, const char *text, size_t
 		kind = pick(L, kn, "kind", (const char *const[]){"catalog", "profile", NULL});
 	else
 		require(L, root, "kind", "a rules file");
+	if (top && kind >= 0)
+		L->rs->kind_known = true;
 	if (kind == 1 && !top) {
 		hs_diag_add(L->d, HS_D_INCLUDE, from, "include catalogs only; a profile is run on its own",
-			    "'%s' is a profile, not a catalog", path);
+			    "'%s' is a profile, not a catalog", shown);
 	} else {
 		load_includes(L, file, root);
 		if (kind == 0)
@@ -874,7 +899,7 @@ static hs_status load(const char *path, const char *text, size_t len, unsigned f
 	loader L = {.rs = rs, .arena = &priv->arena, .d = d, .flags = flags};
 	size_t errors_before = hs_diags_errors(d);
 	rs->path = hs_diags_intern(d, path);
-	hs_status st = load_file(&L, path, text, len, true, (hs_pos){0});
+	hs_status st = load_file(&L, path, path, text, len, true, (hs_pos){0});
 	if (st == HS_ENOMEM)
 		return st;
 	if (st != HS_OK)

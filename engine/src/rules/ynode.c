@@ -8,6 +8,8 @@
 
 typedef struct {
 	yaml_parser_t parser;
+	const char *text;
+	size_t len;
 	hs_arena *arena;
 	const char *file;
 	hs_diags *diags;
@@ -26,9 +28,19 @@ static bool next_event(ctx *c, yaml_event_t *ev)
 		return true;
 	yaml_parser_t *p = &c->parser;
 	hs_pos pos = mark_pos(c, p->problem_mark);
-	if (p->error == YAML_READER_ERROR)
-		/* Reader errors have an offset, not a mark. */
-		pos = (hs_pos){c->file, 0, 0};
+	if (p->error == YAML_READER_ERROR) {
+		/* Reader errors (bad encoding) have a byte offset, not a mark. */
+		unsigned line = 1, col = 1;
+		for (size_t i = 0; i < p->problem_offset && i < c->len; i++) {
+			if (c->text[i] == '\n') {
+				line++;
+				col = 1;
+			} else if (((unsigned char)c->text[i] & 0xC0) != 0x80) {
+				col++;
+			}
+		}
+		pos = (hs_pos){c->file, line, col};
+	}
 	if (p->context)
 		hs_diag_add(c->diags, HS_D_YAML_SYNTAX, pos, NULL, "%s %s", p->problem ? p->problem : "syntax error",
 			    p->context);
@@ -47,8 +59,12 @@ static bool reject_features(ctx *c, const yaml_event_t *ev, const unsigned char 
 		return false;
 	}
 	if (tag && !implicit) {
-		hs_diag_add(c->diags, HS_D_YAML_FEATURE, mark_pos(c, ev->start_mark), NULL,
-			    "tags (%s) are not allowed in rules files", (const char *)tag);
+		static const char core[] = "tag:yaml.org,2002:";
+		const char *t = (const char *)tag;
+		bool short_form = strncmp(t, core, sizeof core - 1) == 0;
+		hs_diag_add(c->diags, HS_D_YAML_FEATURE, mark_pos(c, ev->start_mark), "remove the tag; values take their type from the key",
+			    "tags (%s%s) are not allowed in rules files", short_form ? "!!" : "",
+			    short_form ? t + sizeof core - 1 : t);
 		return false;
 	}
 	return true;
@@ -107,7 +123,7 @@ static hs_ynode *parse_collection(ctx *c, yaml_event_t *start, int depth, bool i
 			if (key->type != HS_Y_SCALAR) {
 				hs_diag_add(c->diags, HS_D_TYPE, key->pos, NULL, "mapping keys must be plain names");
 				c->failed = true;
-			} else if (hs_ynode_value(key) != HS_YV_STR) {
+			} else if (!key->alias && hs_ynode_value(key) != HS_YV_STR) {
 				/* JSON has only string keys; `true:` or `10:` would mean
 				 * something else to every other YAML tool. */
 				hs_diag_add(c->diags, HS_D_TYPE, key->pos, "quote it if a name is meant",
@@ -153,6 +169,14 @@ static hs_ynode *parse_node(ctx *c, yaml_event_t *ev, int depth)
 		n->str = hs_arena_strndup(c->arena, (const char *)ev->data.scalar.value, ev->data.scalar.length);
 		n->len = ev->data.scalar.length;
 		n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+		if (ev->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+		    ev->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE) {
+			size_t a = ev->start_mark.index, b = ev->end_mark.index;
+			if (a < b && b <= c->len) {
+				n->quote = c->text[a];
+				n->raw = hs_arena_strndup(c->arena, c->text + a, b - a);
+			}
+		}
 		return n->str ? n : NULL;
 	}
 	case YAML_SEQUENCE_START_EVENT:
@@ -167,7 +191,15 @@ static hs_ynode *parse_node(ctx *c, yaml_event_t *ev, int depth)
 		hs_diag_add(c->diags, HS_D_YAML_FEATURE, mark_pos(c, ev->start_mark), "write the value out in full",
 			    "aliases (*%s) are not allowed in rules files", (const char *)ev->data.alias.anchor);
 		/* Keep going with a null in its place so later problems are found too. */
-		return new_node(c, HS_Y_SCALAR, ev->start_mark);
+		{
+			hs_ynode *n = new_node(c, HS_Y_SCALAR, ev->start_mark);
+			if (n) {
+				n->str = "";
+				n->plain = true;
+				n->alias = true;
+			}
+			return n;
+		}
 	default:
 		hs_diag_add(c->diags, HS_D_YAML_SYNTAX, mark_pos(c, ev->start_mark), NULL, "unexpected YAML event");
 		c->failed = true;
@@ -178,7 +210,7 @@ static hs_ynode *parse_node(ctx *c, yaml_event_t *ev, int depth)
 hs_ynode *hs_yaml_parse(hs_arena *arena, const char *file, const char *text, size_t len, hs_diags *diags,
 			bool *syntax_error)
 {
-	ctx c = {.arena = arena, .file = file, .diags = diags};
+	ctx c = {.arena = arena, .file = file, .diags = diags, .text = text, .len = len};
 	hs_ynode *root = NULL;
 	*syntax_error = false;
 	if (!yaml_parser_initialize(&c.parser))
@@ -280,6 +312,61 @@ hs_yvalue hs_ynode_value(const hs_ynode *n)
 	return HS_YV_STR;
 }
 
+/* Source bytes that one decoded byte came from, for a double-quoted escape. */
+static size_t escape_len(const char *p)
+{
+	switch (p[1]) {
+	case 'x': return 4;
+	case 'u': return 6;
+	case 'U': return 10;
+	default: return 2;
+	}
+}
+
+/* UTF-8 bytes a \x, \u or \U escape decodes to (libyaml already validated it). */
+static size_t escape_out(const char *p)
+{
+	size_t digits = p[1] == 'x' ? 2 : p[1] == 'u' ? 4 : p[1] == 'U' ? 8 : 0;
+	if (!digits)
+		return 1;
+	unsigned long v = 0;
+	for (size_t i = 0; i < digits; i++) {
+		char ch = p[2 + i];
+		int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+			: ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+		if (d < 0)
+			break;
+		v = v * 16 + (unsigned long)d;
+	}
+	return v < 0x80 ? 1 : v < 0x800 ? 2 : v < 0x10000 ? 3 : 4;
+}
+
+unsigned hs_ynode_col_of(const hs_ynode *n, size_t offset)
+{
+	if (!n->raw)
+		return n->pos.col + (unsigned)offset;
+	const char *p = n->raw + 1;
+	unsigned col = n->pos.col + 1;
+	size_t out = 0;
+	while (*p && *p != '\n' && out < offset) {
+		size_t in = 1, produced = 1;
+		if (n->quote == '"' && *p == '\\' && p[1]) {
+			in = escape_len(p);
+			produced = escape_out(p);
+		} else if (n->quote == '\'' && *p == '\'' && p[1] == '\'') {
+			in = 2;
+		} else if (*p == n->quote) {
+			break;
+		}
+		for (size_t i = 0; i < in && p[i]; i++)
+			if (((unsigned char)p[i] & 0xC0) != 0x80)
+				col++;
+		p += in;
+		out += produced;
+	}
+	return col;
+}
+
 const char *hs_ynode_type_name(const hs_ynode *n)
 {
 	if (n->type == HS_Y_MAP)
@@ -294,6 +381,16 @@ const char *hs_ynode_type_name(const hs_ynode *n)
 	case HS_YV_STR: break;
 	}
 	return "a string";
+}
+
+hs_ynode *hs_ymap_key(const hs_ynode *n, const char *key)
+{
+	if (!n || n->type != HS_Y_MAP)
+		return NULL;
+	for (size_t i = 0; i < n->n; i++)
+		if (n->keys[i]->type == HS_Y_SCALAR && strcmp(n->keys[i]->str, key) == 0)
+			return n->keys[i];
+	return NULL;
 }
 
 hs_ynode *hs_ymap_get(const hs_ynode *n, const char *key)

@@ -22,6 +22,9 @@ struct hs_ynode {
 	const char *str;
 	size_t len;
 	bool plain;
+	char quote;      /* '\'' or '"' for flow-quoted scalars, else 0 */
+	bool alias;      /* stands in for a rejected alias: already reported, stay quiet */
+	const char *raw; /* quoted scalars: the source text from the opening quote on */
 	/* seq: items[n]; map: keys[n] (scalars) and items[n] (values) */
 	hs_ynode **keys;
 	hs_ynode **items;
@@ -39,9 +42,16 @@ hs_ynode *hs_yaml_parse(hs_arena *arena, const char *file, const char *text, siz
 			bool *syntax_error);
 
 hs_yvalue hs_ynode_value(const hs_ynode *n);
+/* The 1-based column in the source of byte `offset` of a scalar's decoded
+ * text, undoing quote escapes (\\, \x41, '') so that a caret lands under the
+ * character the user wrote. Stays on the scalar's first line. */
+unsigned hs_ynode_col_of(const hs_ynode *n, size_t offset);
+
 /* The name of a node's type for messages: "a mapping", "a string", ... */
 const char *hs_ynode_type_name(const hs_ynode *n);
 /* Looks up a key in a mapping; NULL if absent or n is not a mapping. */
 hs_ynode *hs_ymap_get(const hs_ynode *n, const char *key);
+/* The key node itself (for positions that point at the key). */
+hs_ynode *hs_ymap_key(const hs_ynode *n, const char *key);
 
 #endif
