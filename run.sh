@@ -21,12 +21,15 @@ missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-# A node installed outside apt (nvm, the image's own) serves as well as Debian's.
-if [[ " ${missing[*]} " == *" nodejs "* ]] && command -v node >/dev/null && command -v npm >/dev/null; then
-	missing=("${missing[@]/nodejs/}")
-	missing=("${missing[@]/npm/}")
+# A working node + npm from anywhere (Debian, NodeSource, nvm) will do; Debian's
+# npm package conflicts with NodeSource's nodejs, so never ask apt for it then.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+	kept=()
+	for p in "${missing[@]}"; do
+		[[ $p == nodejs || $p == npm ]] || kept+=("$p")
+	done
+	missing=("${kept[@]}")
 fi
-read -r -a missing <<<"${missing[*]}"
 if ((${#missing[@]})); then
 	echo "run.sh: installing ${missing[*]}"
 	sudo=()
