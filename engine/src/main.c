@@ -165,6 +165,7 @@ int main(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	fflush(stdout); /* keep the plan before what follows when both streams share a file */
 	if (!plan_only) {
 		/* No capture is faked: until the backend lands, say so and fail. */
 		fprintf(stderr,
