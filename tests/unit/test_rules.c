@@ -17,10 +17,10 @@ static const char *const profile_head =
 static void load_profile(const char *sessions, hs_diags **d, hs_ruleset **rs, hs_status *st)
 {
 	hs_strbuf sb = {0};
-	sb_append(&sb, profile_head);
-	sb_append(&sb, sessions);
-	fixture_write("p.yaml", sb_cstr(&sb));
-	sb_free(&sb);
+	hs_sb_append(&sb, profile_head);
+	hs_sb_append(&sb, sessions);
+	fixture_write("p.yaml", hs_sb_cstr(&sb));
+	hs_sb_free(&sb);
 	*st = fixture_load("p.yaml", d, rs);
 }
 
@@ -59,7 +59,7 @@ static void test_semantic_findings(void)
 	/* 65 ids, an unknown keyword, a keyword that hides a whitelisted event,
 	 * a provider of the other platform and an unknown id. */
 	hs_strbuf sb = {0};
-	sb_append(&sb, "      - name: keys\n"
+	hs_sb_append(&sb, "      - name: keys\n"
 		       "        logger_name: TestKeys\n"
 		       "        mode: file-circular\n"
 		       "        clock: qpc\n"
@@ -74,11 +74,11 @@ static void test_semantic_findings(void)
 		       "            keywords: [B, Cee]\n"
 		       "            events: [1");
 	for (int i = 100; i < 164; i++)
-		sb_printf(&sb, ", %d", i);
-	sb_append(&sb, "]\n"
+		hs_sb_printf(&sb, ", %d", i);
+	hs_sb_append(&sb, "]\n"
 		       "          - { provider: sched }\n");
-	load_profile(sb_cstr(&sb), &d, &rs, &st);
-	sb_free(&sb);
+	load_profile(hs_sb_cstr(&sb), &d, &rs, &st);
+	hs_sb_free(&sb);
 	CHECK(st == HS_ERULES);
 	CHECK(fixture_has(d, HS_D_TOO_MANY_IDS));
 	CHECK(fixture_has(d, HS_D_UNKNOWN_KEYWORD));

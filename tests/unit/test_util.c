@@ -12,14 +12,14 @@
 static void test_strbuf(void)
 {
 	hs_strbuf sb = {0};
-	CHECK_EQ_STR(sb_cstr(&sb), "");
-	sb_append(&sb, "a");
-	sb_printf(&sb, "%d-%s", 42, "x");
+	CHECK_EQ_STR(hs_sb_cstr(&sb), "");
+	hs_sb_append(&sb, "a");
+	hs_sb_printf(&sb, "%d-%s", 42, "x");
 	for (int i = 0; i < 1000; i++)
-		sb_putc(&sb, 'z');
+		hs_sb_putc(&sb, 'z');
 	CHECK_EQ_INT(sb.len, 1005);
-	CHECK(strncmp(sb_cstr(&sb), "a42-xzz", 7) == 0);
-	char *taken = sb_take(&sb);
+	CHECK(strncmp(hs_sb_cstr(&sb), "a42-xzz", 7) == 0);
+	char *taken = hs_sb_take(&sb);
 	CHECK(taken && strlen(taken) == 1005);
 	CHECK(sb.buf == NULL && sb.len == 0);
 	free(taken);
@@ -43,9 +43,9 @@ static void test_json(void)
 	hs_json_obj_begin(&j);
 	hs_json_obj_end(&j);
 	hs_json_obj_end(&j);
-	CHECK_EQ_STR(sb_cstr(&sb), "{\n  \"s\": \"q\\\"b\\\\n\\n\\t\\u0001\",\n  \"a\": [\n    -1,\n    18446744073709551615,\n"
+	CHECK_EQ_STR(hs_sb_cstr(&sb), "{\n  \"s\": \"q\\\"b\\\\n\\n\\t\\u0001\",\n  \"a\": [\n    -1,\n    18446744073709551615,\n"
 				   "    true,\n    null\n  ],\n  \"e\": {}\n}\n");
-	sb_free(&sb);
+	hs_sb_free(&sb);
 }
 
 static void test_text(void)

@@ -78,13 +78,13 @@ static void test_rejections(void)
 	d = hs_diags_new();
 	hs_strbuf deep = {0};
 	for (int i = 0; i < HS_MAX_YAML_DEPTH + 5; i++)
-		sb_putc(&deep, '[');
+		hs_sb_putc(&deep, '[');
 	for (int i = 0; i < HS_MAX_YAML_DEPTH + 5; i++)
-		sb_putc(&deep, ']');
-	r = parse(&a, d, sb_cstr(&deep), &syntax);
+		hs_sb_putc(&deep, ']');
+	r = parse(&a, d, hs_sb_cstr(&deep), &syntax);
 	CHECK(r == NULL && syntax);
 	CHECK(hs_diags_count(d) == 1 && hs_diags_at(d, 0)->code == HS_D_DEPTH);
-	sb_free(&deep);
+	hs_sb_free(&deep);
 	hs_diags_free(d);
 	hs_arena_free(&a);
 }

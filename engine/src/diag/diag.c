@@ -262,26 +262,26 @@ static void render_text(const hs_diags *d, hs_strbuf *sb)
 		const hs_diag *g = &d->v[i];
 		const char *file = g->pos.file ? g->pos.file : "<input>";
 		if (g->pos.line)
-			sb_printf(sb, "%s:%u:%u: ", file, g->pos.line, g->pos.col);
+			hs_sb_printf(sb, "%s:%u:%u: ", file, g->pos.line, g->pos.col);
 		else
-			sb_printf(sb, "%s: ", file);
-		sb_printf(sb, "%s[%s]: %s\n", sev_name(g->severity), code_table[g->code].code, g->message);
+			hs_sb_printf(sb, "%s: ", file);
+		hs_sb_printf(sb, "%s[%s]: %s\n", sev_name(g->severity), code_table[g->code].code, g->message);
 		size_t len = 0;
 		const char *line = source_line(d, g->pos.file, g->pos.line, &len);
 		if (line) {
-			sb_printf(sb, "%5u | ", g->pos.line);
+			hs_sb_printf(sb, "%5u | ", g->pos.line);
 			/* Tabs are kept so the caret below lines up in a terminal. */
-			sb_appendn(sb, line, len);
-			sb_append(sb, "\n      | ");
+			hs_sb_appendn(sb, line, len);
+			hs_sb_append(sb, "\n      | ");
 			for (unsigned c = 1; c < g->pos.col && c <= len; c++)
-				sb_putc(sb, line[c - 1] == '\t' ? '\t' : ' ');
-			sb_append(sb, "^\n");
+				hs_sb_putc(sb, line[c - 1] == '\t' ? '\t' : ' ');
+			hs_sb_append(sb, "^\n");
 		}
 		if (g->hint)
-			sb_printf(sb, "      = hint: %s\n", g->hint);
+			hs_sb_printf(sb, "      = hint: %s\n", g->hint);
 	}
 	if (d->truncated)
-		sb_printf(sb, "error: more than %d diagnostics; the rest were dropped\n", HS_MAX_DIAGNOSTICS);
+		hs_sb_printf(sb, "error: more than %d diagnostics; the rest were dropped\n", HS_MAX_DIAGNOSTICS);
 }
 
 static void render_json(const hs_diags *d, hs_strbuf *sb)
@@ -358,11 +358,11 @@ static void render_sarif(const hs_diags *d, hs_strbuf *sb)
 		hs_json_key(&j, "message");
 		hs_json_obj_begin(&j);
 		hs_strbuf m = {0};
-		sb_append(&m, g->message);
+		hs_sb_append(&m, g->message);
 		if (g->hint)
-			sb_printf(&m, " (hint: %s)", g->hint);
-		hs_json_kstr(&j, "text", sb_cstr(&m));
-		sb_free(&m);
+			hs_sb_printf(&m, " (hint: %s)", g->hint);
+		hs_json_kstr(&j, "text", hs_sb_cstr(&m));
+		hs_sb_free(&m);
 		hs_json_obj_end(&j);
 		hs_json_key(&j, "locations");
 		hs_json_arr_begin(&j);
@@ -397,12 +397,12 @@ static void gh_escape(hs_strbuf *sb, const char *s, bool property)
 {
 	for (; *s; s++) {
 		switch (*s) {
-		case '%': sb_append(sb, "%25"); break;
-		case '\r': sb_append(sb, "%0D"); break;
-		case '\n': sb_append(sb, "%0A"); break;
-		case ':': property ? sb_append(sb, "%3A") : sb_putc(sb, ':'); break;
-		case ',': property ? sb_append(sb, "%2C") : sb_putc(sb, ','); break;
-		default: sb_putc(sb, *s);
+		case '%': hs_sb_append(sb, "%25"); break;
+		case '\r': hs_sb_append(sb, "%0D"); break;
+		case '\n': hs_sb_append(sb, "%0A"); break;
+		case ':': property ? hs_sb_append(sb, "%3A") : hs_sb_putc(sb, ':'); break;
+		case ',': property ? hs_sb_append(sb, "%2C") : hs_sb_putc(sb, ','); break;
+		default: hs_sb_putc(sb, *s);
 		}
 	}
 }
@@ -411,18 +411,18 @@ static void render_github(const hs_diags *d, hs_strbuf *sb)
 {
 	for (size_t i = 0; i < d->n; i++) {
 		const hs_diag *g = &d->v[i];
-		sb_printf(sb, "::%s file=", sev_name(g->severity));
+		hs_sb_printf(sb, "::%s file=", sev_name(g->severity));
 		gh_escape(sb, g->pos.file ? g->pos.file : "", true);
 		if (g->pos.line)
-			sb_printf(sb, ",line=%u,col=%u", g->pos.line, g->pos.col);
-		sb_printf(sb, ",title=%s %s::", code_table[g->code].code, code_table[g->code].slug);
+			hs_sb_printf(sb, ",line=%u,col=%u", g->pos.line, g->pos.col);
+		hs_sb_printf(sb, ",title=%s %s::", code_table[g->code].code, code_table[g->code].slug);
 		gh_escape(sb, g->message, false);
 		if (g->hint) {
-			sb_append(sb, " (hint: ");
+			hs_sb_append(sb, " (hint: ");
 			gh_escape(sb, g->hint, false);
-			sb_putc(sb, ')');
+			hs_sb_putc(sb, ')');
 		}
-		sb_putc(sb, '\n');
+		hs_sb_putc(sb, '\n');
 	}
 }
 
@@ -435,15 +435,7 @@ hs_status hs_diags_render(const hs_diags *d, FILE *out, hs_diag_format fmt)
 	case HS_FMT_SARIF: render_sarif(d, &sb); break;
 	case HS_FMT_GITHUB: render_github(d, &sb); break;
 	}
-	if (sb.oom) {
-		sb_free(&sb);
-		return HS_ENOMEM;
-	}
-	hs_status st = HS_OK;
-	if (sb.len && fwrite(sb.buf, 1, sb.len, out) != sb.len)
-		st = HS_EIO;
-	sb_free(&sb);
-	return st;
+	return hs_sb_write_free(&sb, out);
 }
 
 hs_status hs_diag_format_parse(const char *s, hs_diag_format *out)

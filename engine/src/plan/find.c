@@ -16,11 +16,11 @@ static bool is_file(const char *p)
 static char *try_dir(const char *dir, const char *name, hs_strbuf *tried)
 {
 	hs_strbuf sb = {0};
-	sb_printf(&sb, "%s/%s", dir, name);
-	sb_printf(tried, "  %s\n", sb_cstr(&sb));
-	if (!sb.oom && is_file(sb_cstr(&sb)))
-		return sb_take(&sb);
-	sb_free(&sb);
+	hs_sb_printf(&sb, "%s/%s", dir, name);
+	hs_sb_printf(tried, "  %s\n", hs_sb_cstr(&sb));
+	if (!sb.oom && is_file(hs_sb_cstr(&sb)))
+		return hs_sb_take(&sb);
+	hs_sb_free(&sb);
 	return NULL;
 }
 
@@ -29,46 +29,46 @@ char *hs_rules_resolve(const char *arg, const char *argv0, char **tried_out)
 	hs_strbuf tried = {0};
 	char *found = NULL;
 	if (strchr(arg, '/') || is_file(arg)) {
-		sb_printf(&tried, "  %s\n", arg);
+		hs_sb_printf(&tried, "  %s\n", arg);
 		if (is_file(arg))
 			found = strdup(arg);
 		goto out;
 	}
 	/* "stutter" means "stutter.yaml". */
 	hs_strbuf name = {0};
-	sb_append(&name, arg);
+	hs_sb_append(&name, arg);
 	size_t n = strlen(arg);
 	if (!(n > 5 && strcmp(arg + n - 5, ".yaml") == 0) && !(n > 4 && strcmp(arg + n - 4, ".yml") == 0))
-		sb_append(&name, ".yaml");
+		hs_sb_append(&name, ".yaml");
 	const char *env = getenv("HINDSIGHT_RULES_DIR");
 	if (env && *env)
-		found = try_dir(env, sb_cstr(&name), &tried);
+		found = try_dir(env, hs_sb_cstr(&name), &tried);
 	if (!found && argv0 && strchr(argv0, '/')) {
 		char *self = realpath(argv0, NULL);
 		if (self) {
 			char *slash = strrchr(self, '/');
 			*slash = '\0';
 			hs_strbuf d = {0};
-			sb_printf(&d, "%s/rules", self);
-			found = try_dir(sb_cstr(&d), sb_cstr(&name), &tried);
-			sb_free(&d);
+			hs_sb_printf(&d, "%s/rules", self);
+			found = try_dir(hs_sb_cstr(&d), hs_sb_cstr(&name), &tried);
+			hs_sb_free(&d);
 			if (!found) {
-				sb_printf(&d, "%s/../share/hindsight/rules", self);
-				found = try_dir(sb_cstr(&d), sb_cstr(&name), &tried);
-				sb_free(&d);
+				hs_sb_printf(&d, "%s/../share/hindsight/rules", self);
+				found = try_dir(hs_sb_cstr(&d), hs_sb_cstr(&name), &tried);
+				hs_sb_free(&d);
 			}
 			free(self);
 		}
 	}
 	if (!found)
-		found = try_dir(HS_INSTALL_RULES_DIR, sb_cstr(&name), &tried);
+		found = try_dir(HS_INSTALL_RULES_DIR, hs_sb_cstr(&name), &tried);
 	if (!found)
-		found = try_dir(HS_SOURCE_RULES_DIR, sb_cstr(&name), &tried);
-	sb_free(&name);
+		found = try_dir(HS_SOURCE_RULES_DIR, hs_sb_cstr(&name), &tried);
+	hs_sb_free(&name);
 out:
 	if (tried_out)
-		*tried_out = sb_take(&tried);
+		*tried_out = hs_sb_take(&tried);
 	else
-		sb_free(&tried);
+		hs_sb_free(&tried);
 	return found;
 }

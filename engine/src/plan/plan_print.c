@@ -27,7 +27,7 @@ static void log_file_mode_names(uint32_t m, hs_strbuf *sb)
 	bool first = true;
 	for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
 		if (m & bits[i].bit) {
-			sb_printf(sb, "%s%s", first ? "" : " | ", bits[i].name);
+			hs_sb_printf(sb, "%s%s", first ? "" : " | ", bits[i].name);
 			first = false;
 		}
 }
@@ -38,7 +38,7 @@ static void keyword_names(const hs_provider *p, uint64_t mask, hs_strbuf *sb)
 	bool first = true;
 	for (size_t i = 0; i < p->n_keywords; i++)
 		if (p->keywords[i].mask && (p->keywords[i].mask & mask) == p->keywords[i].mask) {
-			sb_printf(sb, "%s%s", first ? "" : "|", p->keywords[i].name);
+			hs_sb_printf(sb, "%s%s", first ? "" : "|", p->keywords[i].name);
 			first = false;
 		}
 }
@@ -51,75 +51,75 @@ static const char *clock_name(uint32_t c)
 static void mb(hs_strbuf *sb, uint64_t bytes)
 {
 	if (bytes % (1024u * 1024u) == 0)
-		sb_printf(sb, "%" PRIu64 " MiB", bytes / (1024u * 1024u));
+		hs_sb_printf(sb, "%" PRIu64 " MiB", bytes / (1024u * 1024u));
 	else
-		sb_printf(sb, "%.1f MiB", (double)bytes / (1024.0 * 1024.0));
+		hs_sb_printf(sb, "%.1f MiB", (double)bytes / (1024.0 * 1024.0));
 }
 
 static void text_event(hs_strbuf *sb, const hs_plan_event *e, bool win)
 {
 	if (win)
-		sb_printf(sb, "      %5d  %-32s", e->id, e->name ? e->name : "?");
+		hs_sb_printf(sb, "      %5d  %-32s", e->id, e->name ? e->name : "?");
 	else
-		sb_printf(sb, "      %-36s", e->name ? e->name : "?");
-	sb_printf(sb, " %s%s\n", e->story ? e->story : "(no story)", e->name_guessed ? " [name unverified]" : "");
+		hs_sb_printf(sb, "      %-36s", e->name ? e->name : "?");
+	hs_sb_printf(sb, " %s%s\n", e->story ? e->story : "(no story)", e->name_guessed ? " [name unverified]" : "");
 	if (e->filter)
-		sb_printf(sb, "             filter: %s\n", e->filter);
+		hs_sb_printf(sb, "             filter: %s\n", e->filter);
 }
 
 static void text_windows_session(hs_strbuf *sb, const hs_plan_session *ps)
 {
 	const hs_session *s = ps->session;
 	const hs_plan_etw *e = &ps->etw;
-	sb_printf(sb, "  StartTraceW(\"%s\", EVENT_TRACE_PROPERTIES):\n", s->logger_name);
-	sb_printf(sb, "    Wnode.BufferSize     %u (%u + two 1024-WCHAR names)\n", e->wnode_buffer_size,
+	hs_sb_printf(sb, "  StartTraceW(\"%s\", EVENT_TRACE_PROPERTIES):\n", s->logger_name);
+	hs_sb_printf(sb, "    Wnode.BufferSize     %u (%u + two 1024-WCHAR names)\n", e->wnode_buffer_size,
 		  HS_SIZEOF_EVENT_TRACE_PROPERTIES);
-	sb_printf(sb, "    Wnode.Flags          0x%08x WNODE_FLAG_TRACED_GUID\n", e->wnode_flags);
-	sb_printf(sb, "    Wnode.ClientContext  %u (%s)\n", e->client_context, clock_name(e->client_context));
-	sb_printf(sb, "    BufferSize           %u KB\n", e->buffer_size_kb);
-	sb_printf(sb, "    MinimumBuffers       %u\n", e->min_buffers);
-	sb_printf(sb, "    MaximumBuffers       %u\n", e->max_buffers);
-	sb_printf(sb, "    MaximumFileSize      %u MB%s\n", e->max_file_mb, e->max_file_mb ? "" : " (no limit)");
-	sb_printf(sb, "    LogFileMode          0x%08x ", e->log_file_mode);
+	hs_sb_printf(sb, "    Wnode.Flags          0x%08x WNODE_FLAG_TRACED_GUID\n", e->wnode_flags);
+	hs_sb_printf(sb, "    Wnode.ClientContext  %u (%s)\n", e->client_context, clock_name(e->client_context));
+	hs_sb_printf(sb, "    BufferSize           %u KB\n", e->buffer_size_kb);
+	hs_sb_printf(sb, "    MinimumBuffers       %u\n", e->min_buffers);
+	hs_sb_printf(sb, "    MaximumBuffers       %u\n", e->max_buffers);
+	hs_sb_printf(sb, "    MaximumFileSize      %u MB%s\n", e->max_file_mb, e->max_file_mb ? "" : " (no limit)");
+	hs_sb_printf(sb, "    LogFileMode          0x%08x ", e->log_file_mode);
 	log_file_mode_names(e->log_file_mode, sb);
-	sb_putc(sb, '\n');
-	sb_printf(sb, "    FlushTimer           %u s\n", e->flush_timer);
-	sb_printf(sb, "    EnableFlags          0x%08x\n", e->enable_flags);
-	sb_printf(sb, "    LoggerNameOffset     %u\n", e->logger_name_offset);
-	sb_printf(sb, "    LogFileNameOffset    %u%s\n", e->log_file_name_offset,
+	hs_sb_putc(sb, '\n');
+	hs_sb_printf(sb, "    FlushTimer           %u s\n", e->flush_timer);
+	hs_sb_printf(sb, "    EnableFlags          0x%08x\n", e->enable_flags);
+	hs_sb_printf(sb, "    LoggerNameOffset     %u\n", e->logger_name_offset);
+	hs_sb_printf(sb, "    LogFileNameOffset    %u%s\n", e->log_file_name_offset,
 		  s->mode == HS_MODE_BUFFERING ? " (file name set only on FLUSH)" : "");
 	if (e->sample_interval_100ns)
-		sb_printf(sb,
+		hs_sb_printf(sb,
 			  "  TraceSetInformation(TraceSampledProfileIntervalInfo): %u x 100 ns (%.0f Hz); previous value restored at stop\n",
 			  e->sample_interval_100ns, 1e7 / e->sample_interval_100ns);
-	sb_append(sb, "  kernel memory: up to ");
+	hs_sb_append(sb, "  kernel memory: up to ");
 	mb(sb, ps->memory_bytes);
-	sb_printf(sb, " (%u x %u KB buffers, nonpaged)\n", e->max_buffers, e->buffer_size_kb);
+	hs_sb_printf(sb, " (%u x %u KB buffers, nonpaged)\n", e->max_buffers, e->buffer_size_kb);
 	for (size_t i = 0; i < ps->n_providers; i++) {
 		const hs_plan_provider *pp = &ps->providers[i];
 		const hs_provider *p = pp->provider;
 		char g[37];
 		hs_guid_format(&p->guid, g);
-		sb_printf(sb, "  EnableTraceEx2(%s {%s}, EVENT_CONTROL_CODE_ENABLE_PROVIDER):\n", p->name, g);
-		sb_printf(sb, "    Level %u (%s)  MatchAnyKeyword 0x%016" PRIx64, pp->level, level_name(pp->level),
+		hs_sb_printf(sb, "  EnableTraceEx2(%s {%s}, EVENT_CONTROL_CODE_ENABLE_PROVIDER):\n", p->name, g);
+		hs_sb_printf(sb, "    Level %u (%s)  MatchAnyKeyword 0x%016" PRIx64, pp->level, level_name(pp->level),
 			  pp->match_any);
 		if (pp->match_any) {
-			sb_append(sb, " (");
+			hs_sb_append(sb, " (");
 			keyword_names(p, pp->match_any, sb);
-			sb_putc(sb, ')');
+			hs_sb_putc(sb, ')');
 		} else {
-			sb_append(sb, " (all)");
+			hs_sb_append(sb, " (all)");
 		}
-		sb_printf(sb, "  MatchAllKeyword 0x%016" PRIx64 "\n", pp->match_all);
-		sb_printf(sb, "    ENABLE_TRACE_PARAMETERS Version 2  EnableProperty 0x%08x%s%s  FilterDescCount %u\n",
+		hs_sb_printf(sb, "  MatchAllKeyword 0x%016" PRIx64 "\n", pp->match_all);
+		hs_sb_printf(sb, "    ENABLE_TRACE_PARAMETERS Version 2  EnableProperty 0x%08x%s%s  FilterDescCount %u\n",
 			  pp->enable_property,
 			  pp->enable_property & HS_EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0 ? " IGNORE_KEYWORD_0" : "",
 			  pp->enable_property & HS_EVENT_ENABLE_PROPERTY_STACK_TRACE ? " STACK_TRACE" : "",
 			  (pp->whitelist ? 1u : 0u) + (pp->n_stack_events && p->kind != HS_PKIND_SYSTEM ? 1u : 0u));
 		if (pp->capture_state)
-			sb_append(sb, "    before each flush: EVENT_CONTROL_CODE_CAPTURE_STATE\n");
+			hs_sb_append(sb, "    before each flush: EVENT_CONTROL_CODE_CAPTURE_STATE\n");
 		if (pp->whitelist) {
-			sb_printf(sb,
+			hs_sb_printf(sb,
 				  "    filter EVENT_FILTER_TYPE_EVENT_ID (0x%08x) FilterIn TRUE  Count %zu  Size %u\n",
 				  HS_EVENT_FILTER_TYPE_EVENT_ID, pp->n_events, HS_EVENT_FILTER_EVENT_ID_SIZE(pp->n_events));
 			for (size_t k = 0; k < pp->n_events; k++)
@@ -127,16 +127,16 @@ static void text_windows_session(hs_strbuf *sb, const hs_plan_session *ps)
 		}
 		if (pp->n_stack_events) {
 			if (p->kind == HS_PKIND_SYSTEM) {
-				sb_printf(sb, "    TraceSetInformation(TraceStackTracingInfo): %zu CLASSIC_EVENT_ID\n",
+				hs_sb_printf(sb, "    TraceSetInformation(TraceStackTracingInfo): %zu CLASSIC_EVENT_ID\n",
 					  pp->n_stack_events);
 				for (size_t k = 0; k < pp->n_stack_events; k++) {
 					const hs_plan_event *se = &pp->stack_events[k];
 					char cg[37];
 					hs_guid_format(&se->classic_guid, cg);
-					sb_printf(sb, "      {%s} opcode %d  %s\n", cg, se->id, se->name ? se->name : "?");
+					hs_sb_printf(sb, "      {%s} opcode %d  %s\n", cg, se->id, se->name ? se->name : "?");
 				}
 			} else {
-				sb_printf(sb, "    filter EVENT_FILTER_TYPE_STACKWALK (0x%08x) FilterIn TRUE  Count %zu\n",
+				hs_sb_printf(sb, "    filter EVENT_FILTER_TYPE_STACKWALK (0x%08x) FilterIn TRUE  Count %zu\n",
 					  HS_EVENT_FILTER_TYPE_STACKWALK, pp->n_stack_events);
 				for (size_t k = 0; k < pp->n_stack_events; k++)
 					text_event(sb, &pp->stack_events[k], true);
@@ -149,28 +149,28 @@ static void text_linux_session(hs_strbuf *sb, const hs_plan_session *ps)
 {
 	const hs_session *s = ps->session;
 	const hs_plan_linux *l = &ps->linux_;
-	sb_printf(sb, "  tracefs instance \"%s\": trace_clock %s, buffer_size_kb %" PRIu64 " per CPU x %u CPUs, overwrite %d\n",
+	hs_sb_printf(sb, "  tracefs instance \"%s\": trace_clock %s, buffer_size_kb %" PRIu64 " per CPU x %u CPUs, overwrite %d\n",
 		  s->logger_name, s->clock, l->per_cpu_kb, l->cpus, l->overwrite ? 1 : 0);
 	if (s->mode == HS_MODE_FILE_CIRCULAR)
-		sb_printf(sb, "  streamed to the file: at most %" PRIu64 " MB (oldest data dropped), flushed every %" PRIu64 " s\n",
+		hs_sb_printf(sb, "  streamed to the file: at most %" PRIu64 " MB (oldest data dropped), flushed every %" PRIu64 " s\n",
 			  s->max_file_mb, s->flush_interval_s);
 	else if (s->mode == HS_MODE_BUFFERING)
-		sb_append(sb, "  in memory only; written out on Ctrl+C, SIGTERM or a snapshot request\n");
+		hs_sb_append(sb, "  in memory only; written out on Ctrl+C, SIGTERM or a snapshot request\n");
 	else
-		sb_printf(sb, "  perf_event_open: cpu-clock at %" PRIu64 " Hz, one event per CPU, call graph %s\n",
+		hs_sb_printf(sb, "  perf_event_open: cpu-clock at %" PRIu64 " Hz, one event per CPU, call graph %s\n",
 			  l->sample_hz, l->call_graph_fp ? "frame pointers" : "none");
-	sb_append(sb, "  kernel memory: ");
+	hs_sb_append(sb, "  kernel memory: ");
 	mb(sb, ps->memory_bytes);
-	sb_append(sb, " (unswappable)\n");
+	hs_sb_append(sb, " (unswappable)\n");
 	for (size_t i = 0; i < ps->n_providers; i++) {
 		const hs_plan_provider *pp = &ps->providers[i];
 		const hs_provider *p = pp->provider;
 		if (!pp->whitelist) {
-			sb_printf(sb, "  enable %s/* (every event of the system)%s\n", p->system,
+			hs_sb_printf(sb, "  enable %s/* (every event of the system)%s\n", p->system,
 				  pp->stacks_all ? ", stacktrace trigger" : "");
 			continue;
 		}
-		sb_printf(sb, "  enable %zu event%s of %s%s:\n", pp->n_events, pp->n_events == 1 ? "" : "s", p->system,
+		hs_sb_printf(sb, "  enable %zu event%s of %s%s:\n", pp->n_events, pp->n_events == 1 ? "" : "s", p->system,
 			  pp->stacks_all ? " (stacktrace trigger)" : "");
 		for (size_t k = 0; k < pp->n_events; k++)
 			text_event(sb, &pp->events[k], false);
@@ -182,35 +182,31 @@ hs_status hs_plan_print_text(const hs_plan *plan, FILE *out)
 	hs_strbuf sb = {0};
 	const hs_ruleset *rs = plan->rules;
 	bool win = plan->platform == HS_PLATFORM_WINDOWS;
-	sb_printf(&sb, "profile %s for %s (%s)\n", rs->name ? rs->name : "?", hs_platform_name(plan->platform), rs->path);
+	hs_sb_printf(&sb, "profile %s for %s (%s)\n", rs->name ? rs->name : "?", hs_platform_name(plan->platform), rs->path);
 	if (rs->description)
-		sb_printf(&sb, "  %s\n", rs->description);
-	sb_append(&sb, "rules files:");
+		hs_sb_printf(&sb, "  %s\n", rs->description);
+	hs_sb_append(&sb, "rules files:");
 	for (size_t i = 0; i < rs->n_files; i++)
-		sb_printf(&sb, " %s", rs->files[i]);
-	sb_putc(&sb, '\n');
+		hs_sb_printf(&sb, " %s", rs->files[i]);
+	hs_sb_putc(&sb, '\n');
 	if (rs->run.dir)
-		sb_printf(&sb, "run folder: %s/%s  log %s  manifest %s  stats every %" PRIu64 " s\n", rs->run.dir,
+		hs_sb_printf(&sb, "run folder: %s/%s  log %s  manifest %s  stats every %" PRIu64 " s\n", rs->run.dir,
 			  rs->run.name_format ? rs->run.name_format : "?", rs->run.log ? rs->run.log : "-",
 			  rs->run.manifest ? rs->run.manifest : "-", rs->run.stats_interval_s);
 	for (size_t i = 0; i < plan->n_sessions; i++) {
 		const hs_plan_session *ps = &plan->sessions[i];
 		const hs_session *s = ps->session;
-		sb_printf(&sb, "\nsession %s: %s -> %s\n", s->name, hs_mode_name(s->mode), s->output);
+		hs_sb_printf(&sb, "\nsession %s: %s -> %s\n", s->name, hs_mode_name(s->mode), s->output);
 		if (win)
 			text_windows_session(&sb, ps);
 		else
 			text_linux_session(&sb, ps);
 	}
-	sb_printf(&sb, "\ntotal: %zu session%s, %zu whitelisted event%s, kernel memory ", plan->n_sessions,
+	hs_sb_printf(&sb, "\ntotal: %zu session%s, %zu whitelisted event%s, kernel memory ", plan->n_sessions,
 		  plan->n_sessions == 1 ? "" : "s", plan->n_whitelisted, plan->n_whitelisted == 1 ? "" : "s");
 	mb(&sb, plan->memory_bytes);
-	sb_putc(&sb, '\n');
-	hs_status st = sb.oom ? HS_ENOMEM : HS_OK;
-	if (st == HS_OK && fwrite(sb.buf, 1, sb.len, out) != sb.len)
-		st = HS_EIO;
-	sb_free(&sb);
-	return st;
+	hs_sb_putc(&sb, '\n');
+	return hs_sb_write_free(&sb, out);
 }
 
 static void json_event(hs_json *j, const hs_plan_event *e, bool win)
@@ -372,9 +368,5 @@ hs_status hs_plan_print_json(const hs_plan *plan, FILE *out)
 		json_session(&j, plan, &plan->sessions[i]);
 	hs_json_arr_end(&j);
 	hs_json_obj_end(&j);
-	hs_status st = sb.oom ? HS_ENOMEM : HS_OK;
-	if (st == HS_OK && fwrite(sb.buf, 1, sb.len, out) != sb.len)
-		st = HS_EIO;
-	sb_free(&sb);
-	return st;
+	return hs_sb_write_free(&sb, out);
 }

@@ -337,16 +337,16 @@ static void check_event_keywords(checker *C, const hs_session_provider *sp, cons
 	uint64_t all = mask_of(p, sp->keywords_all, sp->n_keywords_all);
 	hs_strbuf names = {0};
 	for (size_t k = 0; k < ce->n_keywords; k++)
-		sb_printf(&names, "%s%s", k ? ", " : "", ce->keywords[k]);
+		hs_sb_printf(&names, "%s%s", k ? ", " : "", ce->keywords[k]);
 	if (any && !(ev & any))
 		hs_diag_add(C->d, HS_D_KEYWORD_OFF, pos, "add one of its keywords to the session's keywords",
 			    "event %d (%s) is logged with keywords %s, none of which this session enables", ce->id,
-			    ce->name ? ce->name : "?", sb_cstr(&names));
+			    ce->name ? ce->name : "?", hs_sb_cstr(&names));
 	else if (all && (ev & all) != all)
 		hs_diag_add(C->d, HS_D_KEYWORD_OFF, pos, "drop the keywords_all the event does not carry",
 			    "event %d (%s) is logged with keywords %s, so it never has all of keywords_all", ce->id,
-			    ce->name ? ce->name : "?", sb_cstr(&names));
-	sb_free(&names);
+			    ce->name ? ce->name : "?", hs_sb_cstr(&names));
+	hs_sb_free(&names);
 }
 
 static bool filter_balanced(const char *f)

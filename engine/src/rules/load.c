@@ -195,13 +195,13 @@ static int pick(loader *L, const hs_ynode *n, const char *key, const char *const
 	const char *near = hs_closest(s, names);
 	hs_strbuf list = {0};
 	for (int i = 0; names[i]; i++)
-		sb_printf(&list, "%s%s", i ? ", " : "", names[i]);
+		hs_sb_printf(&list, "%s%s", i ? ", " : "", names[i]);
 	char hint[160];
 	if (near)
 		snprintf(hint, sizeof hint, "did you mean '%s'?", near);
 	hs_diag_add(L->d, HS_D_ENUM, n->pos, near ? hint : NULL, "'%s' is '%s'; it must be one of: %s", key, s,
-		    sb_cstr(&list));
-	sb_free(&list);
+		    hs_sb_cstr(&list));
+	hs_sb_free(&list);
 	return -1;
 }
 

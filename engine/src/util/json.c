@@ -14,9 +14,9 @@ void hs_json_init(hs_json *j, hs_strbuf *out)
 
 static void indent(hs_json *j)
 {
-	sb_putc(j->out, '\n');
+	hs_sb_putc(j->out, '\n');
 	for (int i = 0; i < j->depth; i++)
-		sb_append(j->out, "  ");
+		hs_sb_append(j->out, "  ");
 }
 
 /* Called before every value or key: writes the separator and indentation. */
@@ -28,7 +28,7 @@ static void pre(hs_json *j)
 	}
 	if (j->depth > 0) {
 		if (!j->first[j->depth])
-			sb_putc(j->out, ',');
+			hs_sb_putc(j->out, ',');
 		j->first[j->depth] = false;
 		indent(j);
 	}
@@ -37,7 +37,7 @@ static void pre(hs_json *j)
 static void open(hs_json *j, char c)
 {
 	pre(j);
-	sb_putc(j->out, c);
+	hs_sb_putc(j->out, c);
 	if (j->depth + 1 < HS_JSON_MAX_DEPTH)
 		j->depth++;
 	j->first[j->depth] = true;
@@ -50,9 +50,9 @@ static void close(hs_json *j, char c)
 		j->depth--;
 	if (!empty)
 		indent(j);
-	sb_putc(j->out, c);
+	hs_sb_putc(j->out, c);
 	if (j->depth == 0)
-		sb_putc(j->out, '\n');
+		hs_sb_putc(j->out, '\n');
 }
 
 void hs_json_obj_begin(hs_json *j) { open(j, '{'); }
@@ -62,29 +62,29 @@ void hs_json_arr_end(hs_json *j) { close(j, ']'); }
 
 void hs_json_escape(hs_strbuf *sb, const char *s)
 {
-	sb_putc(sb, '"');
+	hs_sb_putc(sb, '"');
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		switch (*p) {
-		case '"': sb_append(sb, "\\\""); break;
-		case '\\': sb_append(sb, "\\\\"); break;
-		case '\n': sb_append(sb, "\\n"); break;
-		case '\r': sb_append(sb, "\\r"); break;
-		case '\t': sb_append(sb, "\\t"); break;
+		case '"': hs_sb_append(sb, "\\\""); break;
+		case '\\': hs_sb_append(sb, "\\\\"); break;
+		case '\n': hs_sb_append(sb, "\\n"); break;
+		case '\r': hs_sb_append(sb, "\\r"); break;
+		case '\t': hs_sb_append(sb, "\\t"); break;
 		default:
 			if (*p < 0x20)
-				sb_printf(sb, "\\u%04x", *p);
+				hs_sb_printf(sb, "\\u%04x", *p);
 			else
-				sb_putc(sb, (char)*p);
+				hs_sb_putc(sb, (char)*p);
 		}
 	}
-	sb_putc(sb, '"');
+	hs_sb_putc(sb, '"');
 }
 
 void hs_json_key(hs_json *j, const char *key)
 {
 	pre(j);
 	hs_json_escape(j->out, key);
-	sb_append(j->out, ": ");
+	hs_sb_append(j->out, ": ");
 	j->after_key = true;
 }
 
@@ -94,31 +94,31 @@ void hs_json_str(hs_json *j, const char *s)
 	if (s)
 		hs_json_escape(j->out, s);
 	else
-		sb_append(j->out, "null");
+		hs_sb_append(j->out, "null");
 }
 
 void hs_json_int(hs_json *j, int64_t v)
 {
 	pre(j);
-	sb_printf(j->out, "%" PRId64, v);
+	hs_sb_printf(j->out, "%" PRId64, v);
 }
 
 void hs_json_uint(hs_json *j, uint64_t v)
 {
 	pre(j);
-	sb_printf(j->out, "%" PRIu64, v);
+	hs_sb_printf(j->out, "%" PRIu64, v);
 }
 
 void hs_json_bool(hs_json *j, bool v)
 {
 	pre(j);
-	sb_append(j->out, v ? "true" : "false");
+	hs_sb_append(j->out, v ? "true" : "false");
 }
 
 void hs_json_null(hs_json *j)
 {
 	pre(j);
-	sb_append(j->out, "null");
+	hs_sb_append(j->out, "null");
 }
 
 void hs_json_kstr(hs_json *j, const char *k, const char *s) { hs_json_key(j, k); hs_json_str(j, s); }

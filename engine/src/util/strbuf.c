@@ -25,7 +25,7 @@ static bool reserve(hs_strbuf *sb, size_t extra)
 	return true;
 }
 
-void sb_appendn(hs_strbuf *sb, const char *s, size_t n)
+void hs_sb_appendn(hs_strbuf *sb, const char *s, size_t n)
 {
 	if (!reserve(sb, n))
 		return;
@@ -34,17 +34,17 @@ void sb_appendn(hs_strbuf *sb, const char *s, size_t n)
 	sb->buf[sb->len] = '\0';
 }
 
-void sb_append(hs_strbuf *sb, const char *s)
+void hs_sb_append(hs_strbuf *sb, const char *s)
 {
-	sb_appendn(sb, s, strlen(s));
+	hs_sb_appendn(sb, s, strlen(s));
 }
 
-void sb_putc(hs_strbuf *sb, char c)
+void hs_sb_putc(hs_strbuf *sb, char c)
 {
-	sb_appendn(sb, &c, 1);
+	hs_sb_appendn(sb, &c, 1);
 }
 
-void sb_printf(hs_strbuf *sb, const char *fmt, ...)
+void hs_sb_printf(hs_strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -58,23 +58,32 @@ void sb_printf(hs_strbuf *sb, const char *fmt, ...)
 	sb->len += (size_t)n;
 }
 
-const char *sb_cstr(hs_strbuf *sb)
+const char *hs_sb_cstr(hs_strbuf *sb)
 {
 	return (sb->buf && !sb->oom) ? sb->buf : "";
 }
 
-char *sb_take(hs_strbuf *sb)
+char *hs_sb_take(hs_strbuf *sb)
 {
 	char *p = NULL;
 	if (!sb->oom) {
 		p = sb->buf ? sb->buf : calloc(1, 1);
 		sb->buf = NULL;
 	}
-	sb_free(sb);
+	hs_sb_free(sb);
 	return p;
 }
 
-void sb_free(hs_strbuf *sb)
+hs_status hs_sb_write_free(hs_strbuf *sb, FILE *out)
+{
+	hs_status st = sb->oom ? HS_ENOMEM : HS_OK;
+	if (st == HS_OK && sb->len && fwrite(sb->buf, 1, sb->len, out) != sb->len)
+		st = HS_EIO;
+	hs_sb_free(sb);
+	return st;
+}
+
+void hs_sb_free(hs_strbuf *sb)
 {
 	free(sb->buf);
 	sb->buf = NULL;
