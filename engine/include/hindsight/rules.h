@@ -197,5 +197,7 @@ hs_platform hs_platform_host(void);
 bool hs_guid_parse(const char *s, hs_guid *out);
 /* Writes "XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX" (uppercase) into buf[37]. */
 void hs_guid_format(const hs_guid *g, char buf[37]);
+/* Same in lower case (the form trace tools print). */
+void hs_guid_format_lower(const hs_guid *g, char buf[37]);
 
 #endif

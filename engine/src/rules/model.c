@@ -126,6 +126,13 @@ void hs_guid_format(const hs_guid *g, char buf[37])
 		 g->data4[4], g->data4[5], g->data4[6], g->data4[7]);
 }
 
+void hs_guid_format_lower(const hs_guid *g, char buf[37])
+{
+	snprintf(buf, 37, "%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", (unsigned)g->data1,
+		 (unsigned)g->data2, (unsigned)g->data3, g->data4[0], g->data4[1], g->data4[2], g->data4[3],
+		 g->data4[4], g->data4[5], g->data4[6], g->data4[7]);
+}
+
 const hs_selection *hs_rules_selection(const hs_ruleset *rs, hs_platform p, size_t s, size_t e)
 {
 	hs_rules_priv *priv = hs_rules_priv_of(rs);

@@ -1,0 +1,764 @@
+/* etl/reader.c: maps an .etl file, indexes its buffers, decodes the logfile header and walks records. */
+#include "hindsight/etl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#ifndef _WIN32
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
+#include "etl/etl_format.h"
+#include "etl/xpress.h"
+
+enum { MAX_PROBLEMS = 1000 };
+
+struct hs_etl {
+	const uint8_t *data;
+	size_t len;
+	bool mapped, owned;
+	hs_etl_buffer *buffers;
+	size_t n_buffers, cap_buffers;
+	hs_etl_header header;
+	hs_etl_problem *problems;
+	size_t n_problems, cap_problems;
+	size_t lost_flagged;
+};
+
+static void problem(hs_etl *e, uint64_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void problem(hs_etl *e, uint64_t offset, const char *fmt, ...)
+{
+	if (e->n_problems >= MAX_PROBLEMS)
+		return;
+	char msg[sizeof e->problems[0].message];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	/* A second walk over the same file finds the same problems: keep one. */
+	for (size_t i = 0; i < e->n_problems; i++)
+		if (e->problems[i].offset == offset && strcmp(e->problems[i].message, msg) == 0)
+			return;
+	if (e->n_problems == e->cap_problems) {
+		size_t nc = e->cap_problems ? e->cap_problems * 2 : 16;
+		hs_etl_problem *p = realloc(e->problems, nc * sizeof(*p));
+		if (!p)
+			return;
+		e->problems = p;
+		e->cap_problems = nc;
+	}
+	hs_etl_problem *p = &e->problems[e->n_problems++];
+	p->offset = offset;
+	memcpy(p->message, msg, sizeof msg);
+}
+
+static hs_guid read_guid(const uint8_t *p)
+{
+	hs_guid g;
+	g.data1 = hs_le32(p);
+	g.data2 = hs_le16(p + 4);
+	g.data3 = hs_le16(p + 6);
+	memcpy(g.data4, p + 8, 8);
+	return g;
+}
+
+/* ---- records ---- */
+
+/*
+ * Decodes the record at data[off] of a buffer whose records end at `end`.
+ * Returns the unpadded record size, 0 at the end-of-data marker, or -1 (with
+ * *why set) when the bytes are not a record: the caller stops that buffer.
+ */
+static long parse_record(const uint8_t *data, uint32_t off, uint32_t end, hs_etl_record *r, const char **why)
+{
+	if (end - off < 4) {
+		*why = "a record header does not fit before the end of the buffer's data";
+		return -1;
+	}
+	const uint8_t *p = data + off;
+	if (hs_le32(p) == 0xFFFFFFFFu)
+		return 0;
+	uint8_t marker = p[3], type = p[2];
+	memset(r, 0, sizeof(*r));
+	r->raw = p;
+	r->header_type = type;
+	r->pid = r->tid = UINT32_MAX;
+	if (!(marker & HS_ETL_TRACE_HEADER_FLAG)) {
+		*why = "not a trace header (marker bit 0x80 clear)";
+		return -1;
+	}
+	uint32_t size, hdr;
+	if (marker & HS_ETL_TRACE_MESSAGE) {
+		/* WPP: no public sample; decoded from the documented layout. */
+		if (end - off < 8) {
+			*why = "truncated message header";
+			return -1;
+		}
+		size = hs_le16(p);
+		uint16_t opts = hs_le16(p + 6);
+		r->kind = HS_ETL_MESSAGE;
+		r->id = hs_le16(p + 4);
+		hdr = 8;
+		if (opts & HS_ETL_MSG_SEQUENCE)
+			hdr += 4;
+		if (opts & HS_ETL_MSG_GUID) {
+			if (size >= hdr + 16 && end - off >= hdr + 16) {
+				r->has_guid = true;
+				r->guid = read_guid(p + hdr);
+			}
+			hdr += 16;
+		} else if (opts & HS_ETL_MSG_COMPONENTID) {
+			hdr += 4;
+		}
+		if (opts & HS_ETL_MSG_TIMESTAMP) {
+			if (size >= hdr + 8 && end - off >= hdr + 8)
+				r->timestamp = (int64_t)hs_le64(p + hdr);
+			hdr += 8;
+		}
+		if (opts & HS_ETL_MSG_SYSTEMINFO) {
+			if (size >= hdr + 8 && end - off >= hdr + 8) {
+				r->tid = hs_le32(p + hdr);
+				r->pid = hs_le32(p + hdr + 4);
+			}
+			hdr += 8;
+		}
+		r->ptr64 = (opts & HS_ETL_MSG_POINTER64) != 0;
+	} else if (marker & HS_ETL_TRACE_HEADER_EVENT_TRACE) {
+		switch (type) {
+		case HS_ETL_HT_SYSTEM32:
+		case HS_ETL_HT_SYSTEM64:
+		case HS_ETL_HT_COMPACT32:
+		case HS_ETL_HT_COMPACT64: {
+			bool compact = type == HS_ETL_HT_COMPACT32 || type == HS_ETL_HT_COMPACT64;
+			hdr = compact ? 0x18 : 0x20;
+			if (end - off < hdr) {
+				*why = "truncated system header";
+				return -1;
+			}
+			size = hs_le16(p + 4);
+			r->kind = compact ? HS_ETL_COMPACT : HS_ETL_SYSTEM;
+			r->ptr64 = type == HS_ETL_HT_SYSTEM64 || type == HS_ETL_HT_COMPACT64;
+			r->version = (uint8_t)hs_le16(p);
+			r->opcode = p[6];
+			r->group = p[7];
+			r->tid = hs_le32(p + 8);
+			r->pid = hs_le32(p + 12);
+			r->timestamp = (int64_t)hs_le64(p + 16);
+			break;
+		}
+		case HS_ETL_HT_PERFINFO32:
+		case HS_ETL_HT_PERFINFO64: {
+			if (end - off < 0x10) {
+				*why = "truncated perfinfo header";
+				return -1;
+			}
+			uint16_t ver = hs_le16(p);
+			hdr = 0x10 + ((ver & HS_ETL_PEBS_INDEX_FLAG) ? 8u : 0u) +
+			      8u * ((ver & HS_ETL_PMC_COUNTERS_MASK) >> 8);
+			size = hs_le16(p + 4);
+			r->kind = HS_ETL_PERFINFO;
+			r->ptr64 = type == HS_ETL_HT_PERFINFO64;
+			r->version = (uint8_t)(ver & ~(HS_ETL_PEBS_INDEX_FLAG | HS_ETL_PMC_COUNTERS_MASK));
+			r->opcode = p[6];
+			r->group = p[7];
+			r->timestamp = (int64_t)hs_le64(p + 8);
+			break;
+		}
+		case HS_ETL_HT_EVENT_HEADER32:
+		case HS_ETL_HT_EVENT_HEADER64: {
+			hdr = 0x50;
+			if (end - off < hdr) {
+				*why = "truncated event header";
+				return -1;
+			}
+			size = hs_le16(p);
+			r->kind = HS_ETL_EVENT;
+			r->ptr64 = type == HS_ETL_HT_EVENT_HEADER64;
+			r->tid = hs_le32(p + 8);
+			r->pid = hs_le32(p + 12);
+			r->timestamp = (int64_t)hs_le64(p + 16);
+			r->has_guid = true;
+			r->guid = read_guid(p + 0x18);
+			r->id = hs_le16(p + 0x28);
+			r->version = p[0x2A];
+			r->channel = p[0x2B];
+			r->level = p[0x2C];
+			r->opcode = p[0x2D];
+			r->task = hs_le16(p + 0x2E);
+			r->keywords = hs_le64(p + 0x30);
+			if (size < hdr || size > end - off) {
+				*why = "event record size runs past the buffer's data";
+				return -1;
+			}
+			if (hs_le16(p + 4) & HS_ETL_EH_FLAG_EXTENDED_INFO) {
+				/* Items: u16 ItemSize (8 + data, 8-aligned), u16 type,
+				 * u16 linkage (bit 0: another follows), u16 data size. */
+				uint32_t x = hdr;
+				for (;;) {
+					if (size - x < 8) {
+						*why = "extended data item runs past the record";
+						return -1;
+					}
+					uint16_t isz = hs_le16(p + x);
+					uint16_t link = hs_le16(p + x + 4);
+					if (isz < 8 || isz > size - x) {
+						*why = "extended data item has an impossible size";
+						return -1;
+					}
+					x += isz;
+					if (!(link & 1))
+						break;
+				}
+				r->ext = p + hdr;
+				r->ext_len = x - hdr;
+				hdr = x;
+			}
+			break;
+		}
+		case HS_ETL_HT_FULL_HEADER32:
+		case HS_ETL_HT_FULL_HEADER64:
+		case HS_ETL_HT_INSTANCE32:
+		case HS_ETL_HT_INSTANCE64: {
+			bool inst = type == HS_ETL_HT_INSTANCE32 || type == HS_ETL_HT_INSTANCE64;
+			hdr = inst ? 0x48 : 0x30;
+			if (end - off < hdr) {
+				*why = "truncated classic header";
+				return -1;
+			}
+			size = hs_le16(p);
+			r->kind = inst ? HS_ETL_INSTANCE : HS_ETL_FULL;
+			r->ptr64 = type == HS_ETL_HT_FULL_HEADER64 || type == HS_ETL_HT_INSTANCE64;
+			r->opcode = p[4];
+			r->level = p[5];
+			r->version = (uint8_t)hs_le16(p + 6);
+			r->tid = hs_le32(p + 8);
+			r->pid = hs_le32(p + 12);
+			r->timestamp = (int64_t)hs_le64(p + 16);
+			r->has_guid = true;
+			r->guid = read_guid(p + 0x18);
+			break;
+		}
+		default:
+			*why = "unknown header type";
+			return -1;
+		}
+	} else {
+		*why = "unknown marker byte";
+		return -1;
+	}
+	if (size < hdr) {
+		*why = "record size is smaller than its header";
+		return -1;
+	}
+	if (size > end - off) {
+		*why = "record size runs past the buffer's data";
+		return -1;
+	}
+	r->raw_len = size;
+	r->payload = p + hdr;
+	r->payload_len = size - hdr;
+	return (long)size;
+}
+
+/* ---- logfile header ---- */
+
+static void utf16_to_utf8(const uint8_t *p, size_t max_units, char *out, size_t cap, size_t *units_read)
+{
+	size_t o = 0, i = 0;
+	for (; i < max_units; i++) {
+		uint32_t c = hs_le16(p + 2 * i);
+		if (c == 0) {
+			i++;
+			break;
+		}
+		if (c >= 0xD800 && c < 0xDC00 && i + 1 < max_units) {
+			uint32_t lo = hs_le16(p + 2 * i + 2);
+			if (lo >= 0xDC00 && lo < 0xE000) {
+				c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
+				i++;
+			}
+		}
+		char buf[4];
+		size_t n;
+		if (c < 0x80) {
+			buf[0] = (char)c;
+			n = 1;
+		} else if (c < 0x800) {
+			buf[0] = (char)(0xC0 | c >> 6);
+			buf[1] = (char)(0x80 | (c & 0x3F));
+			n = 2;
+		} else if (c < 0x10000) {
+			buf[0] = (char)(0xE0 | c >> 12);
+			buf[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+			buf[2] = (char)(0x80 | (c & 0x3F));
+			n = 3;
+		} else {
+			buf[0] = (char)(0xF0 | c >> 18);
+			buf[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+			buf[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+			buf[3] = (char)(0x80 | (c & 0x3F));
+			n = 4;
+		}
+		if (o + n < cap) {
+			memcpy(out + o, buf, n);
+			o += n;
+		}
+	}
+	if (cap)
+		out[o < cap ? o : cap - 1] = '\0';
+	if (units_read)
+		*units_read = i;
+}
+
+static void decode_logfile_header(hs_etl *e, const hs_etl_record *r)
+{
+	hs_etl_header *h = &e->header;
+	const uint8_t *p = r->payload;
+	size_t n = r->payload_len;
+	/* The header event's own header type tells the logger's pointer size,
+	 * which moves every field after the two name pointers. */
+	bool p64 = r->ptr64;
+	size_t need = p64 ? 0x118 : 0x110;
+	if (n < need) {
+		problem(e, r->buffer_offset + r->offset_in_buffer, "logfile header is %zu bytes, expected %zu", n, need);
+		return;
+	}
+	h->buffer_size = hs_le32(p);
+	memcpy(h->version, p + 4, 4);
+	h->provider_version = hs_le32(p + 8);
+	h->cpus = hs_le32(p + 0x0C);
+	h->end_time = hs_le64(p + 0x10);
+	h->timer_resolution = hs_le32(p + 0x18);
+	h->maximum_file_size = hs_le32(p + 0x1C);
+	h->log_file_mode = hs_le32(p + 0x20);
+	h->buffers_written = hs_le32(p + 0x24);
+	h->start_buffers = hs_le32(p + 0x28);
+	h->pointer_size = hs_le32(p + 0x2C);
+	h->events_lost = hs_le32(p + 0x30);
+	h->cpu_mhz = hs_le32(p + 0x34);
+	size_t b = p64 ? 0xF8 : 0xF0; /* BootTime; the 8/4-byte name pointers shift it */
+	h->boot_time = hs_le64(p + b);
+	h->perf_freq = hs_le64(p + b + 8);
+	h->start_time = hs_le64(p + b + 16);
+	h->clock_type = hs_le32(p + b + 24);
+	h->buffers_lost = hs_le32(p + b + 28);
+	h->start_ts = r->timestamp;
+	h->valid = true;
+	size_t units = (n - need) / 2, used = 0;
+	utf16_to_utf8(p + need, units, h->logger_name, sizeof h->logger_name, &used);
+	if (used < units)
+		utf16_to_utf8(p + need + 2 * used, units - used, h->log_file_name, sizeof h->log_file_name, NULL);
+}
+
+uint64_t hs_etl_to_filetime(const hs_etl *etl, int64_t ts)
+{
+	const hs_etl_header *h = &etl->header;
+	if (!h->valid)
+		return 0;
+	switch (h->clock_type) {
+	case 2:
+		return (uint64_t)ts;
+	case 3: {
+		if (!h->cpu_mhz)
+			return 0;
+		int64_t d = ts - h->start_ts;
+		return h->start_time + (uint64_t)(d * 10 / (int64_t)h->cpu_mhz);
+	}
+	default: {
+		if (!h->perf_freq)
+			return 0;
+		/* Split so that ticks x 1e7 cannot overflow on long traces. */
+		int64_t d = ts - h->start_ts, f = (int64_t)h->perf_freq;
+		int64_t whole = d / f, rest = d % f;
+		return h->start_time + (uint64_t)(whole * 10000000 + rest * 10000000 / f);
+	}
+	}
+}
+
+/* ---- buffers ---- */
+
+static bool push_buffer(hs_etl *e, const hs_etl_buffer *b)
+{
+	if (e->n_buffers == e->cap_buffers) {
+		size_t nc = e->cap_buffers ? e->cap_buffers * 2 : 64;
+		hs_etl_buffer *p = realloc(e->buffers, nc * sizeof(*p));
+		if (!p)
+			return false;
+		e->buffers = p;
+		e->cap_buffers = nc;
+	}
+	e->buffers[e->n_buffers++] = *b;
+	return true;
+}
+
+static hs_status index_buffers(hs_etl *e)
+{
+	uint64_t off = 0;
+	while (off < e->len) {
+		size_t left = e->len - off;
+		if (left < HS_ETL_BUFFER_HEADER_SIZE) {
+			problem(e, off, "%zu trailing bytes are too few for a buffer header", left);
+			break;
+		}
+		const uint8_t *p = e->data + off;
+		hs_etl_buffer b = {0};
+		b.offset = off;
+		b.size = hs_le32(p);
+		b.data_end = hs_le32(p + 0x30);
+		b.sequence = hs_le64(p + 0x18);
+		b.flags = hs_le16(p + 0x34);
+		b.type = hs_le16(p + 0x36);
+		b.cpu = (b.flags & HS_ETL_BUFFER_FLAG_PROC_INDEX) ? (uint16_t)(hs_le16(p + 0x28) & HS_ETL_PROCESSOR_INDEX_MASK) : 0;
+		b.compressed = (b.flags & HS_ETL_BUFFER_FLAG_COMPRESSED) != 0;
+		if (b.size < HS_ETL_BUFFER_HEADER_SIZE) {
+			problem(e, off, "buffer size %u is smaller than a buffer header; the rest of the file is unreadable",
+				b.size);
+			break;
+		}
+		if (b.size > left) {
+			problem(e, off, "buffer of %u bytes is cut short by the end of the file (%zu bytes left)", b.size,
+				left);
+			b.size = (uint32_t)left;
+		}
+		if (b.data_end < HS_ETL_BUFFER_HEADER_SIZE || (!b.compressed && b.data_end > b.size)) {
+			problem(e, off, "buffer data end %u lies outside the buffer (size %u); buffer skipped", b.data_end,
+				b.size);
+			b.data_end = HS_ETL_BUFFER_HEADER_SIZE;
+		}
+		if (b.flags & (HS_ETL_BUFFER_FLAG_EVENTS_LOST | HS_ETL_BUFFER_FLAG_BUFFER_LOST))
+			e->lost_flagged++;
+		if (!push_buffer(e, &b))
+			return HS_ENOMEM;
+		off += b.size;
+	}
+	return e->n_buffers ? HS_OK : HS_EINVAL;
+}
+
+/* Scratch space for decompressed buffers, reused buffer to buffer. */
+typedef struct {
+	uint8_t *buf;
+	size_t cap;
+} scratch;
+
+/* Returns the buffer's bytes with records at [0x48, data_end), decompressing
+ * into s when needed; NULL (problem recorded) when it cannot be read. */
+static const uint8_t *buffer_bytes(hs_etl *e, const hs_etl_buffer *b, scratch *s)
+{
+	const uint8_t *p = e->data + b->offset;
+	if (!b->compressed)
+		return p;
+	size_t want = b->data_end;
+	if (want > HS_ETL_MAX_BUFFER_BYTES) {
+		problem(e, b->offset, "compressed buffer claims %zu bytes of data; more than any ETW buffer", want);
+		return NULL;
+	}
+	if (s->cap < want) {
+		uint8_t *n = realloc(s->buf, want);
+		if (!n) {
+			problem(e, b->offset, "out of memory decompressing a buffer");
+			return NULL;
+		}
+		s->buf = n;
+		s->cap = want;
+	}
+	memcpy(s->buf, p, HS_ETL_BUFFER_HEADER_SIZE);
+	size_t got = 0;
+	hs_status st = hs_xpress_decompress(p + HS_ETL_BUFFER_HEADER_SIZE, b->size - HS_ETL_BUFFER_HEADER_SIZE,
+					    s->buf + HS_ETL_BUFFER_HEADER_SIZE, want - HS_ETL_BUFFER_HEADER_SIZE, &got);
+	if (st != HS_OK || got != want - HS_ETL_BUFFER_HEADER_SIZE) {
+		problem(e, b->offset, "compressed buffer does not decompress to its %zu bytes of data (%s, got %zu)",
+			want - HS_ETL_BUFFER_HEADER_SIZE, hs_strerror(st), got);
+		return NULL;
+	}
+	return s->buf;
+}
+
+/* Cursor over one buffer's records. */
+typedef struct {
+	hs_etl *e;
+	const hs_etl_buffer *b;
+	uint32_t index;
+	const uint8_t *bytes;
+	uint32_t off;
+	bool done;
+	hs_etl_record rec;
+} cursor;
+
+static void cursor_start(cursor *c, hs_etl *e, uint32_t index, scratch *s)
+{
+	c->e = e;
+	c->index = index;
+	c->b = &e->buffers[index];
+	c->bytes = buffer_bytes(e, c->b, s);
+	c->off = HS_ETL_BUFFER_HEADER_SIZE;
+	c->done = c->bytes == NULL;
+}
+
+/* Loads the next record into c->rec; false at the end of the buffer. */
+static bool cursor_next(cursor *c)
+{
+	while (!c->done && c->off < c->b->data_end) {
+		const char *why = NULL;
+		long size = parse_record(c->bytes, c->off, c->b->data_end, &c->rec, &why);
+		if (size <= 0) {
+			if (size < 0)
+				problem(c->e, c->b->offset + c->off, "%s; rest of buffer %u skipped", why, c->index);
+			break;
+		}
+		hs_etl_record *r = &c->rec;
+		r->cpu = c->b->cpu;
+		r->buffer_offset = c->b->offset;
+		r->offset_in_buffer = c->off;
+		r->buffer_index = c->index;
+		r->filetime = hs_etl_to_filetime(c->e, r->timestamp);
+		c->off += ((uint32_t)size + 7u) & ~7u;
+		return true;
+	}
+	c->done = true;
+	return false;
+}
+
+static void find_header(hs_etl *e)
+{
+	scratch s = {0};
+	cursor c;
+	cursor_start(&c, e, 0, &s);
+	/* The first record of buffer 0: a system header with HookId 0. */
+	if (cursor_next(&c) && (c.rec.kind == HS_ETL_SYSTEM) && c.rec.group == 0 && c.rec.opcode == 0)
+		decode_logfile_header(e, &c.rec);
+	else
+		problem(e, 0, "buffer 0 does not start with the logfile header event; times are raw clock values");
+	free(s.buf);
+}
+
+static hs_status finish_open(hs_etl *e, hs_etl **out)
+{
+	hs_status st = index_buffers(e);
+	if (st != HS_OK) {
+		hs_etl_close(e);
+		return st;
+	}
+	find_header(e);
+	if (e->header.valid && e->header.buffers_written && e->header.buffers_written != e->n_buffers)
+		problem(e, 0, "the header says %u buffers were written; the file holds %zu", e->header.buffers_written,
+			e->n_buffers);
+	*out = e;
+	return HS_OK;
+}
+
+hs_status hs_etl_open_memory(const uint8_t *data, size_t len, hs_etl **out)
+{
+	*out = NULL;
+	hs_etl *e = calloc(1, sizeof(*e));
+	if (!e)
+		return HS_ENOMEM;
+	e->data = data;
+	e->len = len;
+	return finish_open(e, out);
+}
+
+hs_status hs_etl_open(const char *path, hs_etl **out)
+{
+	*out = NULL;
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return errno == ENOENT ? HS_ENOENT : HS_EIO;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return HS_EIO;
+	}
+	hs_etl *e = calloc(1, sizeof(*e));
+	if (!e) {
+		close(fd);
+		return HS_ENOMEM;
+	}
+	e->len = (size_t)st.st_size;
+	if (e->len == 0) {
+		close(fd);
+		free(e);
+		return HS_EINVAL;
+	}
+#ifndef _WIN32
+	void *m = mmap(NULL, e->len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m != MAP_FAILED) {
+		/* Records are read front to back, buffer after buffer. */
+		(void)madvise(m, e->len, MADV_SEQUENTIAL);
+		e->data = m;
+		e->mapped = true;
+	}
+#endif
+	if (!e->mapped) {
+		uint8_t *buf = malloc(e->len);
+		size_t got = 0;
+		while (buf && got < e->len) {
+			ssize_t r = read(fd, buf + got, e->len - got);
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		if (!buf || got != e->len) {
+			free(buf);
+			close(fd);
+			free(e);
+			return buf ? HS_EIO : HS_ENOMEM;
+		}
+		e->data = buf;
+		e->owned = true;
+	}
+	close(fd);
+	return finish_open(e, out);
+}
+
+void hs_etl_close(hs_etl *e)
+{
+	if (!e)
+		return;
+#ifndef _WIN32
+	if (e->mapped)
+		munmap((void *)e->data, e->len);
+#endif
+	if (e->owned)
+		free((void *)e->data);
+	free(e->buffers);
+	free(e->problems);
+	free(e);
+}
+
+const hs_etl_header *hs_etl_get_header(const hs_etl *e) { return &e->header; }
+size_t hs_etl_buffer_count(const hs_etl *e) { return e->n_buffers; }
+const hs_etl_buffer *hs_etl_buffer_at(const hs_etl *e, size_t i) { return &e->buffers[i]; }
+size_t hs_etl_file_size(const hs_etl *e) { return e->len; }
+size_t hs_etl_problem_count(const hs_etl *e) { return e->n_problems; }
+const hs_etl_problem *hs_etl_problem_at(const hs_etl *e, size_t i) { return &e->problems[i]; }
+size_t hs_etl_lost_flagged_buffers(const hs_etl *e) { return e->lost_flagged; }
+
+/* ---- walks ---- */
+
+static hs_status walk_file_order(hs_etl *e, hs_etl_record_fn fn, void *ctx)
+{
+	scratch s = {0};
+	for (uint32_t i = 0; i < e->n_buffers; i++) {
+		cursor c;
+		cursor_start(&c, e, i, &s);
+		while (cursor_next(&c))
+			if (fn(&c.rec, ctx))
+				goto out;
+	}
+out:
+	free(s.buf);
+	return HS_OK;
+}
+
+/* One processor's buffers in sequence order, read one record ahead. */
+typedef struct {
+	uint64_t sequence, offset;
+	uint32_t index;
+} lane_entry;
+
+typedef struct {
+	lane_entry *order;
+	size_t n, next;
+	cursor cur;
+	scratch s;
+	bool has;
+} lane;
+
+static int cmp_lane_entry(const void *a, const void *b)
+{
+	const lane_entry *x = a, *y = b;
+	if (x->sequence != y->sequence)
+		return x->sequence < y->sequence ? -1 : 1;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static bool lane_advance(hs_etl *e, lane *l)
+{
+	for (;;) {
+		if (l->has && cursor_next(&l->cur))
+			return true;
+		if (l->next >= l->n) {
+			l->has = false;
+			return false;
+		}
+		cursor_start(&l->cur, e, l->order[l->next++].index, &l->s);
+		l->has = true;
+	}
+}
+
+static hs_status walk_time_order(hs_etl *e, hs_etl_record_fn fn, void *ctx)
+{
+	uint16_t max_cpu = 0;
+	for (size_t i = 0; i < e->n_buffers; i++)
+		if (e->buffers[i].cpu > max_cpu)
+			max_cpu = e->buffers[i].cpu;
+	size_t nl = (size_t)max_cpu + 1;
+	lane *lanes = calloc(nl, sizeof(*lanes));
+	if (!lanes)
+		return HS_ENOMEM;
+	hs_status st = HS_OK;
+	for (size_t l = 0; l < nl; l++) {
+		lanes[l].order = malloc((e->n_buffers + 1) * sizeof(lane_entry));
+		if (!lanes[l].order) {
+			st = HS_ENOMEM;
+			goto out;
+		}
+	}
+	for (uint32_t i = 0; i < e->n_buffers; i++) {
+		lane *l = &lanes[e->buffers[i].cpu];
+		l->order[l->n++] = (lane_entry){e->buffers[i].sequence, e->buffers[i].offset, i};
+	}
+	for (size_t l = 0; l < nl; l++) {
+		qsort(lanes[l].order, lanes[l].n, sizeof(lane_entry), cmp_lane_entry);
+		lane_advance(e, &lanes[l]);
+	}
+	/* k-way merge by timestamp; ties keep processor order. Processor counts
+	 * are small (tens), so a linear scan beats a heap's bookkeeping. */
+	for (;;) {
+		lane *best = NULL;
+		for (size_t l = 0; l < nl; l++)
+			if (lanes[l].has && (!best || lanes[l].cur.rec.timestamp < best->cur.rec.timestamp))
+				best = &lanes[l];
+		if (!best)
+			break;
+		if (fn(&best->cur.rec, ctx))
+			break;
+		lane_advance(e, best);
+	}
+out:
+	for (size_t l = 0; l < nl; l++) {
+		free(lanes[l].order);
+		free(lanes[l].s.buf);
+	}
+	free(lanes);
+	return st;
+}
+
+hs_status hs_etl_foreach(hs_etl *e, hs_etl_order order, hs_etl_record_fn fn, void *ctx)
+{
+	return order == HS_ETL_TIME_ORDER ? walk_time_order(e, fn, ctx) : walk_file_order(e, fn, ctx);
+}
+
+const char *hs_etl_header_type_name(uint8_t t)
+{
+	switch (t) {
+	case HS_ETL_HT_SYSTEM32: return "SYS32";
+	case HS_ETL_HT_SYSTEM64: return "SYS64";
+	case HS_ETL_HT_COMPACT32: return "COMPACT32";
+	case HS_ETL_HT_COMPACT64: return "COMPACT64";
+	case HS_ETL_HT_PERFINFO32: return "PERF32";
+	case HS_ETL_HT_PERFINFO64: return "PERF64";
+	case HS_ETL_HT_EVENT_HEADER32: return "EH32";
+	case HS_ETL_HT_EVENT_HEADER64: return "EH64";
+	case HS_ETL_HT_FULL_HEADER32: return "FULL32";
+	case HS_ETL_HT_FULL_HEADER64: return "FULL64";
+	case HS_ETL_HT_INSTANCE32: return "INSTANCE32";
+	case HS_ETL_HT_INSTANCE64: return "INSTANCE64";
+	}
+	return "MESSAGE";
+}
