@@ -6,10 +6,20 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: analyze counts FILE.etl [--json]\n"
+	fputs("usage: analyze COMMAND FILE.etl [options]\n"
 	      "\n"
-	      "  counts   events per provider and event id (kernel events per group and opcode),\n"
-	      "           one line each: PROVIDER<TAB>id=N|opcode=N|msg=N<TAB>COUNT, then TOTAL<TAB>N\n"
+	      "  counts FILE                 events per provider and event id (kernel events per group and\n"
+	      "                              opcode): PROVIDER<TAB>id=N|opcode=N|msg=N<TAB>COUNT, then TOTAL<TAB>N\n"
+	      "  summary FILE [--rules R]    logger, mode, time span, buffers, CPUs, lost events, events per\n"
+	      "                              provider and event with names and stories from the rules catalogs\n"
+	      "  crash FILE [--rules R]      timeline of the whitelisted key events with their stories;\n"
+	      "                              process exits with exit codes, crashes flagged\n"
+	      "  cpu FILE [--process PCRE2] [--speedscope OUT.json] [--folded OUT.txt]\n"
+	      "                              CPU per process and thread from sampled profiles, with stacks\n"
+	      "  filter FILE --rules R -o OUT.etl\n"
+	      "                              keep only what the rules whitelist (the in-kernel filter, offline)\n"
+	      "\n"
+	      "Every command takes --json. --rules defaults to stutter.yaml.\n"
 	      "\n"
 	      "Exit status: 0 ok, 1 the file had damage (reported on stderr; every readable event was\n"
 	      "still counted), 2 usage or I/O error.\n",
@@ -59,10 +69,22 @@ int main(int argc, char **argv)
 		return argc < 2 ? ANALYZE_EXIT_USAGE : 0;
 	}
 	const char *cmd = argv[1];
-	analyze_opts o = {0};
+	analyze_opts o = {.argv0 = argv[0]};
 	for (int i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
+		const char *a = argv[i];
+		bool val = i + 1 < argc;
+		if (!strcmp(a, "--json"))
 			o.json = true;
+		else if (!strcmp(a, "--rules") && val)
+			o.rules = argv[++i];
+		else if (!strcmp(a, "--process") && val)
+			o.process = argv[++i];
+		else if (!strcmp(a, "--speedscope") && val)
+			o.speedscope = argv[++i];
+		else if (!strcmp(a, "--folded") && val)
+			o.folded = argv[++i];
+		else if (!strcmp(a, "-o") && val)
+			o.output = argv[++i];
 		else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "analyze: unknown option '%s'\n", argv[i]);
 			return ANALYZE_EXIT_USAGE;
@@ -77,8 +99,22 @@ int main(int argc, char **argv)
 		fprintf(stderr, "analyze: %s needs a file\n", cmd);
 		return ANALYZE_EXIT_USAGE;
 	}
-	if (!strcmp(cmd, "counts"))
-		return analyze_counts(&o);
+	static const struct {
+		const char *name;
+		int (*fn)(const analyze_opts *);
+	} commands[] = {
+		{"counts", analyze_counts}, {"summary", analyze_summary}, {"crash", analyze_crash},
+		{"cpu", analyze_cpu},       {"filter", analyze_filter},
+	};
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+		if (strcmp(cmd, commands[i].name) != 0)
+			continue;
+		if (!commands[i].fn) {
+			fprintf(stderr, "analyze: '%s' is not part of this build yet\n", cmd);
+			return ANALYZE_EXIT_USAGE;
+		}
+		return commands[i].fn(&o);
+	}
 	fprintf(stderr, "analyze: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return ANALYZE_EXIT_USAGE;

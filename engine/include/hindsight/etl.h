@@ -135,6 +135,28 @@ size_t hs_etl_lost_flagged_buffers(const hs_etl *etl);
 /* Converts a raw session timestamp to FILETIME with the header's clock. */
 uint64_t hs_etl_to_filetime(const hs_etl *etl, int64_t ts);
 
+/* ---- TraceLogging self-describing metadata (extended items of EVENT records) ---- */
+
+typedef struct {
+	const char *name; /* borrowed from the record, NUL-terminated UTF-8 */
+	uint8_t in_type;  /* TlgIn* type (low 5 bits of InMeta) */
+	uint8_t out_type; /* TlgOut* type, 0 when absent */
+	uint8_t count_kind; /* 0 scalar, 1 constant count, 2 variable count, 3 custom */
+	uint16_t count;   /* constant count */
+} hs_etl_tl_field;
+
+typedef struct {
+	const char *provider_name; /* from PROV_TRAITS, or NULL */
+	const char *event_name;    /* from EVENT_SCHEMA_TL, or NULL */
+	size_t n_fields;
+	hs_etl_tl_field fields[64]; /* the first 64 fields; n_fields counts them all */
+} hs_etl_tl_info;
+
+/* Decodes the TraceLogging names of an EVENT record. Returns false when the
+ * record has no (well-formed) TraceLogging metadata. Strings are borrowed
+ * from the record and valid while it is. */
+bool hs_etl_tl_decode(const hs_etl_record *r, hs_etl_tl_info *out);
+
 /* Short name of a record's header type for listings ("SYS64", "EH32", ...). */
 const char *hs_etl_header_type_name(uint8_t header_type);
 

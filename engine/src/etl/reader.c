@@ -425,10 +425,15 @@ static hs_status index_buffers(hs_etl *e)
 				left);
 			b.size = (uint32_t)left;
 		}
-		if (b.data_end < HS_ETL_BUFFER_HEADER_SIZE || (!b.compressed && b.data_end > b.size)) {
-			problem(e, off, "buffer data end %u lies outside the buffer (size %u); buffer skipped", b.data_end,
-				b.size);
+		if (b.data_end < HS_ETL_BUFFER_HEADER_SIZE) {
+			problem(e, off, "buffer data end %u lies inside the buffer header; buffer skipped", b.data_end);
 			b.data_end = HS_ETL_BUFFER_HEADER_SIZE;
+		} else if (!b.compressed && b.data_end > b.size) {
+			/* Truncated file or damaged header: read what is there; a
+			 * record cut in half is reported when the walk reaches it. */
+			problem(e, off, "buffer data end %u lies past the buffer's %u bytes; reading up to the end", b.data_end,
+				b.size);
+			b.data_end = b.size;
 		}
 		if (b.flags & (HS_ETL_BUFFER_FLAG_EVENTS_LOST | HS_ETL_BUFFER_FLAG_BUFFER_LOST))
 			e->lost_flagged++;

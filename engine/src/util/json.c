@@ -115,6 +115,15 @@ void hs_json_bool(hs_json *j, bool v)
 	hs_sb_append(j->out, v ? "true" : "false");
 }
 
+void hs_json_double(hs_json *j, double v, int digits)
+{
+	pre(j);
+	if (v != v || v > 1e300 || v < -1e300)
+		hs_sb_append(j->out, "null");
+	else
+		hs_sb_printf(j->out, "%.*f", digits, v);
+}
+
 void hs_json_null(hs_json *j)
 {
 	pre(j);

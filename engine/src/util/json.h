@@ -29,6 +29,8 @@ void hs_json_int(hs_json *j, int64_t v);
 void hs_json_uint(hs_json *j, uint64_t v);
 void hs_json_bool(hs_json *j, bool v);
 void hs_json_null(hs_json *j);
+/* A finite double with up to `digits` decimals (NaN and infinities write null). */
+void hs_json_double(hs_json *j, double v, int digits);
 /* Shorthands for "key": value. */
 void hs_json_kstr(hs_json *j, const char *key, const char *s);
 void hs_json_kint(hs_json *j, const char *key, int64_t v);

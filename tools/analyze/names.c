@@ -1,0 +1,110 @@
+/* analyze/names.c: names and stories for trace records, from the rules catalogs and the trace itself. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analyze.h"
+#include "hindsight/plan.h"
+
+int analyze_load_rules(const analyze_opts *o, analyze_rules *out)
+{
+	memset(out, 0, sizeof(*out));
+	const char *arg = o->rules ? o->rules : "stutter.yaml";
+	char *tried = NULL;
+	char *path = hs_rules_resolve(arg, o->argv0, &tried);
+	if (!path) {
+		fprintf(stderr, "analyze: rules '%s' not found; looked at:\n%s", arg, tried ? tried : "");
+		free(tried);
+		return ANALYZE_EXIT_USAGE;
+	}
+	free(tried);
+	out->diags = hs_diags_new();
+	if (!out->diags) {
+		free(path);
+		return ANALYZE_EXIT_USAGE;
+	}
+	hs_status st = hs_rules_load(path, out->diags, &out->rules);
+	if (st != HS_OK) {
+		hs_diags_sort(out->diags);
+		hs_diags_render(out->diags, stderr, HS_FMT_TEXT);
+		fprintf(stderr, "analyze: %s cannot be used: %s\n", path, hs_strerror(st));
+		free(path);
+		analyze_free_rules(out);
+		return st == HS_ERULES ? ANALYZE_EXIT_PROBLEMS : ANALYZE_EXIT_USAGE;
+	}
+	out->path = path;
+	return 0;
+}
+
+void analyze_free_rules(analyze_rules *r)
+{
+	hs_rules_free(r->rules);
+	hs_diags_free(r->diags);
+	free(r->path);
+	memset(r, 0, sizeof(*r));
+}
+
+const hs_provider *analyze_find_provider(const analyze_rules *r, const hs_guid *g)
+{
+	if (!r->rules)
+		return NULL;
+	for (size_t i = 0; i < r->rules->n_providers; i++) {
+		const hs_provider *p = &r->rules->providers[i];
+		if (p->has_guid && memcmp(&p->guid, g, sizeof *g) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* Kernel event groups (the high byte of a HookId): fixed by the format. */
+const char *analyze_kernel_group_name(uint8_t group)
+{
+	switch (group) {
+	case 0x00: return "EventTrace";
+	case 0x01: return "DiskIo";
+	case 0x02: return "PageFault";
+	case 0x03: return "Process";
+	case 0x04: return "FileIo";
+	case 0x05: return "Thread";
+	case 0x06: return "TcpIp";
+	case 0x07: return "Job";
+	case 0x08: return "UdpIp";
+	case 0x09: return "Registry";
+	case 0x0A: return "DbgPrint";
+	case 0x0B: return "EventTraceConfig";
+	case 0x0C: return "Pool";
+	case 0x0F: return "PerfInfo";
+	case 0x10: return "Heap";
+	case 0x11: return "Object";
+	case 0x12: return "Power";
+	case 0x13: return "Modbound";
+	case 0x14: return "ImageLoad";
+	case 0x15: return "Dpc";
+	case 0x17: return "Cc";
+	case 0x18: return "StackWalk";
+	case 0x1A: return "ALPC";
+	case 0x1B: return "SplitIo";
+	case 0x20: return "ThreadPool";
+	case 0x22: return "Hypervisor";
+	}
+	return NULL;
+}
+
+void analyze_format_filetime(uint64_t ft, char *buf, size_t cap)
+{
+	if (!ft) {
+		snprintf(buf, cap, "-");
+		return;
+	}
+	/* FILETIME counts 100 ns since 1601-01-01; Unix time starts 11644473600 s later. */
+	time_t secs = (time_t)(ft / 10000000u) - (time_t)11644473600LL;
+	unsigned frac = (unsigned)(ft % 10000000u);
+	struct tm tm;
+	if (!gmtime_r(&secs, &tm)) {
+		snprintf(buf, cap, "%llu", (unsigned long long)ft);
+		return;
+	}
+	snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%07uZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+		 tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+}

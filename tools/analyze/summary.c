@@ -1,0 +1,282 @@
+/* analyze/summary.c: `analyze summary`: what a trace holds, with provider and event names and stories from the rules. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "etl/etl_format.h"
+
+enum { TOP_EVENTS = 15 };
+
+typedef struct {
+	tally t;
+	uint64_t first, last; /* FILETIME of the earliest and latest event */
+	hs_etl *etl;
+} summary_ctx;
+
+static uint32_t fnv32(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++) {
+		h ^= (uint8_t)*s;
+		h *= 16777619u;
+	}
+	return h ? h : 1;
+}
+
+static int on_record(const hs_etl_record *r, void *vctx)
+{
+	summary_ctx *c = vctx;
+	tally_key k;
+	tally_key_of(r, &k);
+	hs_etl_tl_info tl;
+	bool is_tl = r->kind == HS_ETL_EVENT && hs_etl_tl_decode(r, &tl) && tl.event_name;
+	if (is_tl)
+		k.name_hash = fnv32(tl.event_name);
+	tally_slot *s = tally_add(&c->t, &k);
+	if (!s)
+		return 1;
+	if (is_tl && !s->name[0]) {
+		snprintf(s->name, sizeof s->name, "%s", tl.event_name);
+		/* TraceLogging providers carry their own name in the events. */
+		if (tl.provider_name)
+			snprintf(s->provider_name, sizeof s->provider_name, "%s", tl.provider_name);
+	}
+	if (r->filetime && !(r->kind == HS_ETL_SYSTEM && r->group == HS_ETL_GROUP_HEADER && r->opcode == 0)) {
+		if (!c->first || r->filetime < c->first)
+			c->first = r->filetime;
+		if (r->filetime > c->last)
+			c->last = r->filetime;
+		if (!s->first_time || r->filetime < s->first_time)
+			s->first_time = r->filetime;
+		if (r->filetime > s->last_time)
+			s->last_time = r->filetime;
+	}
+	return 0;
+}
+
+/* One line per event kind, as shown and sorted. */
+typedef struct {
+	const tally_slot *slot;
+	char provider[160];
+	char event[96];
+	const char *story;
+	bool guessed;
+} line;
+
+static void describe(const analyze_rules *rules, const tally_slot *s, line *l)
+{
+	const tally_key *k = &s->key;
+	l->slot = s;
+	char g[37];
+	switch (k->cls) {
+	case CLS_KERNEL: {
+		const char *gn = analyze_kernel_group_name(k->group);
+		if (gn)
+			snprintf(l->provider, sizeof l->provider, "kernel %s (0x%02x)", gn, k->group);
+		else
+			snprintf(l->provider, sizeof l->provider, "kernel group 0x%02x", k->group);
+		snprintf(l->event, sizeof l->event, "opcode %u", k->num);
+		return;
+	}
+	case CLS_WPP:
+		snprintf(l->provider, sizeof l->provider, "WPP");
+		snprintf(l->event, sizeof l->event, "message %u", k->num);
+		return;
+	default:
+		break;
+	}
+	hs_guid_format_lower(&k->guid, g);
+	const hs_provider *p = analyze_find_provider(rules, &k->guid);
+	if (p)
+		snprintf(l->provider, sizeof l->provider, "%s", p->name);
+	else if (s->provider_name[0])
+		snprintf(l->provider, sizeof l->provider, "%s {%s}", s->provider_name, g);
+	else
+		snprintf(l->provider, sizeof l->provider, "{%s}", g);
+	const hs_cat_event *ce = p && k->cls == CLS_ID ? hs_provider_find_event(p, (int)k->num, NULL) : NULL;
+	if (s->name[0])
+		snprintf(l->event, sizeof l->event, "%s (id %u)", s->name, k->num);
+	else if (ce && ce->name)
+		snprintf(l->event, sizeof l->event, "%s (id %u)", ce->name, k->num);
+	else
+		snprintf(l->event, sizeof l->event, "%s %u", k->cls == CLS_ID ? "id" : "opcode", k->num);
+	if (ce) {
+		l->story = ce->story;
+		l->guessed = ce->name_guessed;
+	}
+}
+
+static int cmp_provider_then_count(const void *a, const void *b)
+{
+	const line *x = a, *y = b;
+	int c = strcmp(x->provider, y->provider);
+	if (c)
+		return c;
+	if (x->slot->count != y->slot->count)
+		return x->slot->count > y->slot->count ? -1 : 1;
+	return strcmp(x->event, y->event);
+}
+
+static int cmp_count(const void *a, const void *b)
+{
+	const line *x = *(const line *const *)a, *y = *(const line *const *)b;
+	if (x->slot->count != y->slot->count)
+		return x->slot->count > y->slot->count ? -1 : 1;
+	return strcmp(x->provider, y->provider);
+}
+
+static void mode_names(uint32_t m, char *buf, size_t cap)
+{
+	static const struct {
+		uint32_t bit;
+		const char *name;
+	} bits[] = {
+		{0x1, "SEQUENTIAL"},	    {0x2, "CIRCULAR"},		{0x4, "APPEND"},
+		{0x8, "NEWFILE"},	    {0x100, "REAL_TIME"},	{0x400, "BUFFERING"},
+		{0x1000, "ADD_HEADER"},	    {0x2000, "USE_KBYTES"},	{0x10000, "RELOG"},
+		{0x1000000, "PAGED_MEMORY"}, {0x2000000, "SYSTEM_LOGGER"}, {0x4000000, "COMPRESSED"},
+		{0x8000000, "INDEPENDENT_SESSION"}, {0x10000000, "NO_PER_PROCESSOR_BUFFERING"},
+	};
+	size_t o = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
+		if (m & bits[i].bit)
+			o += (size_t)snprintf(buf + o, o < cap ? cap - o : 0, "%s%s", o ? "|" : "", bits[i].name);
+	if (!o)
+		snprintf(buf, cap, "-");
+}
+
+static const char *clock_name(uint32_t c)
+{
+	return c == 2 ? "system time" : c == 3 ? "CPU cycles" : "QPC";
+}
+
+int analyze_summary(const analyze_opts *o)
+{
+	analyze_rules rules;
+	int rc = analyze_load_rules(o, &rules);
+	if (rc)
+		return rc;
+	hs_etl *etl = NULL;
+	rc = analyze_open_etl(o->file, &etl);
+	if (rc) {
+		analyze_free_rules(&rules);
+		return rc;
+	}
+	summary_ctx c = {.etl = etl};
+	hs_etl_foreach(etl, HS_ETL_FILE_ORDER, on_record, &c);
+	line *lines = calloc(c.t.used + 1, sizeof(*lines));
+	line **top = calloc(c.t.used + 1, sizeof(*top));
+	if (c.t.oom || !lines || !top) {
+		fprintf(stderr, "analyze: out of memory\n");
+		rc = ANALYZE_EXIT_USAGE;
+		goto out;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < c.t.cap; i++)
+		if (c.t.slots[i].used)
+			describe(&rules, &c.t.slots[i], &lines[n++]);
+	qsort(lines, n, sizeof(*lines), cmp_provider_then_count);
+	for (size_t i = 0; i < n; i++)
+		top[i] = &lines[i];
+	qsort(top, n, sizeof(*top), cmp_count);
+
+	const hs_etl_header *h = hs_etl_get_header(etl);
+	size_t nb = hs_etl_buffer_count(etl), compressed = 0;
+	for (size_t i = 0; i < nb; i++)
+		compressed += hs_etl_buffer_at(etl, i)->compressed;
+	char mode[256], t0[40], t1[40];
+	mode_names(h->log_file_mode, mode, sizeof mode);
+	analyze_format_filetime(c.first, t0, sizeof t0);
+	analyze_format_filetime(c.last, t1, sizeof t1);
+	double span = c.last > c.first ? (double)(c.last - c.first) / 1e7 : 0.0;
+
+	hs_strbuf sb = {0};
+	if (o->json) {
+		hs_json j;
+		hs_json_init(&j, &sb);
+		hs_json_obj_begin(&j);
+		hs_json_kstr(&j, "file", o->file);
+		hs_json_kuint(&j, "bytes", hs_etl_file_size(etl));
+		hs_json_kstr(&j, "rules", rules.path);
+		hs_json_kstr(&j, "logger", h->logger_name);
+		hs_json_kstr(&j, "log_file_name", h->log_file_name);
+		hs_json_kuint(&j, "log_file_mode", h->log_file_mode);
+		hs_json_kstr(&j, "log_file_mode_names", mode);
+		hs_json_kstr(&j, "clock", clock_name(h->clock_type));
+		hs_json_kuint(&j, "pointer_size", h->pointer_size);
+		hs_json_kuint(&j, "build", h->provider_version);
+		hs_json_kuint(&j, "cpus", h->cpus);
+		hs_json_kstr(&j, "first_event", t0);
+		hs_json_kstr(&j, "last_event", t1);
+		hs_json_key(&j, "span_s");
+		hs_json_double(&j, span, 6);
+		hs_json_kuint(&j, "buffers", nb);
+		hs_json_kuint(&j, "buffers_compressed", compressed);
+		hs_json_kuint(&j, "buffers_flagged_lost", hs_etl_lost_flagged_buffers(etl));
+		hs_json_kuint(&j, "events", c.t.total);
+		hs_json_kuint(&j, "events_lost", h->events_lost);
+		hs_json_kuint(&j, "buffers_lost", h->buffers_lost);
+		hs_json_key(&j, "events_by_kind");
+		hs_json_arr_begin(&j);
+		for (size_t i = 0; i < n; i++) {
+			const line *l = &lines[i];
+			hs_json_obj_begin(&j);
+			hs_json_kstr(&j, "provider", l->provider);
+			hs_json_kstr(&j, "event", l->event);
+			hs_json_kuint(&j, "count", l->slot->count);
+			hs_json_kstr(&j, "story", l->story);
+			if (l->guessed)
+				hs_json_kbool(&j, "name_guessed", true);
+			hs_json_obj_end(&j);
+		}
+		hs_json_arr_end(&j);
+		analyze_json_problems(&j, etl);
+		hs_json_obj_end(&j);
+	} else {
+		hs_sb_printf(&sb, "file:      %s (%zu bytes)\n", o->file, hs_etl_file_size(etl));
+		hs_sb_printf(&sb, "logger:    %s\n", h->logger_name[0] ? h->logger_name : "(none)");
+		hs_sb_printf(&sb, "log file:  %s\n", h->log_file_name[0] ? h->log_file_name : "(none)");
+		hs_sb_printf(&sb, "mode:      0x%08x %s\n", h->log_file_mode, mode);
+		hs_sb_printf(&sb, "machine:   Windows build %u, %u CPUs, %u-bit logger, clock %s\n", h->provider_version,
+			     h->cpus, h->pointer_size * 8, clock_name(h->clock_type));
+		hs_sb_printf(&sb, "time:      %s .. %s (%.3f s)\n", t0, t1, span);
+		hs_sb_printf(&sb, "buffers:   %zu (%zu compressed, %zu flagged lost)\n", nb, compressed,
+			     hs_etl_lost_flagged_buffers(etl));
+		hs_sb_printf(&sb, "events:    %" PRIu64 "; lost: %u events, %u buffers (per the logger)\n", c.t.total,
+			     h->events_lost, h->buffers_lost);
+		hs_sb_printf(&sb, "names:     %s\n", rules.path);
+		hs_sb_append(&sb, "\nbusiest events:\n");
+		for (size_t i = 0; i < n && i < TOP_EVENTS; i++)
+			hs_sb_printf(&sb, "  %10" PRIu64 "  %s / %s\n", top[i]->slot->count, top[i]->provider, top[i]->event);
+		hs_sb_append(&sb, "\nevents by provider:\n");
+		const char *prev = "";
+		for (size_t i = 0; i < n; i++) {
+			const line *l = &lines[i];
+			if (strcmp(prev, l->provider) != 0) {
+				uint64_t sum = 0;
+				for (size_t k = i; k < n && strcmp(lines[k].provider, l->provider) == 0; k++)
+					sum += lines[k].slot->count;
+				hs_sb_printf(&sb, "  %s: %" PRIu64 "\n", l->provider, sum);
+				prev = l->provider;
+			}
+			hs_sb_printf(&sb, "    %10" PRIu64 "  %s%s", l->slot->count, l->event, l->guessed ? " [name unverified]" : "");
+			if (l->story)
+				hs_sb_printf(&sb, " - %s", l->story);
+			hs_sb_putc(&sb, '\n');
+		}
+	}
+	if (hs_sb_write_free(&sb, stdout) != HS_OK)
+		rc = ANALYZE_EXIT_USAGE;
+	if (!rc)
+		rc = analyze_report_problems(etl);
+out:
+	free(lines);
+	free(top);
+	tally_free(&c.t);
+	hs_etl_close(etl);
+	analyze_free_rules(&rules);
+	return rc;
+}
