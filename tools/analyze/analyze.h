@@ -26,6 +26,11 @@ typedef struct {
 /* Opens an .etl, printing a clear error on failure; returns 0 or an exit code. */
 int analyze_open_etl(const char *path, hs_etl **out);
 
+/* Shows how far a long walk has got, on stderr when it is a terminal (a
+ * percentage of the file every 64k records); analyze_progress_done clears it. */
+void analyze_progress(const hs_etl *etl, const hs_etl_record *r);
+void analyze_progress_done(void);
+
 /* Prints the reader's problems to stderr (file offsets and what was skipped);
  * returns ANALYZE_EXIT_PROBLEMS if there were any, else 0. */
 int analyze_report_problems(const hs_etl *etl);

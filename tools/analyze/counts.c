@@ -7,11 +7,18 @@
 #include "analyze.h"
 #include "util/json.h"
 
-static int on_record(const hs_etl_record *r, void *ctx)
+typedef struct {
+	tally t;
+	const hs_etl *etl;
+} counts_ctx;
+
+static int on_record(const hs_etl_record *r, void *vctx)
 {
+	counts_ctx *ctx = vctx;
+	analyze_progress(ctx->etl, r);
 	tally_key k;
 	tally_key_of(r, &k);
-	tally_add(ctx, &k);
+	tally_add(&ctx->t, &k);
 	return 0;
 }
 
@@ -60,8 +67,10 @@ int analyze_counts(const analyze_opts *o)
 	int rc = analyze_open_etl(o->file, &etl);
 	if (rc)
 		return rc;
-	tally t = {0};
-	hs_etl_foreach(etl, HS_ETL_FILE_ORDER, on_record, &t);
+	counts_ctx ctx = {.etl = etl};
+	hs_etl_foreach(etl, HS_ETL_FILE_ORDER, on_record, &ctx);
+	tally t = ctx.t;
+	analyze_progress_done();
 	row *rows = calloc(t.used + 1, sizeof(*rows));
 	if (t.oom || !rows) {
 		fprintf(stderr, "analyze: out of memory counting events\n");

@@ -48,6 +48,7 @@ typedef struct {
 	wl_entry *v;
 	size_t n;
 	const analyze_rules *rules;
+	const hs_etl *etl;
 	hs_strbuf *out;
 	hs_json *json; /* NULL for text */
 	uint64_t shown, crashes;
@@ -83,6 +84,7 @@ static bool decode_process_stop(const hs_etl_record *r, uint32_t *pid, uint32_t 
 static int on_record(const hs_etl_record *r, void *vctx)
 {
 	crash_ctx *c = vctx;
+	analyze_progress(c->etl, r);
 	const wl_entry *w = find(c, r);
 	if (!w)
 		return 0;
@@ -168,6 +170,7 @@ int analyze_crash(const analyze_opts *o)
 	if (rc)
 		goto out;
 	c.out = &sb;
+	c.etl = etl;
 	if (o->json) {
 		hs_json_init(&j, &sb);
 		c.json = &j;
@@ -182,6 +185,7 @@ int analyze_crash(const analyze_opts *o)
 			     rules.path);
 	}
 	hs_etl_foreach(etl, HS_ETL_TIME_ORDER, on_record, &c);
+	analyze_progress_done();
 	if (o->json) {
 		hs_json_arr_end(&j);
 		hs_json_kuint(&j, "events", c.shown);

@@ -1,6 +1,7 @@
 /* analyze: reads .etl traces without privileges and reports on them (counts, ...). */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyze.h"
 
@@ -36,6 +37,31 @@ int analyze_open_etl(const char *path, hs_etl **out)
 	else
 		fprintf(stderr, "analyze: %s: %s\n", path, hs_strerror(st));
 	return ANALYZE_EXIT_USAGE;
+}
+
+static int progress_shown = -1; /* -1: unknown whether stderr is a terminal */
+static uint64_t progress_records;
+
+void analyze_progress(const hs_etl *etl, const hs_etl_record *r)
+{
+	if (++progress_records & 0xFFFF)
+		return;
+	if (progress_shown < 0)
+		progress_shown = isatty(STDERR_FILENO) ? 1 : 0;
+	if (!progress_shown)
+		return;
+	size_t size = hs_etl_file_size(etl);
+	unsigned pct = size ? (unsigned)(r->buffer_offset * 100 / size) : 0;
+	fprintf(stderr, "\ranalyze: %3u%% (%llu events)", pct, (unsigned long long)progress_records);
+	progress_shown = 2;
+}
+
+void analyze_progress_done(void)
+{
+	if (progress_shown == 2)
+		fputs("\r\033[K", stderr);
+	progress_shown = progress_shown > 0 ? 1 : progress_shown;
+	progress_records = 0;
 }
 
 int analyze_report_problems(const hs_etl *etl)

@@ -28,6 +28,7 @@ static uint32_t fnv32(const char *s)
 static int on_record(const hs_etl_record *r, void *vctx)
 {
 	summary_ctx *c = vctx;
+	analyze_progress(c->etl, r);
 	tally_key k;
 	tally_key_of(r, &k);
 	hs_etl_tl_info tl;
@@ -167,6 +168,7 @@ int analyze_summary(const analyze_opts *o)
 	}
 	summary_ctx c = {.etl = etl};
 	hs_etl_foreach(etl, HS_ETL_FILE_ORDER, on_record, &c);
+	analyze_progress_done();
 	line *lines = calloc(c.t.used + 1, sizeof(*lines));
 	line **top = calloc(c.t.used + 1, sizeof(*top));
 	if (c.t.oom || !lines || !top) {
