@@ -1,4 +1,4 @@
-/* test_xpress.c: Plain LZ77 (MS-XCA) tests: the spec's examples, every length form, malformed streams, round trips and the compressed .etl fixtures. */
+/* test_xpress.c: Plain LZ77 (MS-XCA) tests: spec examples, length forms, bad streams, round trips, .etl fixtures. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -14,10 +14,12 @@
  * file is a run of buffers, each a 0x48-byte WMI_BUFFER_HEADER followed by
  * 8-byte aligned records; buffer 0 starts with the logfile header event.
  *
- * Ownership: hs_etl_open returns a reader that maps (or reads) the whole file;
- * every pointer in a record handed to a callback is borrowed and valid only
- * during that callback (compressed buffers are decompressed into scratch
- * memory that the next buffer reuses). Free with hs_etl_close.
+ * Ownership: hs_etl_open returns a reader that keeps the file open and reads
+ * buffers through a reused window (not mmap: on these VMs first-touch page
+ * faults cost more than the copy; see docs/etl-notes.md); hs_etl_open_memory
+ * reads in place. Every pointer in a record handed to a callback is borrowed
+ * and valid only during that callback (compressed buffers are decompressed
+ * into scratch memory that the next buffer reuses). Free with hs_etl_close.
  *
  * The reader never trusts a length: a malformed buffer or record is reported
  * as a problem (with its file offset) and reading continues at the next buffer.
@@ -110,7 +112,8 @@ typedef enum { HS_ETL_FILE_ORDER, HS_ETL_TIME_ORDER } hs_etl_order;
 typedef int (*hs_etl_record_fn)(const hs_etl_record *r, void *ctx);
 
 /* Opens and indexes a file (buffers and the logfile header). HS_ENOENT, HS_EIO,
- * HS_EINVAL (not an .etl: no buffer could be read), HS_ENOMEM. */
+ * HS_EINVAL (not an .etl: no buffer could be read, or the file starts with
+ * neither a plausible buffer header nor the logfile header event), HS_ENOMEM. */
 hs_status hs_etl_open(const char *path, hs_etl **out);
 /* Same over memory the caller keeps alive until hs_etl_close (fuzzing, tests). */
 hs_status hs_etl_open_memory(const uint8_t *data, size_t len, hs_etl **out);
