@@ -357,27 +357,41 @@ static void decode_logfile_header(hs_etl *e, const hs_etl_record *r)
 
 uint64_t hs_etl_to_filetime(const hs_etl *etl, int64_t ts)
 {
+	/* Damaged records carry any timestamp: every step is overflow-checked
+	 * and an impossible time becomes 0 ("unknown"), never wrapped garbage. */
 	const hs_etl_header *h = &etl->header;
 	if (!h->valid)
 		return 0;
+	int64_t d, delta;
 	switch (h->clock_type) {
 	case 2:
-		return (uint64_t)ts;
-	case 3: {
-		if (!h->cpu_mhz)
+		return ts < 0 ? 0 : (uint64_t)ts;
+	case 3:
+		if (!h->cpu_mhz || __builtin_sub_overflow(ts, h->start_ts, &d) || __builtin_mul_overflow(d, 10, &delta))
 			return 0;
-		int64_t d = ts - h->start_ts;
-		return h->start_time + (uint64_t)(d * 10 / (int64_t)h->cpu_mhz);
-	}
+		delta /= (int64_t)h->cpu_mhz;
+		break;
 	default: {
-		if (!h->perf_freq)
+		int64_t f = (int64_t)h->perf_freq, whole, part;
+		if (f <= 0 || __builtin_sub_overflow(ts, h->start_ts, &d))
 			return 0;
 		/* Split so that ticks x 1e7 cannot overflow on long traces. */
-		int64_t d = ts - h->start_ts, f = (int64_t)h->perf_freq;
-		int64_t whole = d / f, rest = d % f;
-		return h->start_time + (uint64_t)(whole * 10000000 + rest * 10000000 / f);
+		if (__builtin_mul_overflow(d / f, 10000000, &whole))
+			return 0;
+		int64_t rest = d % f;
+		if (rest > INT64_MAX / 10000000 || rest < INT64_MIN / 10000000)
+			return 0; /* only with a clock faster than any real one */
+		part = rest * 10000000 / f;
+		if (__builtin_add_overflow(whole, part, &delta))
+			return 0;
+		break;
 	}
 	}
+	uint64_t t;
+	if (delta >= 0 ? __builtin_add_overflow(h->start_time, (uint64_t)delta, &t)
+		       : __builtin_sub_overflow(h->start_time, (uint64_t)(-(delta + 1)) + 1u, &t))
+		return 0;
+	return t;
 }
 
 /* ---- buffers ---- */

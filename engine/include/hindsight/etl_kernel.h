@@ -1,0 +1,192 @@
+/* hindsight/etl_kernel.h: typed decoders for the classic kernel events the tools read (processes, threads, images, CPU samples, stacks, merged image ids). */
+#ifndef HINDSIGHT_ETL_KERNEL_H
+#define HINDSIGHT_ETL_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hindsight/etl.h"
+
+/*
+ * Layouts follow PerfView's TraceEvent parsers (KernelTraceEventParser.cs,
+ * SymbolTraceEventParser.cs) and kerneltraceeventparser.mof; pointer-sized
+ * fields take the size of the code that logged the record (record->ptr64).
+ *
+ * Every decoder checks the record's identity first and then every length:
+ * it returns false, leaving *out unspecified, for another event or for a
+ * payload too short or garbled to hold the fields (a string without its
+ * terminator, an impossible SID, a stack whose size is not whole frames).
+ * Trailing bytes that newer versions append are ignored.
+ *
+ * Ownership: text is copied into the output struct as NUL-terminated UTF-8
+ * (truncated at a character boundary, with `truncated` set, when it does not
+ * fit); pointers into the payload (SIDs, stack frames) are borrowed from the
+ * record and valid only while the record is (during the hs_etl_foreach
+ * callback).
+ */
+
+/* What a record is, for dispatch; HS_ETLK_OTHER for everything not decoded here. */
+typedef enum {
+	HS_ETLK_OTHER,
+	HS_ETLK_PROCESS,      /* 0x03 / 1 Start, 2 End, 3 DCStart, 4 DCEnd, 39 Defunct */
+	HS_ETLK_THREAD,       /* 0x05 / 1 Start, 2 End, 3 DCStart, 4 DCEnd */
+	HS_ETLK_IMAGE,        /* 0x14 / 2 Unload, 3 DCStart, 4 DCEnd, 10 Load; and 0x03 / 10 */
+	HS_ETLK_SAMPLE,       /* 0x0F / 46 SampledProfile */
+	HS_ETLK_INTERVAL,     /* 0x0F / 72 SetInterval, 73 CollectionStart, 74 CollectionEnd */
+	HS_ETLK_STACK,        /* 0x18 / 32 Stack: frames inline */
+	HS_ETLK_STACK_KEY,    /* 0x18 / 37 StackKeyKernel, 38 StackKeyUser: a reference to a cached stack */
+	HS_ETLK_STACK_DEF,    /* 0x18 / 35 KeyDelete, 36 KeyRundown: the frames of a cached stack */
+	HS_ETLK_IMAGE_ID,     /* merged KernelTraceControl ImageId, opcode 0 */
+	HS_ETLK_DBGID_RSDS,   /* merged KernelTraceControl ImageId, opcode 36 */
+} hs_etlk_kind;
+
+/* Kernel opcodes shared by the process, thread and image groups. */
+enum {
+	HS_ETLK_OP_START = 1,
+	HS_ETLK_OP_END = 2,
+	HS_ETLK_OP_DCSTART = 3,
+	HS_ETLK_OP_DCEND = 4,
+	HS_ETLK_OP_LOAD = 10,
+	HS_ETLK_OP_DEFUNCT = 39,
+	/* PerfInfo's profile-interval events */
+	HS_ETLK_OP_SET_INTERVAL = 72,
+	HS_ETLK_OP_COLLECTION_START = 73,
+	HS_ETLK_OP_COLLECTION_END = 74,
+};
+
+/* Classifies by identity only (group/opcode, or GUID/opcode); no payload check. */
+hs_etlk_kind hs_etlk_classify(const hs_etl_record *r);
+
+/* Process Start/End/DCStart/DCEnd/Defunct, versions 0-5 (v5 Defunct appends an exit time,
+ * not decoded; later versions read as 4). */
+typedef struct {
+	uint8_t opcode, version;
+	uint64_t unique_process_key;   /* v2+ */
+	uint32_t pid, parent_pid;
+	uint32_t session_id;           /* v1+ */
+	int32_t exit_status;           /* v1+ */
+	uint64_t directory_table_base; /* v3+ */
+	uint32_t flags;                /* v4+ */
+	const uint8_t *user_sid;       /* the SID (after the TOKEN_USER header), or NULL; borrowed */
+	size_t user_sid_len;
+	char image_file_name[256];     /* ImageFileName (the kernel's short name, e.g. "cmd.exe") */
+	char command_line[4096];       /* v2+ */
+	char package_full_name[256];   /* v4+, when logged ("" for desktop processes) */
+	char application_id[256];      /* v4+, when logged */
+	bool truncated;
+} hs_etl_process;
+bool hs_etl_decode_process(const hs_etl_record *r, hs_etl_process *out);
+
+/* Thread Start/End/DCStart/DCEnd, versions 0-4. */
+typedef struct {
+	uint8_t opcode, version;
+	uint32_t pid, tid;
+	/* v2+ only (0 otherwise): */
+	uint64_t stack_base, stack_limit, user_stack_base, user_stack_limit;
+	uint64_t start_addr, win32_start_addr, teb_base;
+	uint32_t sub_process_tag;
+	/* v3+ only: */
+	uint8_t base_priority, page_priority, io_priority, thread_flags;
+	char name[256]; /* ThreadName when the event carries one (Windows 10 1709+), else "" */
+	bool truncated;
+} hs_etl_thread;
+bool hs_etl_decode_thread(const hs_etl_record *r, hs_etl_thread *out);
+
+/* Image Load/Unload/DCStart/DCEnd, versions 0-3 (later read as 3). */
+typedef struct {
+	uint8_t opcode, version;
+	uint64_t base, size;
+	uint32_t pid;             /* v1+; 0 for kernel-mode images */
+	uint32_t checksum;        /* v2+ */
+	uint32_t time_date_stamp; /* v2+ */
+	uint8_t signature_level, signature_type; /* v3+ */
+	uint64_t default_base;    /* v2+ */
+	char file_name[1024];     /* kernel path, e.g. \Device\HarddiskVolume2\Windows\System32\ntdll.dll */
+	bool truncated;
+} hs_etl_image;
+bool hs_etl_decode_image(const hs_etl_record *r, hs_etl_image *out);
+
+/* SampledProfile. Count is 16 bits: Windows 8+ keeps flags and the thread's
+ * priority in the upper half of what the MOF calls a 32-bit Count. */
+typedef struct {
+	uint64_t ip;
+	uint32_t tid;
+	uint16_t count;
+	bool dpc, isr;     /* executing a DPC or an ISR: kernel work on a borrowed thread */
+	uint8_t priority;  /* 0..31 */
+	uint8_t rank;
+} hs_etl_sample;
+bool hs_etl_decode_sample(const hs_etl_record *r, hs_etl_sample *out);
+
+/* SetInterval / CollectionStart / CollectionEnd. Intervals are in 100 ns units;
+ * source 0 is the timer that drives SampledProfile. */
+typedef struct {
+	uint8_t opcode;
+	uint32_t source, new_interval, old_interval;
+} hs_etl_interval;
+bool hs_etl_decode_interval(const hs_etl_record *r, hs_etl_interval *out);
+
+/* A stack: frame 0 is the leaf (the interrupted instruction), the last is the
+ * outermost caller. Frames are read with hs_etl_stack_frame. */
+typedef struct {
+	const uint8_t *frames; /* borrowed from the record */
+	size_t count;
+	bool ptr64;
+} hs_etl_frames;
+uint64_t hs_etl_stack_frame(const hs_etl_frames *f, size_t i);
+
+/* StackWalk Stack (32): the stack of the event logged at event_ts on thread tid. */
+typedef struct {
+	uint64_t event_ts; /* raw clock, equal to that event's record timestamp */
+	uint32_t pid, tid;
+	hs_etl_frames frames;
+} hs_etl_stack;
+bool hs_etl_decode_stack(const hs_etl_record *r, hs_etl_stack *out);
+
+/* StackKeyKernel / StackKeyUser: the event at event_ts has the kernel (or user)
+ * part of its stack in the cache under key; a later KeyDelete/KeyRundown with
+ * the same key gives the frames. */
+typedef struct {
+	uint64_t event_ts;
+	uint32_t pid, tid;
+	uint64_t key;
+	bool user; /* opcode 38 */
+} hs_etl_stack_key;
+bool hs_etl_decode_stack_key(const hs_etl_record *r, hs_etl_stack_key *out);
+
+/* KeyDelete / KeyRundown: the frames behind a key (the key may be reused after). */
+typedef struct {
+	uint64_t key;
+	hs_etl_frames frames;
+} hs_etl_stack_def;
+bool hs_etl_decode_stack_def(const hs_etl_record *r, hs_etl_stack_def *out);
+
+/* Merged-file ImageId (opcode 0): the PE's own name for an image that a load
+ * or rundown event at the same timestamp describes. The process is the
+ * record header's (the payload's ProcessId is usually 0). */
+typedef struct {
+	uint64_t base, size;
+	uint32_t pid;
+	uint32_t time_date_stamp;
+	char original_file_name[512];
+	bool truncated;
+} hs_etl_image_id;
+bool hs_etl_decode_image_id(const hs_etl_record *r, hs_etl_image_id *out);
+
+/* Merged-file DbgID_RSDS (opcode 36): the image's PDB identity. */
+typedef struct {
+	uint64_t base;
+	uint32_t pid;
+	hs_guid guid;
+	uint32_t age;
+	char pdb_file_name[512]; /* UTF-8 as logged */
+	bool truncated;
+} hs_etl_dbgid;
+bool hs_etl_decode_dbgid(const hs_etl_record *r, hs_etl_dbgid *out);
+
+/* True for an address in the kernel half of the address space of a logger
+ * with that pointer size (what tells kernel frames from user frames). */
+bool hs_etl_kernel_address(uint64_t addr, bool ptr64);
+
+#endif

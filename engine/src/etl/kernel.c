@@ -1,0 +1,559 @@
+/* etl/kernel.c: decoders for the classic kernel events (process, thread, image, samples, stacks) and the merged ImageId records, checking every length. */
+#include <string.h>
+
+#include "etl/etl_format.h"
+#include "hindsight/etl_kernel.h"
+
+/* Opcodes of the groups decoded here (see etl-format.md §5). */
+enum {
+	OP_SAMPLE = 46,
+	OP_STACK = 32,
+	OP_KEY_DELETE = 35,
+	OP_KEY_RUNDOWN = 36,
+	OP_KEY_KERNEL = 37,
+	OP_KEY_USER = 38,
+	OP_IMAGE_ID = 0,
+	OP_DBGID_RSDS = 36,
+};
+
+/* KernelTraceControl's ImageId class, written by the merge step. Spelled as
+ * fields because the project keeps GUID text out of engine sources. */
+static const hs_guid image_id_guid = {0xb3e675d7u, 0x2554u, 0x4f18u, {0x83, 0x0b, 0x27, 0x62, 0x73, 0x25, 0x60, 0xde}};
+
+/* A bounded view of a payload: every read checks the remaining length. */
+typedef struct {
+	const uint8_t *p;
+	size_t len, off;
+	size_t ps; /* pointer size */
+} rd;
+
+static void rd_init(rd *c, const hs_etl_record *r)
+{
+	c->p = r->payload;
+	c->len = r->payload ? r->payload_len : 0;
+	c->off = 0;
+	c->ps = r->ptr64 ? 8 : 4;
+}
+
+static bool rd_u8(rd *c, uint8_t *v)
+{
+	if (c->len - c->off < 1)
+		return false;
+	*v = c->p[c->off++];
+	return true;
+}
+
+static bool rd_u16(rd *c, uint16_t *v)
+{
+	if (c->len - c->off < 2)
+		return false;
+	*v = hs_le16(c->p + c->off);
+	c->off += 2;
+	return true;
+}
+
+static bool rd_u32(rd *c, uint32_t *v)
+{
+	if (c->len - c->off < 4)
+		return false;
+	*v = hs_le32(c->p + c->off);
+	c->off += 4;
+	return true;
+}
+
+static bool rd_u64(rd *c, uint64_t *v)
+{
+	if (c->len - c->off < 8)
+		return false;
+	*v = hs_le64(c->p + c->off);
+	c->off += 8;
+	return true;
+}
+
+static bool rd_ptr(rd *c, uint64_t *v)
+{
+	if (c->ps == 8)
+		return rd_u64(c, v);
+	uint32_t v32;
+	if (!rd_u32(c, &v32))
+		return false;
+	*v = v32;
+	return true;
+}
+
+static bool rd_skip(rd *c, size_t n)
+{
+	if (c->len - c->off < n)
+		return false;
+	c->off += n;
+	return true;
+}
+
+/* Appends one code point as UTF-8 if it fits whole; false (and *trunc) if not. */
+static bool put_utf8(char *out, size_t cap, size_t *o, uint32_t c, bool *trunc)
+{
+	char b[4];
+	size_t n;
+	if (c < 0x80) {
+		b[0] = (char)c;
+		n = 1;
+	} else if (c < 0x800) {
+		b[0] = (char)(0xC0 | c >> 6);
+		b[1] = (char)(0x80 | (c & 0x3F));
+		n = 2;
+	} else if (c < 0x10000) {
+		b[0] = (char)(0xE0 | c >> 12);
+		b[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+		b[2] = (char)(0x80 | (c & 0x3F));
+		n = 3;
+	} else {
+		b[0] = (char)(0xF0 | c >> 18);
+		b[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+		b[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+		b[3] = (char)(0x80 | (c & 0x3F));
+		n = 4;
+	}
+	if (*o + n >= cap) {
+		*trunc = true;
+		return false;
+	}
+	memcpy(out + *o, b, n);
+	*o += n;
+	return true;
+}
+
+/*
+ * A NUL-terminated UTF-16LE string into UTF-8. A string that runs off the end
+ * of the payload is a cut record, not a long name, so it fails. Lone
+ * surrogates become U+FFFD so the output is always valid UTF-8 (JSON needs it).
+ */
+static bool rd_utf16z(rd *c, char *out, size_t cap, bool *trunc)
+{
+	size_t o = 0;
+	bool room = true;
+	for (;;) {
+		uint16_t u;
+		if (!rd_u16(c, &u))
+			return false;
+		if (u == 0)
+			break;
+		uint32_t cp = u;
+		if (u >= 0xD800 && u < 0xDC00 && c->len - c->off >= 2) {
+			uint16_t lo = hs_le16(c->p + c->off);
+			if (lo >= 0xDC00 && lo < 0xE000) {
+				c->off += 2;
+				cp = 0x10000 + ((uint32_t)(u - 0xD800) << 10) + (uint32_t)(lo - 0xDC00);
+			} else {
+				cp = 0xFFFD;
+			}
+		} else if (u >= 0xD800 && u < 0xE000) {
+			cp = 0xFFFD;
+		}
+		if (room)
+			room = put_utf8(out, cap, &o, cp, trunc);
+	}
+	out[o] = '\0';
+	return true;
+}
+
+/* Length of a valid UTF-8 sequence starting at s (at most n bytes), or 0. */
+static size_t utf8_seq(const uint8_t *s, size_t n)
+{
+	uint8_t b = s[0];
+	size_t len;
+	uint32_t min;
+	if (b < 0x80)
+		return 1;
+	if (b >= 0xC2 && b < 0xE0) {
+		len = 2;
+		min = 0x80;
+	} else if (b >= 0xE0 && b < 0xF0) {
+		len = 3;
+		min = 0x800;
+	} else if (b >= 0xF0 && b < 0xF5) {
+		len = 4;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	uint32_t cp = b & (0x3F >> (len - 1));
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3F);
+	}
+	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp < 0xE000))
+		return 0;
+	return len;
+}
+
+/*
+ * A NUL-terminated 8-bit string. Process names are ANSI and PDB names UTF-8;
+ * bytes that are not valid UTF-8 become '?' rather than guessing a code page.
+ */
+static bool rd_str8z(rd *c, char *out, size_t cap, bool *trunc)
+{
+	size_t avail = c->len - c->off;
+	if (avail == 0)
+		return false;
+	const uint8_t *s = c->p + c->off;
+	const uint8_t *nul = memchr(s, 0, avail);
+	if (!nul)
+		return false;
+	size_t n = (size_t)(nul - s), o = 0;
+	for (size_t i = 0; i < n;) {
+		size_t k = utf8_seq(s + i, n - i);
+		const uint8_t *src = s + i;
+		size_t w = k;
+		if (k == 0) {
+			src = (const uint8_t *)"?";
+			w = 1;
+			k = 1;
+		}
+		if (o + w >= cap) {
+			*trunc = true;
+			break;
+		}
+		memcpy(out + o, src, w);
+		o += w;
+		i += k;
+	}
+	out[o] = '\0';
+	c->off += n + 1;
+	return true;
+}
+
+static bool is_kernel_record(const hs_etl_record *r)
+{
+	return r->kind == HS_ETL_SYSTEM || r->kind == HS_ETL_COMPACT || r->kind == HS_ETL_PERFINFO;
+}
+
+static bool is_image_id_record(const hs_etl_record *r)
+{
+	return (r->kind == HS_ETL_FULL || r->kind == HS_ETL_INSTANCE) && r->has_guid &&
+	       memcmp(&r->guid, &image_id_guid, sizeof image_id_guid) == 0;
+}
+
+hs_etlk_kind hs_etlk_classify(const hs_etl_record *r)
+{
+	if (is_image_id_record(r)) {
+		if (r->opcode == OP_IMAGE_ID)
+			return HS_ETLK_IMAGE_ID;
+		if (r->opcode == OP_DBGID_RSDS)
+			return HS_ETLK_DBGID_RSDS;
+		return HS_ETLK_OTHER;
+	}
+	if (!is_kernel_record(r))
+		return HS_ETLK_OTHER;
+	uint8_t op = r->opcode;
+	switch (r->group) {
+	case HS_ETL_GROUP_PROCESS:
+		if (op == HS_ETLK_OP_LOAD) /* the image-load quirk (etl-format.md §5) */
+			return HS_ETLK_IMAGE;
+		if ((op >= HS_ETLK_OP_START && op <= HS_ETLK_OP_DCEND) || op == HS_ETLK_OP_DEFUNCT)
+			return HS_ETLK_PROCESS;
+		break;
+	case HS_ETL_GROUP_THREAD:
+		if (op >= HS_ETLK_OP_START && op <= HS_ETLK_OP_DCEND)
+			return HS_ETLK_THREAD;
+		break;
+	case HS_ETL_GROUP_IMAGE:
+		if ((op >= HS_ETLK_OP_END && op <= HS_ETLK_OP_DCEND) || op == HS_ETLK_OP_LOAD)
+			return HS_ETLK_IMAGE;
+		break;
+	case HS_ETL_GROUP_PERFINFO:
+		if (op == OP_SAMPLE)
+			return HS_ETLK_SAMPLE;
+		if (op >= HS_ETLK_OP_SET_INTERVAL && op <= HS_ETLK_OP_COLLECTION_END)
+			return HS_ETLK_INTERVAL;
+		break;
+	case HS_ETL_GROUP_STACKWALK:
+		if (op == OP_STACK)
+			return HS_ETLK_STACK;
+		if (op == OP_KEY_KERNEL || op == OP_KEY_USER)
+			return HS_ETLK_STACK_KEY;
+		if (op == OP_KEY_DELETE || op == OP_KEY_RUNDOWN)
+			return HS_ETLK_STACK_DEF;
+		break;
+	default:
+		break;
+	}
+	return HS_ETLK_OTHER;
+}
+
+/*
+ * UserSID: a u32 0 when there is none; otherwise a TOKEN_USER (two pointers)
+ * then a SID whose length follows from its SubAuthorityCount (PerfView's
+ * SkipSID). A SID needs revision 1 and at most 15 sub-authorities.
+ */
+static bool rd_sid(rd *c, const uint8_t **sid, size_t *sid_len)
+{
+	*sid = NULL;
+	*sid_len = 0;
+	if (c->len - c->off < 4)
+		return false;
+	if (hs_le32(c->p + c->off) == 0)
+		return rd_skip(c, 4);
+	if (!rd_skip(c, 2 * c->ps))
+		return false;
+	if (c->len - c->off < 8)
+		return false;
+	const uint8_t *s = c->p + c->off;
+	if (s[0] != 1 || s[1] > 15)
+		return false;
+	size_t n = 8 + 4 * (size_t)s[1];
+	if (!rd_skip(c, n))
+		return false;
+	*sid = s;
+	*sid_len = n;
+	return true;
+}
+
+bool hs_etl_decode_process(const hs_etl_record *r, hs_etl_process *out)
+{
+	if (hs_etlk_classify(r) != HS_ETLK_PROCESS)
+		return false;
+	memset(out, 0, sizeof *out);
+	out->opcode = r->opcode;
+	out->version = r->version;
+	rd c;
+	rd_init(&c, r);
+	uint64_t v;
+	if (r->version == 0) {
+		/* ProcessId and ParentId were pointer-sized then. */
+		if (!rd_ptr(&c, &v))
+			return false;
+		out->pid = (uint32_t)v;
+		if (!rd_ptr(&c, &v))
+			return false;
+		out->parent_pid = (uint32_t)v;
+	} else {
+		uint32_t es;
+		/* v1 has PageDirectoryBase where v2+ have UniqueProcessKey. */
+		if (!rd_ptr(&c, &v))
+			return false;
+		if (r->version >= 2)
+			out->unique_process_key = v;
+		else
+			out->directory_table_base = v;
+		if (!rd_u32(&c, &out->pid) || !rd_u32(&c, &out->parent_pid) || !rd_u32(&c, &out->session_id) ||
+		    !rd_u32(&c, &es))
+			return false;
+		out->exit_status = (int32_t)es;
+		if (r->version >= 3 && !rd_ptr(&c, &out->directory_table_base))
+			return false;
+		if (r->version >= 4 && !rd_u32(&c, &out->flags))
+			return false;
+	}
+	if (!rd_sid(&c, &out->user_sid, &out->user_sid_len))
+		return false;
+	if (!rd_str8z(&c, out->image_file_name, sizeof out->image_file_name, &out->truncated))
+		return false;
+	if (r->version >= 2 && !rd_utf16z(&c, out->command_line, sizeof out->command_line, &out->truncated))
+		return false;
+	/* Packaged-app identity came with v4; a string that starts must end. */
+	if (r->version >= 4 && c.off < c.len &&
+	    !rd_utf16z(&c, out->package_full_name, sizeof out->package_full_name, &out->truncated))
+		return false;
+	if (r->version >= 4 && c.off < c.len &&
+	    !rd_utf16z(&c, out->application_id, sizeof out->application_id, &out->truncated))
+		return false;
+	return true;
+}
+
+bool hs_etl_decode_thread(const hs_etl_record *r, hs_etl_thread *out)
+{
+	if (hs_etlk_classify(r) != HS_ETLK_THREAD)
+		return false;
+	memset(out, 0, sizeof *out);
+	out->opcode = r->opcode;
+	out->version = r->version;
+	rd c;
+	rd_init(&c, r);
+	if (r->version == 0) {
+		/* Version 0 put the thread first. */
+		if (!rd_u32(&c, &out->tid) || !rd_u32(&c, &out->pid))
+			return false;
+		return true;
+	}
+	if (!rd_u32(&c, &out->pid) || !rd_u32(&c, &out->tid))
+		return false;
+	if (r->version < 2)
+		return true; /* v1's extra fields differ by opcode and nothing here needs them */
+	if (!rd_ptr(&c, &out->stack_base) || !rd_ptr(&c, &out->stack_limit) || !rd_ptr(&c, &out->user_stack_base) ||
+	    !rd_ptr(&c, &out->user_stack_limit) || !rd_ptr(&c, &out->start_addr) ||
+	    !rd_ptr(&c, &out->win32_start_addr) || !rd_ptr(&c, &out->teb_base) || !rd_u32(&c, &out->sub_process_tag))
+		return false;
+	if (r->version < 3)
+		return true;
+	if (!rd_u8(&c, &out->base_priority) || !rd_u8(&c, &out->page_priority) || !rd_u8(&c, &out->io_priority) ||
+	    !rd_u8(&c, &out->thread_flags))
+		return false;
+	/* The name came later within version 3; its absence is not damage. */
+	if (c.len - c.off >= 2 && !rd_utf16z(&c, out->name, sizeof out->name, &out->truncated))
+		return false;
+	return true;
+}
+
+bool hs_etl_decode_image(const hs_etl_record *r, hs_etl_image *out)
+{
+	if (hs_etlk_classify(r) != HS_ETLK_IMAGE)
+		return false;
+	memset(out, 0, sizeof *out);
+	out->opcode = r->opcode;
+	out->version = r->version;
+	rd c;
+	rd_init(&c, r);
+	if (!rd_ptr(&c, &out->base))
+		return false;
+	if (r->version == 0) {
+		uint32_t size;
+		if (!rd_u32(&c, &size))
+			return false;
+		out->size = size;
+	} else {
+		if (!rd_ptr(&c, &out->size) || !rd_u32(&c, &out->pid))
+			return false;
+	}
+	if (r->version >= 2) {
+		uint16_t reserved0;
+		if (!rd_u32(&c, &out->checksum) || !rd_u32(&c, &out->time_date_stamp))
+			return false;
+		/* Reserved0 in v2; SignatureLevel, SignatureType and a u16 in v3. */
+		if (!rd_u8(&c, &out->signature_level) || !rd_u8(&c, &out->signature_type) || !rd_u16(&c, &reserved0))
+			return false;
+		if (r->version < 3)
+			out->signature_level = out->signature_type = 0;
+		if (!rd_ptr(&c, &out->default_base) || !rd_skip(&c, 16)) /* DefaultBase, Reserved1..4 */
+			return false;
+	}
+	if (!rd_utf16z(&c, out->file_name, sizeof out->file_name, &out->truncated))
+		return false;
+	/* An image covers at least one page; a zero size or a range that wraps is garbage. */
+	if (out->size == 0 || out->base + out->size < out->base)
+		return false;
+	return true;
+}
+
+bool hs_etl_decode_sample(const hs_etl_record *r, hs_etl_sample *out)
+{
+	if (hs_etlk_classify(r) != HS_ETLK_SAMPLE)
+		return false;
+	memset(out, 0, sizeof *out);
+	rd c;
+	rd_init(&c, r);
+	uint8_t flags;
+	if (!rd_ptr(&c, &out->ip) || !rd_u32(&c, &out->tid) || !rd_u16(&c, &out->count) || !rd_u8(&c, &flags) ||
+	    !rd_u8(&c, &out->rank))
+		return false;
+	out->dpc = (flags & 1) != 0;
+	out->isr = (flags & 2) != 0;
+	out->priority = (uint8_t)((flags >> 3) & 0x1F);
+	return true;
+}
+
+bool hs_etl_decode_interval(const hs_etl_record *r, hs_etl_interval *out)
+{
+	if (hs_etlk_classify(r) != HS_ETLK_INTERVAL)
+		return false;
+	memset(out, 0, sizeof *out);
+	out->opcode = r->opcode;
+	rd c;
+	rd_init(&c, r);
+	return rd_u32(&c, &out->source) && rd_u32(&c, &out->new_interval) && rd_u32(&c, &out->old_interval);
+}
+
+uint64_t hs_etl_stack_frame(const hs_etl_frames *f, size_t i)
+{
+	if (i >= f->count)
+		return 0;
+	return f->ptr64 ? hs_le64(f->frames + 8 * i) : hs_le32(f->frames + 4 * i);
+}
+
+/* The rest of the payload as whole frames: at least one, and nothing left over. */
+static bool rd_frames(rd *c, hs_etl_frames *f)
+{
+	size_t rest = c->len - c->off;
+	if (rest == 0 || rest % c->ps != 0)
+		return false;
+	f->frames = c->p + c->off;
+	f->count = rest / c->ps;
+	f->ptr64 = c->ps == 8;
+	c->off = c->len;
+	return true;
+}
+
+bool hs_etl_decode_stack(const hs_etl_record *r, hs_etl_stack *out)
+{
+	if (hs_etlk_classify(r) != HS_ETLK_STACK)
+		return false;
+	memset(out, 0, sizeof *out);
+	rd c;
+	rd_init(&c, r);
+	return rd_u64(&c, &out->event_ts) && rd_u32(&c, &out->pid) && rd_u32(&c, &out->tid) &&
+	       rd_frames(&c, &out->frames);
+}
+
+bool hs_etl_decode_stack_key(const hs_etl_record *r, hs_etl_stack_key *out)
+{
+	if (hs_etlk_classify(r) != HS_ETLK_STACK_KEY)
+		return false;
+	memset(out, 0, sizeof *out);
+	out->user = r->opcode == OP_KEY_USER;
+	rd c;
+	rd_init(&c, r);
+	return rd_u64(&c, &out->event_ts) && rd_u32(&c, &out->pid) && rd_u32(&c, &out->tid) && rd_ptr(&c, &out->key);
+}
+
+bool hs_etl_decode_stack_def(const hs_etl_record *r, hs_etl_stack_def *out)
+{
+	if (hs_etlk_classify(r) != HS_ETLK_STACK_DEF)
+		return false;
+	memset(out, 0, sizeof *out);
+	rd c;
+	rd_init(&c, r);
+	return rd_ptr(&c, &out->key) && rd_frames(&c, &out->frames);
+}
+
+bool hs_etl_decode_image_id(const hs_etl_record *r, hs_etl_image_id *out)
+{
+	if (hs_etlk_classify(r) != HS_ETLK_IMAGE_ID)
+		return false;
+	memset(out, 0, sizeof *out);
+	rd c;
+	rd_init(&c, r);
+	uint32_t payload_pid;
+	if (!rd_ptr(&c, &out->base) || !rd_ptr(&c, &out->size) || !rd_u32(&c, &payload_pid) ||
+	    !rd_u32(&c, &out->time_date_stamp) ||
+	    !rd_utf16z(&c, out->original_file_name, sizeof out->original_file_name, &out->truncated))
+		return false;
+	/* The header names the process; the payload's field is usually 0. */
+	out->pid = r->pid != UINT32_MAX ? r->pid : payload_pid;
+	return true;
+}
+
+bool hs_etl_decode_dbgid(const hs_etl_record *r, hs_etl_dbgid *out)
+{
+	if (hs_etlk_classify(r) != HS_ETLK_DBGID_RSDS)
+		return false;
+	memset(out, 0, sizeof *out);
+	rd c;
+	rd_init(&c, r);
+	if (!rd_ptr(&c, &out->base) || !rd_u32(&c, &out->pid) || !rd_u32(&c, &out->guid.data1) ||
+	    !rd_u16(&c, &out->guid.data2) || !rd_u16(&c, &out->guid.data3))
+		return false;
+	for (int i = 0; i < 8; i++)
+		if (!rd_u8(&c, &out->guid.data4[i]))
+			return false;
+	return rd_u32(&c, &out->age) && rd_str8z(&c, out->pdb_file_name, sizeof out->pdb_file_name, &out->truncated);
+}
+
+bool hs_etl_kernel_address(uint64_t addr, bool ptr64)
+{
+	/* The kernel owns the upper half: the canonical high half on x64, above
+	 * 2 GB on 32-bit Windows (the /3GB boot option moves it; PerfView uses
+	 * the same split). */
+	return ptr64 ? addr >= 0xFFFF800000000000ull : addr >= 0x80000000ull;
+}
