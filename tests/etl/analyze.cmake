@@ -11,3 +11,8 @@ target_include_directories(mk_keytrace PRIVATE ${PROJECT_SOURCE_DIR}/engine/src)
 add_test(NAME etl:analyze_crash_synthetic
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/etl/check-crash.sh $<TARGET_FILE:mk_keytrace> $<TARGET_FILE:analyze>
                  ${PROJECT_SOURCE_DIR}/rules/stutter.yaml)
+
+# summary and cpu on a file the writer produced (analyze filter's output).
+add_test(NAME etl:analyze_on_writer_output
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/etl/check-writer-output.sh $<TARGET_FILE:analyze>
+                 ${PROJECT_SOURCE_DIR}/../shared/fixtures/etl ${PROJECT_SOURCE_DIR}/rules)

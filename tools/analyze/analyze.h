@@ -92,13 +92,11 @@ const char *analyze_kernel_group_name(uint8_t group);
 /* ISO 8601 UTC with 100 ns digits, "-" for 0. */
 void analyze_format_filetime(uint64_t ft, char *buf, size_t cap);
 
-/* Subcommands, one file each. Each returns the process exit status. The weak
- * declarations let a subcommand's file land on its own; main() says so when
- * one is absent from a build. */
+/* Subcommands, one file each. Each returns the process exit status. */
 int analyze_counts(const analyze_opts *o);
-int analyze_summary(const analyze_opts *o) __attribute__((weak));
-int analyze_crash(const analyze_opts *o) __attribute__((weak));
-int analyze_cpu(const analyze_opts *o) __attribute__((weak));
-int analyze_filter(const analyze_opts *o) __attribute__((weak));
+int analyze_summary(const analyze_opts *o);
+int analyze_crash(const analyze_opts *o);
+int analyze_cpu(const analyze_opts *o);
+int analyze_filter(const analyze_opts *o);
 
 #endif
