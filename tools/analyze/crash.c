@@ -41,7 +41,7 @@ static const char *ntstatus_name(uint32_t s)
 typedef struct {
 	const hs_guid *guid;
 	int id;
-	const char *provider, *event, *story;
+	const char *provider, *event, *story, *alert;
 } wl_entry;
 
 typedef struct {
@@ -52,7 +52,15 @@ typedef struct {
 	hs_strbuf *out;
 	hs_json *json; /* NULL for text */
 	uint64_t shown, crashes;
+	uint64_t alerts[16]; /* per hs_alert_names entry */
 } crash_ctx;
+
+static void count_alert(crash_ctx *c, const char *alert)
+{
+	for (size_t i = 0; alert && hs_alert_names[i] && i < 16; i++)
+		if (strcmp(hs_alert_names[i], alert) == 0)
+			c->alerts[i]++;
+}
 
 static const wl_entry *find(const crash_ctx *c, const hs_etl_record *r)
 {
@@ -98,6 +106,7 @@ static int on_record(const hs_etl_record *r, void *vctx)
 	/* NTSTATUS severity 3 (0xC...) is an error status: the process died of it. */
 	bool crashed = is_exit && (code >> 30) == 3;
 	c->crashes += crashed;
+	count_alert(c, w->alert);
 	const char *sname = is_exit ? ntstatus_name(code) : NULL;
 	if (c->json) {
 		hs_json *j = c->json;
@@ -109,6 +118,7 @@ static int on_record(const hs_etl_record *r, void *vctx)
 		hs_json_kuint(j, "pid", r->pid);
 		hs_json_kuint(j, "tid", r->tid);
 		hs_json_kstr(j, "story", w->story);
+		hs_json_kstr(j, "alert", w->alert);
 		if (is_exit) {
 			hs_json_key(j, "exit");
 			hs_json_obj_begin(j);
@@ -122,8 +132,9 @@ static int on_record(const hs_etl_record *r, void *vctx)
 		hs_json_obj_end(j);
 		return 0;
 	}
-	hs_sb_printf(c->out, "%s  %-34s %-28s pid %-6" PRIu32 " tid %-6" PRIu32 "\n", when, w->provider,
-		     w->event ? w->event : "?", r->pid, r->tid);
+	hs_sb_printf(c->out, "%s  %-34s %-28s pid %-6" PRIu32 " tid %-6" PRIu32 "%s%s%s\n", when, w->provider,
+		     w->event ? w->event : "?", r->pid, r->tid, w->alert ? "  [" : "", w->alert ? w->alert : "",
+		     w->alert ? "]" : "");
 	if (is_exit)
 		hs_sb_printf(c->out, "    %s %s exited with 0x%08" PRIx32 "%s%s%s\n", crashed ? "CRASH:" : "exit:",
 			     image[0] ? image : "process", code, sname ? " " : "", sname ? sname : "",
@@ -164,7 +175,7 @@ int analyze_crash(const analyze_opts *o)
 			const hs_plan_provider *pp = &plan->sessions[s].providers[p];
 			for (size_t e = 0; e < pp->n_events; e++)
 				c.v[c.n++] = (wl_entry){&pp->provider->guid, pp->events[e].id, pp->provider->name,
-							pp->events[e].name, pp->events[e].story};
+							pp->events[e].name, pp->events[e].story, pp->events[e].alert};
 		}
 	rc = analyze_open_etl(o->file, &etl);
 	if (rc)
@@ -190,11 +201,21 @@ int analyze_crash(const analyze_opts *o)
 		hs_json_arr_end(&j);
 		hs_json_kuint(&j, "events", c.shown);
 		hs_json_kuint(&j, "crashes", c.crashes);
+		hs_json_key(&j, "alerts");
+		hs_json_obj_begin(&j);
+		for (size_t i = 0; hs_alert_names[i] && i < 16; i++)
+			if (c.alerts[i])
+				hs_json_kuint(&j, hs_alert_names[i], c.alerts[i]);
+		hs_json_obj_end(&j);
 		analyze_json_problems(&j, etl);
 		hs_json_obj_end(&j);
 	} else {
-		hs_sb_printf(&sb, "\n%" PRIu64 " key event%s, %" PRIu64 " crash%s\n", c.shown, c.shown == 1 ? "" : "s",
+		hs_sb_printf(&sb, "\n%" PRIu64 " key event%s, %" PRIu64 " crash%s", c.shown, c.shown == 1 ? "" : "s",
 			     c.crashes, c.crashes == 1 ? "" : "es");
+		for (size_t i = 0; hs_alert_names[i] && i < 16; i++)
+			if (c.alerts[i])
+				hs_sb_printf(&sb, ", %" PRIu64 " %s", c.alerts[i], hs_alert_names[i]);
+		hs_sb_putc(&sb, '\n');
 	}
 	if (hs_sb_write_free(&sb, stdout) != HS_OK)
 		rc = ANALYZE_EXIT_USAGE;

@@ -23,6 +23,7 @@ typedef struct {
 	const char *filter; /* linux ftrace filter or NULL */
 	bool story_from_catalog;
 	bool name_guessed;
+	const char *alert; /* the catalog's alert kind, or NULL */
 	bool has_classic_guid;
 	hs_guid classic_guid;
 } hs_plan_event;

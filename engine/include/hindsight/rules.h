@@ -44,6 +44,7 @@ typedef struct {
 	const char *name;
 	const char *story;
 	bool name_guessed;
+	const char *alert; /* what seeing it means for a report: "crash", "gpu-reset", ... or NULL */
 	const char **keywords; /* names, resolved against the provider */
 	hs_pos *keyword_pos;
 	size_t n_keywords;
@@ -183,6 +184,11 @@ const hs_provider *hs_rules_find_provider(const hs_ruleset *rs, const char *name
 /* Finds a catalog event by id (id >= 0) or by name. Borrowed. */
 const hs_cat_event *hs_provider_find_event(const hs_provider *p, int id, const char *name);
 const hs_keyword *hs_provider_find_keyword(const hs_provider *p, const char *name);
+
+/* The alert kinds a catalog event may carry (NULL-terminated): reports flag
+ * such events (crash, hang, gpu-reset, device-removed, disconnect, oom-kill,
+ * io-error). */
+extern const char *const hs_alert_names[];
 
 /* Text forms used in output and messages (static strings). */
 const char *hs_platform_name(hs_platform p);

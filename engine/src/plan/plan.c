@@ -97,6 +97,7 @@ static bool fill_event(const hs_provider *p, const hs_wl_entry *w, hs_plan_event
 	pe->story = w->story ? w->story : (ce ? ce->story : NULL);
 	pe->story_from_catalog = !w->story && ce && ce->story;
 	pe->name_guessed = ce && ce->name_guessed;
+	pe->alert = ce ? ce->alert : NULL;
 	pe->filter = w->filter;
 	if (ce && ce->has_classic_guid) {
 		pe->has_classic_guid = true;

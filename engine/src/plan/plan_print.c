@@ -62,7 +62,10 @@ static void text_event(hs_strbuf *sb, const hs_plan_event *e, bool win)
 		hs_sb_printf(sb, "      %5d  %-32s", e->id, e->name ? e->name : "?");
 	else
 		hs_sb_printf(sb, "      %-36s", e->name ? e->name : "?");
-	hs_sb_printf(sb, " %s%s\n", e->story ? e->story : "(no story)", e->name_guessed ? " [name unverified]" : "");
+	hs_sb_printf(sb, " %s%s", e->story ? e->story : "(no story)", e->name_guessed ? " [name unverified]" : "");
+	if (e->alert)
+		hs_sb_printf(sb, " [alert: %s]", e->alert);
+	hs_sb_putc(sb, '\n');
 	if (e->filter)
 		hs_sb_printf(sb, "             filter: %s\n", e->filter);
 }
@@ -219,6 +222,8 @@ static void json_event(hs_json *j, const hs_plan_event *e, bool win)
 	hs_json_kstr(j, "story_source", e->story_from_catalog ? "catalog" : "profile");
 	if (e->name_guessed)
 		hs_json_kbool(j, "name_guessed", true);
+	if (e->alert)
+		hs_json_kstr(j, "alert", e->alert);
 	if (e->filter)
 		hs_json_kstr(j, "filter", e->filter);
 	if (e->has_classic_guid) {

@@ -293,7 +293,7 @@ static const char *const provider_kinds[] = {"manifest", "tracelogging", "system
 
 static void load_cat_event(loader *L, const hs_ynode *n, hs_provider *p, hs_cat_event *e)
 {
-	static const char *const keys[] = {"id", "name", "story", "keywords", "name_guessed", "classic_guid", NULL};
+	static const char *const keys[] = {"id", "name", "story", "keywords", "name_guessed", "classic_guid", "alert", NULL};
 	e->id = -1;
 	e->pos = n->pos;
 	if (!want_type(L, n, HS_Y_MAP, "events entry"))
@@ -322,6 +322,12 @@ static void load_cat_event(loader *L, const hs_ynode *n, hs_provider *p, hs_cat_
 	if (sn)
 		e->story = node_story(L, sn);
 	get_bool(L, n, "name_guessed", &e->name_guessed, NULL);
+	hs_ynode *an = hs_ymap_get(n, "alert");
+	if (an) {
+		int k = pick(L, an, "alert", hs_alert_names);
+		if (k >= 0)
+			e->alert = hs_alert_names[k];
+	}
 	hs_ynode *kw = get_seq(L, n, "keywords");
 	if (kw)
 		e->n_keywords = str_list(L, kw, "keywords", &e->keywords, &e->keyword_pos);

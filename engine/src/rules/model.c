@@ -31,6 +31,9 @@ const hs_keyword *hs_provider_find_keyword(const hs_provider *p, const char *nam
 	return NULL;
 }
 
+const char *const hs_alert_names[] = {"crash",      "hang",     "gpu-reset", "device-removed",
+				      "disconnect", "oom-kill", "io-error",  NULL};
+
 const char *hs_platform_name(hs_platform p)
 {
 	switch (p) {
