@@ -12,7 +12,8 @@ fi
 
 # What the build needs, and what the tests add: clang + its runtime for the
 # sanitizer/libFuzzer build, node + npm for the JSON Schema validator (ajv).
-pkgs=(build-essential cmake pkg-config libyaml-dev libpcre2-dev)
+pkgs=(build-essential cmake pkg-config libyaml-dev libpcre2-dev
+	libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd linux-perf)
 if [[ $mode == test ]]; then
 	pkgs+=(clang libclang-rt-dev nodejs npm)
 fi

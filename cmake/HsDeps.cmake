@@ -17,3 +17,11 @@ else()
   pkg_check_modules(HS_PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
   add_library(hs::pcre2 ALIAS PkgConfig::HS_PCRE2)
 endif()
+
+# Linux capture and trace.dat reading: libtracefs, libtraceevent, libtracecmd
+# (Debian's -dev packages). Defines hs::tracefs; absent on other platforms.
+if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(HS_TRACEFS REQUIRED IMPORTED_TARGET libtracefs libtraceevent libtracecmd)
+  add_library(hs::tracefs ALIAS PkgConfig::HS_TRACEFS)
+endif()
