@@ -24,4 +24,11 @@ if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(HS_TRACEFS REQUIRED IMPORTED_TARGET libtracefs libtraceevent libtracecmd)
   add_library(hs::tracefs ALIAS PkgConfig::HS_TRACEFS)
+  # engine/src/ftrace declares libtracecmd's private output API itself; those
+  # prototypes match libtracecmd 1.x (trace-cmd 3.x) only.
+  if(NOT HS_TRACEFS_libtracecmd_VERSION VERSION_GREATER_EQUAL 1.0 OR
+     HS_TRACEFS_libtracecmd_VERSION VERSION_GREATER_EQUAL 2.0)
+    message(FATAL_ERROR "libtracecmd ${HS_TRACEFS_libtracecmd_VERSION} found; the trace.dat writer needs 1.x "
+                        "(trace-cmd 3.x), whose output API engine/src/ftrace/dat.c declares")
+  endif()
 endif()

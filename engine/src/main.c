@@ -9,12 +9,19 @@
 #include "hindsight/diag.h"
 #include "hindsight/plan.h"
 #include "hindsight/rules.h"
+#ifdef HS_HAVE_BACKEND
+#include <signal.h>
+
+#include "hindsight/launch.h"
+#include "run/record.h"
+#endif
 
 enum { EXIT_RULES = 1, EXIT_USAGE = 2, EXIT_NO_BACKEND = 3 };
 
 static void usage(FILE *f)
 {
 	fputs("usage: engine --rules PROFILE [--plan [--json]] [--platform windows|linux] [--cpus N]\n"
+	      "       engine --rules cpu-sample.yaml --launch PROG [--args \"...\"] [--cwd DIR] [--out FILE] [--timeout-sec N]\n"
 	      "\n"
 	      "  --rules PROFILE   a profile file, or a bare name (stutter, cpu-sample) looked up in the rules directory\n"
 	      "  --plan            print the resolved plan (every parameter passed to the tracing API) and exit\n"
@@ -22,8 +29,14 @@ static void usage(FILE *f)
 	      "  --platform P      plan for windows or linux instead of this machine's platform\n"
 	      "  --cpus N          with --plan: size per-CPU rings for N CPUs instead of this machine's\n"
 	      "  --format F        diagnostics as text (default), json, sarif or github\n"
+	      "  --launch PROG     run PROG under the profile's CPU sampler and write a perf.data when it exits\n"
+	      "                    (next to PROG unless --out); --args are split like a shell would; the\n"
+	      "                    program is killed after --timeout-sec (default 600)\n"
 	      "\n"
-	      "Exit status: 0 ok, 1 rules errors, 2 usage or I/O error, 3 capture backend not available.\n",
+	      "Without --plan: records until Ctrl+C (SIGINT) or SIGTERM into the rules' run folder (needs root).\n"
+	      "\n"
+	      "Exit status: 0 ok, 1 rules errors, 2 usage, I/O or capture error, 3 capture backend not available,\n"
+	      "4 not root.\n",
 	      f);
 }
 
@@ -43,9 +56,66 @@ static void warn_memory(uint64_t bytes)
 			(unsigned long long)(total >> 20));
 }
 
+#ifdef HS_HAVE_BACKEND
+static volatile sig_atomic_t launch_interrupts;
+
+static void on_launch_signal(int sig)
+{
+	(void)sig;
+	launch_interrupts++;
+}
+
+/* Launch mode: the program under the sampler; DONE ... OK and the output path
+ * on success, the first 50 lines of the capture log on failure. */
+static int run_launch(const hs_plan *plan, const char *prog, const char *args, const char *cwd, const char *out,
+		      unsigned timeout_sec)
+{
+	int rc = EXIT_USAGE;
+	char **av = NULL;
+	FILE *log = tmpfile();
+	hs_launch_opts o = {.prog = prog, .cwd = cwd, .out = out, .timeout_sec = timeout_sec,
+			    .interrupts = &launch_interrupts};
+	hs_launch_result res;
+	if (!log) {
+		perror("engine: capture log");
+		return EXIT_USAGE;
+	}
+	if (args && hs_launch_split_args(args, &av, NULL) != HS_OK) {
+		fprintf(stderr, "engine: --args has an unterminated quote or a trailing backslash: %s\n", args);
+		fclose(log);
+		return EXIT_USAGE;
+	}
+	o.argv = av;
+	struct sigaction sa = {.sa_handler = on_launch_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	hs_status st = hs_launch_run(plan, &o, log, &res);
+	rewind(log);
+	char line[1024];
+	if (st == HS_OK) {
+		while (fgets(line, sizeof line, log))
+			fputs(line, stdout);
+		printf("DONE %s OK (%llu samples%s)\n", prog, (unsigned long long)res.samples,
+		       res.timed_out ? ", program killed at the timeout" : "");
+		printf("output: %s\n", res.out_path);
+		rc = 0;
+	} else {
+		printf("FAILED %s: %s; the capture log:\n", prog, hs_strerror(st));
+		for (int n = 0; n < 50 && fgets(line, sizeof line, log); n++)
+			fputs(line, stdout);
+	}
+	hs_launch_free_args(av);
+	fclose(log);
+	return rc;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	const char *rules = NULL, *platform_arg = NULL;
+	const char *launch = NULL, *launch_args = NULL, *launch_cwd = NULL, *launch_out = NULL;
+	unsigned long timeout_sec = 600;
 	bool plan_only = false, json = false;
 	unsigned cpus = 0;
 	hs_diag_format fmt = HS_FMT_TEXT;
@@ -54,6 +124,23 @@ int main(int argc, char **argv)
 		bool has_val = i + 1 < argc;
 		if (!strcmp(a, "--rules") && has_val) {
 			rules = argv[++i];
+		} else if (!strcmp(a, "--launch") && has_val) {
+			launch = argv[++i];
+		} else if (!strcmp(a, "--args") && has_val) {
+			launch_args = argv[++i];
+		} else if (!strcmp(a, "--cwd") && has_val) {
+			launch_cwd = argv[++i];
+		} else if (!strcmp(a, "--out") && has_val) {
+			launch_out = argv[++i];
+		} else if (!strcmp(a, "--timeout-sec") && has_val) {
+			char *end;
+			errno = 0;
+			timeout_sec = strtoul(argv[++i], &end, 10);
+			if (errno || *end || timeout_sec == 0 || timeout_sec > 7 * 24 * 3600) {
+				fprintf(stderr, "engine: --timeout-sec takes a number of seconds from 1 to 604800, not '%s'\n",
+					argv[i]);
+				return EXIT_USAGE;
+			}
 		} else if (!strcmp(a, "--plan")) {
 			plan_only = true;
 		} else if (!strcmp(a, "--json")) {
@@ -159,6 +246,17 @@ int main(int argc, char **argv)
 	}
 	if (platform == host)
 		warn_memory(plan->memory_bytes);
+#ifdef HS_HAVE_BACKEND
+	if (!plan_only && launch) {
+		rc = run_launch(plan, launch, launch_args, launch_cwd, launch_out, (unsigned)timeout_sec);
+		goto out;
+	}
+	if (!plan_only) {
+		/* Normal mode: record until SIGINT/SIGTERM; it prints the plan into main.log itself. */
+		rc = hs_record_run(rs, plan, path);
+		goto out;
+	}
+#endif
 	st = json ? hs_plan_print_json(plan, stdout) : hs_plan_print_text(plan, stdout);
 	if (st != HS_OK) {
 		fprintf(stderr, "engine: cannot print the plan: %s\n", hs_strerror(st));
@@ -167,10 +265,10 @@ int main(int argc, char **argv)
 	}
 	fflush(stdout); /* keep the plan before what follows when both streams share a file */
 	if (!plan_only) {
-		/* No capture is faked: until the backend lands, say so and fail. */
+		/* No capture is faked: without a backend, say so and fail. */
 		fprintf(stderr,
-			"engine: the %s capture backend is not built into this engine yet, so nothing was recorded.\n"
-			"engine: the plan above is what it will run; see the project's issues for the backend's status.\n",
+			"engine: the %s capture backend is not built into this engine, so nothing was recorded.\n"
+			"engine: the plan above is what it would run.\n",
 			hs_platform_name(platform) /* linux: tracefs + perf; windows: ETW */);
 		rc = EXIT_NO_BACKEND;
 	}

@@ -8,6 +8,7 @@
 #include "hindsight/diag.h"
 #include "hindsight/etl.h"
 #include "hindsight/rules.h"
+#include "hindsight/tracedat.h"
 #include "util/json.h"
 
 enum { ANALYZE_EXIT_OK = 0, ANALYZE_EXIT_PROBLEMS = 1, ANALYZE_EXIT_USAGE = 2 };
@@ -91,6 +92,21 @@ const hs_provider *analyze_find_provider(const analyze_rules *r, const hs_guid *
 const char *analyze_kernel_group_name(uint8_t group);
 /* ISO 8601 UTC with 100 ns digits, "-" for 0. */
 void analyze_format_filetime(uint64_t ft, char *buf, size_t cap);
+
+/* ---- tracedat.c: trace.dat files (counts, summary; tracedat_crash.c: crash) ---- */
+
+/* Opens a trace.dat, printing the reader's problems on failure; returns 0 or an exit code. */
+int analyze_open_tracedat(const char *path, hs_tracedat **out);
+/* Prints the reader's problems to stderr; ANALYZE_EXIT_PROBLEMS if any, else 0. */
+int analyze_tracedat_problems(const hs_tracedat *td);
+void analyze_json_tracedat_problems(hs_json *j, const hs_tracedat *td);
+/* "5186.883371000": seconds.nanoseconds of a trace clock. */
+void analyze_format_clock_ns(uint64_t ns, char *buf, size_t cap);
+/* The catalog provider for an ftrace system, or NULL. Borrowed from r. */
+const hs_provider *analyze_find_ftrace_system(const analyze_rules *r, const char *system);
+int analyze_counts_tracedat(const analyze_opts *o);
+int analyze_summary_tracedat(const analyze_opts *o);
+int analyze_crash_tracedat(const analyze_opts *o);
 
 /* Subcommands, one file each. Each returns the process exit status. */
 int analyze_counts(const analyze_opts *o);

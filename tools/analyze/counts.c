@@ -63,6 +63,8 @@ static int cmp_row(const void *a, const void *b)
 
 int analyze_counts(const analyze_opts *o)
 {
+	if (hs_tracedat_sniff(o->file))
+		return analyze_counts_tracedat(o);
 	hs_etl *etl = NULL;
 	int rc = analyze_open_etl(o->file, &etl);
 	if (rc)

@@ -146,6 +146,8 @@ static int on_record(const hs_etl_record *r, void *vctx)
 
 int analyze_crash(const analyze_opts *o)
 {
+	if (hs_tracedat_sniff(o->file))
+		return analyze_crash_tracedat(o);
 	analyze_rules rules;
 	int rc = analyze_load_rules(o, &rules);
 	if (rc)

@@ -7,7 +7,7 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: analyze COMMAND FILE.etl [options]\n"
+	fputs("usage: analyze COMMAND FILE.etl|FILE.dat [options]\n"
 	      "\n"
 	      "  counts FILE                 events per provider and event id (kernel events per group and\n"
 	      "                              opcode): PROVIDER<TAB>id=N|opcode=N|msg=N<TAB>COUNT, then TOTAL<TAB>N\n"
@@ -21,6 +21,9 @@ static void usage(FILE *f)
 	      "                              keep only what the rules whitelist (the in-kernel filter, offline)\n"
 	      "\n"
 	      "Every command takes --json. --rules defaults to stutter.yaml.\n"
+	      "counts, summary and crash also read trace-cmd trace.dat files (recognised by their magic):\n"
+	      "counts prints SYSTEM<TAB>event=NAME<TAB>COUNT; names, stories and the crash whitelist come from\n"
+	      "the rules' linux section. For perf.data use `perf report` (analyze cpu reads .etl only).\n"
 	      "\n"
 	      "Exit status: 0 ok, 1 the file had damage (reported on stderr; every readable event was\n"
 	      "still counted), 2 usage or I/O error.\n",
@@ -29,6 +32,11 @@ static void usage(FILE *f)
 
 int analyze_open_etl(const char *path, hs_etl **out)
 {
+	if (hs_tracedat_sniff(path)) {
+		fprintf(stderr, "analyze: %s is a trace.dat; this command reads .etl only (counts, summary and crash read both)\n",
+			path);
+		return ANALYZE_EXIT_USAGE;
+	}
 	hs_status st = hs_etl_open(path, out);
 	if (st == HS_OK)
 		return 0;

@@ -156,6 +156,8 @@ static const char *clock_name(uint32_t c)
 
 int analyze_summary(const analyze_opts *o)
 {
+	if (hs_tracedat_sniff(o->file))
+		return analyze_summary_tracedat(o);
 	analyze_rules rules;
 	int rc = analyze_load_rules(o, &rules);
 	if (rc)

@@ -40,6 +40,17 @@
 /* Linux: tracefs instance names become directory names under instances/. */
 #define HS_LINUX_MAX_INSTANCE_CHARS 64
 
+/* Linux: a file-circular session keeps this many chunk files per CPU; the
+ * oldest is dropped when a new one starts past max_file_mb. More chunks drop
+ * less history at a time (1/N of the bound) but rebuild the file from more
+ * pieces; 8 keeps each drop at 12.5% of the bound. */
+#define HS_LINUX_STREAM_CHUNKS 8
+
+/* Linux: the streaming reader wakes at least this often. Measured: one splice
+ * per 50 ms lost 9.2M of 9.7M events under stress, so every wake-up drains each
+ * CPU until empty; 50 ms keeps a 1 MB per-CPU ring far from full at 1.4 MB/s. */
+#define HS_LINUX_STREAM_WAKE_MS 50
+
 /* A ring lives in unswappable kernel memory (ETW nonpaged pool, tracefs pages).
  * 64 GiB is beyond any machine we target; larger values are typos. The plan also
  * warns when a ring exceeds half of the host's physical memory. */
@@ -73,5 +84,24 @@
 
 /* Cap on diagnostics kept per load: past it one summary line is added. */
 #define HS_MAX_DIAGNOSTICS 1000
+
+/* Launch mode: paths we build (output next to the program, its temporary
+ * twin) are kept in fixed buffers of Linux's PATH_MAX. */
+#define HS_LAUNCH_MAX_PATH_CHARS 4096
+
+/* Launch mode: how long the sampler sleeps in poll() between drains when no
+ * ring wakes it. Bounds how late a timeout or the program's exit is noticed. */
+#define HS_LAUNCH_POLL_MS 100
+
+/* Launch mode: a perf record's size is a u16, so one record never exceeds this. */
+#define HS_PERF_MAX_RECORD_BYTES 65536
+
+/* Build-ids: perf.data stores at most 20 bytes (SHA-1, the longest build-id
+ * toolchains emit); a longer GNU note is not a build-id perf could match. */
+#define HS_BUILD_ID_MAX 20
+
+/* Build-ids: an ELF note segment larger than this is not a build-id note set;
+ * reading is bounded so a hostile file cannot make us allocate its size. */
+#define HS_ELF_MAX_NOTES_BYTES (1u << 20)
 
 #endif

@@ -1,0 +1,96 @@
+/* hindsight/backend.h: the capture backend interface every platform implements (tracefs on Linux, ETW on Windows). */
+#ifndef HINDSIGHT_BACKEND_H
+#define HINDSIGHT_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hindsight/plan.h"
+#include "hindsight/status.h"
+
+/*
+ * One build links exactly one implementation, so the interface is a set of
+ * functions rather than a table of pointers. Calls come from one thread.
+ *
+ * Ownership: hs_backend_start borrows the plan (and through it the rules) and
+ * run_dir until hs_backend_free; the backend owns the kernel sessions it made
+ * and removes them in hs_backend_stop (or hs_backend_free if stop was not
+ * called). Status structs returned by hs_backend_session_status point into the
+ * backend and stay valid until hs_backend_free. Messages for the user go to
+ * opts->msg (the engine tees it to main.log).
+ */
+
+typedef struct hs_backend hs_backend;
+
+/* One key event seen while streaming: borrowed for the callback's duration. */
+typedef struct {
+	size_t session;     /* index in plan->sessions */
+	unsigned cpu;
+	uint64_t ts_ns;     /* in the session's clock */
+	const char *system; /* provider (ftrace system) */
+	const char *name;   /* event name */
+	int pid;
+	const void *raw;    /* the event's payload as the kernel wrote it */
+	size_t raw_len;
+} hs_key_event;
+
+/* Called from hs_backend_poll for every event a file-circular session streams;
+ * must not call back into the backend. */
+typedef void (*hs_key_event_fn)(void *ctx, const hs_key_event *ev);
+
+typedef struct {
+	FILE *msg; /* progress, warnings; NULL means stderr */
+	/* Set by a signal handler; long operations check it to say they are busy. */
+	volatile int *interrupts;
+} hs_backend_opts;
+
+typedef struct {
+	uint64_t entries, overrun, commit_overrun, bytes, dropped, read;
+} hs_cpu_stats;
+
+typedef struct {
+	const char *name;       /* session name (rules) */
+	const char *kernel_name; /* tracefs instance / ETW logger name */
+	hs_session_mode mode;
+	uint64_t real_per_cpu_kb; /* read back from the kernel after sizing */
+	unsigned cpus;
+	const hs_cpu_stats *cpu; /* [cpus], last read (final after stop) */
+	uint64_t bytes_streamed;  /* file-circular: raw bytes taken from the ring */
+	uint64_t bytes_in_file;   /* file-circular: raw bytes the output file holds now */
+	uint64_t chunks_dropped;  /* file-circular: chunks removed to stay under max_file_mb */
+	uint64_t snapshots, snapshot_events, snapshot_entries; /* buffering: last snapshot */
+	double snapshot_s;        /* buffering: last snapshot's wall time, drain + write */
+	size_t events_enabled, events_skipped; /* skipped: missing in this kernel or bad filter */
+} hs_session_status;
+
+/* Creates and starts every session of the plan. Stale kernel sessions with the
+ * plan's names (left by a dead engine) are removed first, and the user told.
+ * HS_EPERM when not privileged, HS_EIO on kernel refusals (message printed). */
+hs_status hs_backend_start(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts,
+			   hs_backend **out);
+
+/* Waits up to timeout_ms, then moves whatever the streaming sessions have
+ * produced to their files (and the observer), and flushes them to disk when a
+ * session's flush interval is due. Returns early on a signal. */
+hs_status hs_backend_poll(hs_backend *b, int timeout_ms);
+
+/* Writes session `session`'s current contents to `path` (NULL: the run
+ * directory's output name from the rules), through a temporary name and a
+ * rename. Buffering: freezes the ring, drains it losslessly and resumes it
+ * unless `final`. File-circular: flushes and rebuilds its file. */
+hs_status hs_backend_snapshot(hs_backend *b, size_t session, const char *path, bool final);
+
+/* Registers the key-event observer (NULL to remove). */
+hs_status hs_backend_set_observer(hs_backend *b, hs_key_event_fn fn, void *ctx);
+
+/* Reads the kernel's counters now (before stop) and returns the session's status. */
+hs_status hs_backend_session_status(hs_backend *b, size_t session, const hs_session_status **out);
+size_t hs_backend_n_sessions(const hs_backend *b);
+
+/* Final flush of streaming sessions, final counters, kernel sessions removed. */
+hs_status hs_backend_stop(hs_backend *b);
+void hs_backend_free(hs_backend *b);
+
+#endif

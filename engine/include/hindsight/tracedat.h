@@ -1,0 +1,100 @@
+/* hindsight/tracedat.h: reader for trace-cmd's trace.dat files (every buffer instance, merged in time order). */
+#ifndef HINDSIGHT_TRACEDAT_H
+#define HINDSIGHT_TRACEDAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hindsight/status.h"
+
+/*
+ * Built on libtracecmd and libtraceevent (Linux only; elsewhere every call
+ * returns HS_EUNSUPPORTED). The file format stays their business: we only
+ * read the magic and version ourselves, so a file that is not a trace.dat is
+ * refused before libtracecmd sees it.
+ *
+ * Ownership: hs_tracedat_open returns a reader that owns the libtracecmd
+ * handles (the top buffer's and one per named instance); free it with
+ * hs_tracedat_close. The info and the instance names are owned by the reader
+ * and live until close. Every pointer in a record handed to a callback
+ * (strings, payload) is borrowed and valid only during that callback.
+ *
+ * Damage: libtracecmd prints its own complaints on stderr; the reader adds a
+ * problem (hs_tracedat_problem_*) for every failure it sees (open, a buffer
+ * that cannot be read, a record no event format describes) and goes on with
+ * what is readable.
+ */
+
+typedef struct hs_tracedat hs_tracedat;
+
+/* "\x17\x08\x44tracing": the first 10 bytes of every trace.dat. */
+#define HS_TRACEDAT_MAGIC "\x17\x08\x44tracing"
+#define HS_TRACEDAT_MAGIC_LEN 10
+
+typedef struct {
+	unsigned version;      /* file format version (6 or 7) */
+	char clock[32];        /* trace clock the ring used ("mono", "local", ...); "" if the file does not say */
+	unsigned cpus;         /* CPUs the file has data slots for */
+	size_t n_instances;    /* named buffer instances (the top buffer is not counted) */
+	const char **instances; /* their names, owned by the reader */
+	uint64_t file_size;
+} hs_tracedat_info;
+
+typedef struct {
+	const char *buffer;   /* "" for the top buffer, else the instance name */
+	const char *system;   /* ftrace system; "?" when no format describes the record */
+	const char *name;     /* event name within the system; "?" likewise */
+	int id;               /* the event's ftrace id in this file (common_type) */
+	int cpu;
+	int pid;              /* common_pid */
+	const char *comm;     /* from the file's saved cmdlines; "<...>" when it never saw the task */
+	uint64_t ts;          /* ns of the file's trace clock */
+	const void *data;     /* the raw record payload, common fields first */
+	size_t size;
+	const void *priv[3];  /* private: handles for the field accessors */
+} hs_tracedat_record;
+
+/* Return non-zero to stop the walk early (hs_tracedat_foreach then returns HS_OK). */
+typedef int (*hs_tracedat_record_fn)(const hs_tracedat_record *r, void *ctx);
+
+/* HS_ENOENT, HS_EIO, HS_EINVAL (not a trace.dat, or libtracecmd refused it; a
+ * problem says why), HS_ENOMEM, HS_EUNSUPPORTED off Linux. On failure *out is
+ * still set when a reader could be made, so its problems can be printed; close it. */
+hs_status hs_tracedat_open(const char *path, hs_tracedat **out);
+/* hs_tracedat_open first reads the whole file in a forked child (libtracecmd
+ * 3.1 segfaults on some damaged files; the child takes the hit, and the file
+ * is refused with a problem). That doubles the read time and forks, so a
+ * multi-threaded caller reading a file it wrote itself passes probe = false. */
+hs_status hs_tracedat_open_ex(const char *path, bool probe, hs_tracedat **out);
+void hs_tracedat_close(hs_tracedat *td);
+
+/* True when the file starts with the trace.dat magic (no library needed). */
+bool hs_tracedat_sniff(const char *path);
+
+const hs_tracedat_info *hs_tracedat_get_info(const hs_tracedat *td);
+
+/* Walks every record of the top buffer and of every instance, merged by time. */
+hs_status hs_tracedat_foreach(hs_tracedat *td, hs_tracedat_record_fn fn, void *ctx);
+
+/* Field access inside a callback. Integers are sign-extended when the event
+ * format says the field is signed. Strings cover char arrays and dynamic
+ * (__data_loc) strings; the copy is always NUL-terminated and truncated to cap.
+ * Both return false when the event has no such field (common_* included). */
+bool hs_tracedat_field_int(const hs_tracedat_record *r, const char *field, int64_t *out);
+bool hs_tracedat_field_str(const hs_tracedat_record *r, const char *field, char *buf, size_t cap);
+
+/* A compiled ftrace filter expression ("sig == 9 || sig == 11") for one event,
+ * evaluated offline with libtraceevent's filter engine. HS_EINVAL with a
+ * problem added when the expression does not compile for that event. */
+typedef struct hs_tracedat_filter hs_tracedat_filter;
+hs_status hs_tracedat_filter_new(hs_tracedat *td, const char *system, const char *event, const char *expr,
+				 hs_tracedat_filter **out);
+/* True when the record belongs to the filter's event and the expression holds. */
+bool hs_tracedat_filter_match(const hs_tracedat_filter *f, const hs_tracedat_record *r);
+void hs_tracedat_filter_free(hs_tracedat_filter *f);
+
+size_t hs_tracedat_problem_count(const hs_tracedat *td);
+const char *hs_tracedat_problem_at(const hs_tracedat *td, size_t i);
+
+#endif

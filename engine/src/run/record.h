@@ -1,0 +1,12 @@
+/* run/record.h: the engine's normal mode: record with the platform backend until SIGINT/SIGTERM, into a run folder. */
+#ifndef HS_RUN_RECORD_H
+#define HS_RUN_RECORD_H
+
+#include "hindsight/plan.h"
+
+/* Runs the plan until a signal. Borrows everything; prints the plan itself
+ * (after main.log is set up, so the log has it). Returns the process exit
+ * status: 0 on a clean run. */
+int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path);
+
+#endif

@@ -1,0 +1,10 @@
+# The Linux tracefs backend end to end (root): the real engine records a test
+# profile with small rings while the test forks, crashes a child, writes files
+# and OOM-kills a task in a memory cgroup; then kill -9 and restart.
+if(TARGET hs::tracefs)
+  add_test(NAME ftrace:record
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/record-test.sh $<TARGET_FILE:engine> ${CMAKE_CURRENT_LIST_DIR}/record.yaml
+                   $<TARGET_FILE:analyze>)
+  set_tests_properties(ftrace:record PROPERTIES TIMEOUT 120 RUN_SERIAL ON)
+endif()
+add_test(NAME "rulecheck_clean:tests/ftrace/record.yaml" COMMAND rulecheck --strict ${CMAKE_CURRENT_LIST_DIR}/record.yaml)

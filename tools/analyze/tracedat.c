@@ -1,0 +1,328 @@
+/* analyze/tracedat.c: `analyze counts` and `summary` on trace.dat files, and what the trace.dat subcommands share. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "hindsight/event.h"
+
+int analyze_open_tracedat(const char *path, hs_tracedat **out)
+{
+	hs_status st = hs_tracedat_open(path, out);
+	if (st == HS_OK)
+		return 0;
+	if (st == HS_EUNSUPPORTED)
+		fprintf(stderr, "analyze: %s is a trace.dat; this build has no libtracecmd to read it (Linux only)\n", path);
+	else if (*out)
+		analyze_tracedat_problems(*out);
+	else
+		fprintf(stderr, "analyze: %s: %s\n", path, hs_strerror(st));
+	hs_tracedat_close(*out);
+	*out = NULL;
+	return ANALYZE_EXIT_USAGE;
+}
+
+int analyze_tracedat_problems(const hs_tracedat *td)
+{
+	size_t n = hs_tracedat_problem_count(td);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "analyze: %s\n", hs_tracedat_problem_at(td, i));
+	return n ? ANALYZE_EXIT_PROBLEMS : ANALYZE_EXIT_OK;
+}
+
+void analyze_json_tracedat_problems(hs_json *j, const hs_tracedat *td)
+{
+	hs_json_key(j, "problems");
+	hs_json_arr_begin(j);
+	for (size_t i = 0; i < hs_tracedat_problem_count(td); i++)
+		hs_json_str(j, hs_tracedat_problem_at(td, i));
+	hs_json_arr_end(j);
+}
+
+void analyze_format_clock_ns(uint64_t ns, char *buf, size_t cap)
+{
+	/* trace-cmd report's own form (seconds.microseconds), plus the nanoseconds. */
+	snprintf(buf, cap, "%" PRIu64 ".%09" PRIu64, ns / 1000000000u, ns % 1000000000u);
+}
+
+const hs_provider *analyze_find_ftrace_system(const analyze_rules *r, const char *system)
+{
+	if (!r->rules || !system)
+		return NULL;
+	for (size_t i = 0; i < r->rules->n_providers; i++) {
+		const hs_provider *p = &r->rules->providers[i];
+		if (p->kind == HS_PKIND_FTRACE && p->system && strcmp(p->system, system) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* ---- per-event tally: ftrace ids are the 16-bit common_type, so a flat table ---- */
+
+enum { N_IDS = 65536 };
+
+typedef struct {
+	char *system, *name; /* owned copies */
+	uint64_t count;
+	uint64_t first, last; /* trace clock ns */
+} ev_slot;
+
+typedef struct {
+	ev_slot *slots; /* N_IDS, owned */
+	uint64_t total, first, last;
+	bool any_time, oom;
+	/* events per buffer, in the reader's instance order ([0] is the top buffer) */
+	const hs_tracedat_info *info;
+	uint64_t *per_buffer;
+} td_tally;
+
+static int on_tally(const hs_tracedat_record *r, void *vctx)
+{
+	td_tally *t = vctx;
+	hs_event e;
+	hs_event_from_tracedat(r, &e);
+	ev_slot *s = &t->slots[e.id & (N_IDS - 1)];
+	if (!s->system) {
+		s->system = strdup(e.provider);
+		s->name = strdup(e.name);
+		if (!s->system || !s->name) {
+			t->oom = true;
+			return 1;
+		}
+		s->first = e.time_ns;
+	}
+	s->count++;
+	s->last = e.time_ns;
+	t->total++;
+	if (!t->any_time || e.time_ns < t->first)
+		t->first = e.time_ns;
+	if (e.time_ns > t->last)
+		t->last = e.time_ns;
+	t->any_time = true;
+	size_t b = 0;
+	for (size_t i = 0; e.buffer[0] && i < t->info->n_instances; i++)
+		if (strcmp(t->info->instances[i], e.buffer) == 0)
+			b = i + 1;
+	t->per_buffer[b]++;
+	return 0;
+}
+
+static void tally_done(td_tally *t)
+{
+	for (size_t i = 0; t->slots && i < N_IDS; i++) {
+		free(t->slots[i].system);
+		free(t->slots[i].name);
+	}
+	free(t->slots);
+	free(t->per_buffer);
+}
+
+static int cmp_slot_name(const void *a, const void *b)
+{
+	const ev_slot *x = *(const ev_slot *const *)a, *y = *(const ev_slot *const *)b;
+	int c = strcmp(x->system, y->system);
+	return c ? c : strcmp(x->name, y->name);
+}
+
+static int cmp_slot_count(const void *a, const void *b)
+{
+	const ev_slot *x = *(const ev_slot *const *)a, *y = *(const ev_slot *const *)b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return cmp_slot_name(a, b);
+}
+
+/* Walks the file into t; returns the sorted (system, name) slots in *rows. */
+static int tally_file(hs_tracedat *td, td_tally *t, ev_slot ***rows, size_t *n_rows)
+{
+	memset(t, 0, sizeof(*t));
+	t->info = hs_tracedat_get_info(td);
+	t->slots = calloc(N_IDS, sizeof(*t->slots));
+	t->per_buffer = calloc(t->info->n_instances + 1, sizeof(*t->per_buffer));
+	if (!t->slots || !t->per_buffer)
+		goto oom;
+	hs_tracedat_foreach(td, on_tally, t);
+	if (t->oom)
+		goto oom;
+	size_t n = 0;
+	for (size_t i = 0; i < N_IDS; i++)
+		n += t->slots[i].count != 0;
+	*rows = calloc(n + 1, sizeof(**rows));
+	if (!*rows)
+		goto oom;
+	n = 0;
+	for (size_t i = 0; i < N_IDS; i++)
+		if (t->slots[i].count)
+			(*rows)[n++] = &t->slots[i];
+	qsort(*rows, n, sizeof(**rows), cmp_slot_name);
+	*n_rows = n;
+	return 0;
+oom:
+	fprintf(stderr, "analyze: out of memory counting events\n");
+	return ANALYZE_EXIT_USAGE;
+}
+
+int analyze_counts_tracedat(const analyze_opts *o)
+{
+	hs_tracedat *td = NULL;
+	int rc = analyze_open_tracedat(o->file, &td);
+	if (rc)
+		return rc;
+	td_tally t;
+	ev_slot **rows = NULL;
+	size_t n = 0;
+	rc = tally_file(td, &t, &rows, &n);
+	if (rc)
+		goto out;
+	hs_strbuf sb = {0};
+	if (o->json) {
+		hs_json j;
+		hs_json_init(&j, &sb);
+		hs_json_obj_begin(&j);
+		hs_json_kstr(&j, "file", o->file);
+		hs_json_kstr(&j, "format", "trace.dat");
+		hs_json_kuint(&j, "events", t.total);
+		hs_json_key(&j, "counts");
+		hs_json_arr_begin(&j);
+		for (size_t i = 0; i < n; i++) {
+			hs_json_obj_begin(&j);
+			hs_json_kstr(&j, "system", rows[i]->system);
+			hs_json_kstr(&j, "event", rows[i]->name);
+			hs_json_kuint(&j, "count", rows[i]->count);
+			hs_json_obj_end(&j);
+		}
+		hs_json_arr_end(&j);
+		analyze_json_tracedat_problems(&j, td);
+		hs_json_obj_end(&j);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			hs_sb_printf(&sb, "%s\tevent=%s\t%" PRIu64 "\n", rows[i]->system, rows[i]->name, rows[i]->count);
+		hs_sb_printf(&sb, "TOTAL\t%" PRIu64 "\n", t.total);
+	}
+	rc = hs_sb_write_free(&sb, stdout) == HS_OK ? analyze_tracedat_problems(td) : ANALYZE_EXIT_USAGE;
+out:
+	free(rows);
+	tally_done(&t);
+	hs_tracedat_close(td);
+	return rc;
+}
+
+enum { TOP_EVENTS = 15 };
+
+int analyze_summary_tracedat(const analyze_opts *o)
+{
+	analyze_rules rules;
+	int rc = analyze_load_rules(o, &rules);
+	if (rc)
+		return rc;
+	hs_tracedat *td = NULL;
+	rc = analyze_open_tracedat(o->file, &td);
+	if (rc) {
+		analyze_free_rules(&rules);
+		return rc;
+	}
+	td_tally t;
+	ev_slot **rows = NULL, **top = NULL;
+	size_t n = 0;
+	rc = tally_file(td, &t, &rows, &n);
+	if (rc)
+		goto out;
+	top = calloc(n + 1, sizeof(*top));
+	if (!top) {
+		rc = ANALYZE_EXIT_USAGE;
+		goto out;
+	}
+	memcpy(top, rows, n * sizeof(*top));
+	qsort(top, n, sizeof(*top), cmp_slot_count);
+	const hs_tracedat_info *info = hs_tracedat_get_info(td);
+	char t0[32], t1[32];
+	analyze_format_clock_ns(t.first, t0, sizeof t0);
+	analyze_format_clock_ns(t.last, t1, sizeof t1);
+	double span = t.last > t.first ? (double)(t.last - t.first) / 1e9 : 0.0;
+	const char *clock = info->clock[0] ? info->clock : "unknown";
+
+	hs_strbuf sb = {0};
+	if (o->json) {
+		hs_json j;
+		hs_json_init(&j, &sb);
+		hs_json_obj_begin(&j);
+		hs_json_kstr(&j, "file", o->file);
+		hs_json_kstr(&j, "format", "trace.dat");
+		hs_json_kuint(&j, "bytes", info->file_size);
+		hs_json_kstr(&j, "rules", rules.path);
+		hs_json_kuint(&j, "version", info->version);
+		hs_json_kstr(&j, "clock", clock);
+		hs_json_kuint(&j, "cpus", info->cpus);
+		hs_json_key(&j, "buffers");
+		hs_json_arr_begin(&j);
+		for (size_t i = 0; i <= info->n_instances; i++) {
+			hs_json_obj_begin(&j);
+			hs_json_kstr(&j, "name", i ? info->instances[i - 1] : "");
+			hs_json_kuint(&j, "events", t.per_buffer[i]);
+			hs_json_obj_end(&j);
+		}
+		hs_json_arr_end(&j);
+		hs_json_kstr(&j, "first_event", t0);
+		hs_json_kstr(&j, "last_event", t1);
+		hs_json_key(&j, "span_s");
+		hs_json_double(&j, span, 6);
+		hs_json_kuint(&j, "events", t.total);
+		hs_json_key(&j, "events_by_kind");
+		hs_json_arr_begin(&j);
+		for (size_t i = 0; i < n; i++) {
+			const hs_provider *p = analyze_find_ftrace_system(&rules, rows[i]->system);
+			const hs_cat_event *ce = p ? hs_provider_find_event(p, -1, rows[i]->name) : NULL;
+			hs_json_obj_begin(&j);
+			hs_json_kstr(&j, "provider", p ? p->name : rows[i]->system);
+			hs_json_kstr(&j, "system", rows[i]->system);
+			hs_json_kstr(&j, "event", rows[i]->name);
+			hs_json_kuint(&j, "count", rows[i]->count);
+			hs_json_kstr(&j, "story", ce ? ce->story : NULL);
+			hs_json_kstr(&j, "alert", ce ? ce->alert : NULL);
+			hs_json_obj_end(&j);
+		}
+		hs_json_arr_end(&j);
+		analyze_json_tracedat_problems(&j, td);
+		hs_json_obj_end(&j);
+	} else {
+		hs_sb_printf(&sb, "file:      %s (%" PRIu64 " bytes, trace.dat version %u)\n", o->file, info->file_size,
+			     info->version);
+		hs_sb_printf(&sb, "machine:   %u CPUs, trace clock %s\n", info->cpus, clock);
+		hs_sb_printf(&sb, "buffers:   top %" PRIu64 " events", t.per_buffer[0]);
+		for (size_t i = 0; i < info->n_instances; i++)
+			hs_sb_printf(&sb, ", %s %" PRIu64 " events", info->instances[i], t.per_buffer[i + 1]);
+		hs_sb_printf(&sb, "\ntime:      %s .. %s s of the %s clock (%.3f s)\n", t0, t1, clock, span);
+		hs_sb_printf(&sb, "events:    %" PRIu64 "\n", t.total);
+		hs_sb_printf(&sb, "names:     %s\n", rules.path);
+		hs_sb_append(&sb, "\nbusiest events:\n");
+		for (size_t i = 0; i < n && i < TOP_EVENTS; i++)
+			hs_sb_printf(&sb, "  %10" PRIu64 "  %s / %s\n", top[i]->count, top[i]->system, top[i]->name);
+		hs_sb_append(&sb, "\nevents by system:\n");
+		for (size_t i = 0; i < n; i++) {
+			const hs_provider *p = analyze_find_ftrace_system(&rules, rows[i]->system);
+			if (i == 0 || strcmp(rows[i - 1]->system, rows[i]->system) != 0) {
+				uint64_t sum = 0;
+				for (size_t k = i; k < n && strcmp(rows[k]->system, rows[i]->system) == 0; k++)
+					sum += rows[k]->count;
+				hs_sb_printf(&sb, "  %s: %" PRIu64 "%s%s\n", rows[i]->system, sum, p && p->description ? " - " : "",
+					     p && p->description ? p->description : "");
+			}
+			const hs_cat_event *ce = p ? hs_provider_find_event(p, -1, rows[i]->name) : NULL;
+			hs_sb_printf(&sb, "    %10" PRIu64 "  %s", rows[i]->count, rows[i]->name);
+			if (ce && ce->alert)
+				hs_sb_printf(&sb, " [%s]", ce->alert);
+			if (ce && ce->story)
+				hs_sb_printf(&sb, " - %s", ce->story);
+			hs_sb_putc(&sb, '\n');
+		}
+	}
+	rc = hs_sb_write_free(&sb, stdout) == HS_OK ? analyze_tracedat_problems(td) : ANALYZE_EXIT_USAGE;
+out:
+	free(rows);
+	free(top);
+	tally_done(&t);
+	hs_tracedat_close(td);
+	analyze_free_rules(&rules);
+	return rc;
+}
