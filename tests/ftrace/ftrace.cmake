@@ -4,7 +4,7 @@
 if(TARGET hs::tracefs)
   add_test(NAME ftrace:record
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/record-test.sh $<TARGET_FILE:engine> ${CMAKE_CURRENT_LIST_DIR}/record.yaml
-                   $<TARGET_FILE:analyze>)
-  set_tests_properties(ftrace:record PROPERTIES TIMEOUT 120 RUN_SERIAL ON)
+                   $<TARGET_FILE:analyze> $<TARGET_FILE:hs_segv>)
+  set_tests_properties(ftrace:record PROPERTIES TIMEOUT 400 RUN_SERIAL ON)
 endif()
 add_test(NAME "rulecheck_clean:tests/ftrace/record.yaml" COMMAND rulecheck --strict ${CMAKE_CURRENT_LIST_DIR}/record.yaml)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # record-test.sh: drives the real engine on tracefs: snapshot completeness, key events (crash, OOM kill), kill -9 and restart.
-# usage: record-test.sh ENGINE PROFILE [ANALYZE]   (root; the profile names the instances hindsight_test_*)
+# usage: record-test.sh ENGINE PROFILE ANALYZE SEGV   (root; the profile names the instances hindsight_test_*)
+# HS_TEST_START_TIMEOUT (s, default 90): how long the engine may take to start (sanitizer builds are slow).
 set -uo pipefail
-engine=$1 profile=$2 analyze=${3:-}
+engine=$1 profile=$2 analyze=${3:-} segv=${4:-}
 instances=(hindsight_test_keys hindsight_test_ring)
 tracing=/sys/kernel/tracing
 [[ -d $tracing/instances ]] || mount -t tracefs nodev $tracing
@@ -32,14 +33,16 @@ start_engine() { # $1: output file; sets $epid
 	"$engine" --rules "$profile" >"$1" 2>&1 &
 	epid=$!
 	pids+=("$epid")
-	for _ in $(seq 100); do
+	local limit=${HS_TEST_START_TIMEOUT:-90}
+	for _ in $(seq $((limit * 10))); do
 		grep -q '^engine: recording' "$1" && return 0
 		kill -0 "$epid" 2>/dev/null || fail "engine exited early"
 		sleep 0.1
 	done
-	fail "engine did not start recording within 10 s"
+	fail "engine did not start recording within $limit s"
 }
-segv_child() { python3 -c 'import ctypes; ctypes.string_at(0)' 2>/dev/null; }
+# A real NULL dereference (page fault at 0, then SIGSEGV), from a tiny C program.
+segv_child() { "$segv" 2>/dev/null; }
 run_dir_of() { sed -n 's/^engine: run folder \(.*\) (pid.*/\1/p' "$1"; }
 events_in() { trace-cmd report "$1" 2>/dev/null | grep -cE '^ *\S.*\[[0-9]+\] +[0-9]+\.[0-9]+: '; }
 
@@ -50,7 +53,8 @@ segv_child
 dd if=/dev/zero of=data bs=64k count=32 conv=fsync status=none
 mkdir "$cg" || fail "cannot create memory cgroup $cg"
 if [[ -f $cg/memory.limit_in_bytes ]]; then echo 32M >"$cg/memory.limit_in_bytes"; else echo 32M >"$cg/memory.max"; fi
-sh -c "echo \$\$ > $cg/cgroup.procs; exec python3 -c 'a = bytearray(256 << 20)'" 2>/dev/null
+# tail buffers an endless line from /dev/zero: memory grows until the cgroup's OOM killer acts.
+sh -c "echo \$\$ > $cg/cgroup.procs; exec tail /dev/zero" 2>/dev/null
 [[ $? == 137 ]] || fail "the memory hog was not OOM-killed"
 rmdir "$cg" || fail "cannot remove $cg"
 sleep 0.5
@@ -66,7 +70,7 @@ for f in main.log run.json snap.dat keyevents.dat; do
 done
 ls -A "$dir" | grep -q '^\.' && fail "temporary files left in $dir: $(ls -A "$dir")"
 grep -q 'DONE' "$dir/main.log" || fail "main.log lacks the engine's output"
-entries=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print([s for s in d["sessions"] if s["mode"]=="buffering"][0]["snapshot_entries"])' "$dir/run.json") ||
+entries=$(node -e 'const d=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); console.log(d.sessions.filter(s=>s.mode==="buffering")[0].snapshot_entries)' "$dir/run.json") ||
 	fail "run.json unreadable"
 n=$(events_in "$dir/snap.dat")
 echo "snap.dat: $n events, ring entries $entries"
