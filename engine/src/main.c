@@ -98,6 +98,9 @@ static int run_launch(const hs_plan *plan, const char *prog, const char *args, c
 			fputs(line, stdout);
 		printf("DONE %s OK (%llu samples%s)\n", prog, (unsigned long long)res.samples,
 		       res.timed_out ? ", program killed at the timeout" : "");
+		if (res.events_path[0])
+			printf("events: %s (%llu events of the process tree%s)\n", res.events_path,
+			       (unsigned long long)res.events, res.events_lost ? ", some lost" : "");
 		printf("output: %s\n", res.out_path);
 		rc = 0;
 	} else {

@@ -91,6 +91,9 @@ int main(int argc, char **argv)
 	       (unsigned long long)res.samples, (unsigned long long)res.child_cpu_ns,
 	       (unsigned long long)plan->sessions[0].linux_.sample_hz, (unsigned long long)(res.lost + res.lost_samples),
 	       (unsigned long long)res.throttled, res.exit_code, res.term_signal, res.timed_out);
+	if (res.events_path[0])
+		printf("events %s count %llu lost %llu\n", res.events_path, (unsigned long long)res.events,
+		       (unsigned long long)res.events_lost);
 	printf("DONE %s OK\n", o.prog);
 	printf("output: %s\n", res.out_path);
 	rc = 0;

@@ -24,4 +24,7 @@ if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
              COMMAND ${CMAKE_CURRENT_LIST_DIR}/check-launch.sh ${case} $<TARGET_FILE:launch_driver>
                      $<TARGET_FILE:perf_busy> ${PROJECT_SOURCE_DIR}/rules/cpu-sample.yaml)
   endforeach()
+  # They all use the cpu-sample profile's one tracefs instance name.
+  set_tests_properties(perf:engine_launch perf:launch_hot perf:launch_crash perf:launch_timeout perf:launch_args
+                       PROPERTIES RESOURCE_LOCK hindsight_cpu_sample)
 endif()

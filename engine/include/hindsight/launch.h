@@ -35,6 +35,10 @@ typedef struct {
 
 typedef struct {
 	char out_path[HS_LAUNCH_MAX_PATH_CHARS]; /* the file written (final name) */
+	/* The session's tracefs events of the process tree: out_path with a .dat
+	 * extension; "" when the session names no tracefs providers (or not root). */
+	char events_path[HS_LAUNCH_MAX_PATH_CHARS];
+	uint64_t events, events_lost;        /* in that file; dropped by the ring */
 	int exit_code;                       /* -1 when the program died by a signal */
 	int term_signal;                     /* 0 when it exited normally */
 	bool timed_out;                      /* killed by us after timeout_sec */
@@ -53,7 +57,10 @@ typedef struct {
  * Runs opts->prog under a cpu-clock sampler (one event per CPU, inherited by
  * the whole process tree, enabled at exec), stops when it exits or after the
  * timeout (then the process group is killed and res->timed_out says so), and
- * writes perf.data (temporary name, then rename). Progress and problems go to
+ * writes perf.data (temporary name, then rename). The sampling session's
+ * tracefs events (if it names providers) are recorded for the same tree in
+ * their own instance and written as a trace.dat next to it (events_path); the
+ * instance is removed on every path. Progress and problems go to
  * `log` (may be NULL). Returns HS_OK when the file was written, whatever the
  * program's fate; HS_ENOENT when the program cannot be executed, HS_EPERM when
  * perf_event_open is refused, HS_EIO for I/O failures, HS_EINVAL for a plan

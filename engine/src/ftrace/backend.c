@@ -16,6 +16,7 @@
 #include <tracefs/tracefs.h>
 
 #include "ftrace/ftrace.h"
+#include "ftrace/instance.h"
 #include "hindsight/backend.h"
 #include "hindsight/limits.h"
 
@@ -40,9 +41,7 @@ typedef struct {
 	uint64_t chunk_limit;
 	bool dirty;      /* data streamed since the file was last rebuilt */
 	double next_flush;
-	struct hs_dat_event_list *events;
-	char **globs;
-	size_t n_globs;
+	hs_ftrace_events ev;
 } session;
 
 struct hs_backend {
@@ -148,135 +147,6 @@ static hs_status ensure_tracefs(hs_backend *b)
 	return tracefs_tracing_dir() ? HS_OK : HS_EIO;
 }
 
-/* An instance with a session's name can only be ours from an engine that died
- * (instances outlive their creator and keep tracing into pinned memory). */
-static hs_status remove_stale(hs_backend *b, const char *name)
-{
-	if (!tracefs_instance_exists(name))
-		return HS_OK;
-	struct tracefs_instance *old = tracefs_instance_alloc(NULL, name);
-	if (!old)
-		return HS_ENOMEM;
-	int rc = tracefs_instance_destroy(old);
-	int err = errno;
-	tracefs_instance_free(old);
-	if (rc) {
-		say(b, "tracefs instance '%s' exists and cannot be removed (%s)%s", name, strerror(err),
-		    err == EBUSY ? ": another engine is probably running; stop it first" : "");
-		return HS_EIO;
-	}
-	say(b, "removed tracefs instance '%s' left by an engine that did not stop cleanly", name);
-	return HS_OK;
-}
-
-static hs_status add_glob(session *s, const char *sys, const char *ev)
-{
-	size_t len = strlen(sys) + (ev ? strlen(ev) : 1) + 2;
-	char **g = realloc(s->globs, (s->n_globs + 1) * sizeof(*g));
-	if (!g)
-		return HS_ENOMEM;
-	s->globs = g;
-	if (!(g[s->n_globs] = malloc(len)))
-		return HS_ENOMEM;
-	snprintf(g[s->n_globs], len, "%s/%s", sys, ev ? ev : "*");
-	struct hs_dat_event_list *e = calloc(1, sizeof(*e));
-	if (!e) {
-		free(g[s->n_globs]);
-		return HS_ENOMEM;
-	}
-	e->glob = g[s->n_globs++];
-	e->next = s->events;
-	s->events = e;
-	return HS_OK;
-}
-
-static bool same_filter(const char *want, const char *got)
-{
-	/* The kernel echoes the expression; compare ignoring whitespace. */
-	for (;;) {
-		while (*want == ' ' || *want == '\t' || *want == '\n')
-			want++;
-		while (*got == ' ' || *got == '\t' || *got == '\n')
-			got++;
-		if (!*want || !*got)
-			return !*want && !*got;
-		if (*want++ != *got++)
-			return false;
-	}
-}
-
-/* Filter first, then enable, so an event never flows unfiltered. A failed
- * filter write clears the old filter in the kernel, so on any doubt the event
- * stays disabled and the user is told why. */
-static hs_status enable_event(hs_backend *b, session *s, const char *sys, const hs_plan_event *pe)
-{
-	const char *ev = pe->name;
-	const char *inst = s->ps->session->logger_name;
-	if (pe->filter) {
-		struct tep_event *te = tep_find_event_by_name(b->tep, sys, ev);
-		char *err = NULL, *back = NULL;
-		if (!te) {
-			say(b, "%s: event %s:%s does not exist in this kernel; skipped", inst, sys, ev);
-			goto skip;
-		}
-		if (tracefs_filter_string_verify(te, pe->filter, &err) < 0) {
-			say(b, "%s: filter of %s:%s rejected before writing (%s); event left disabled", inst, sys, ev,
-			    err ? err : "invalid");
-			free(err);
-			goto skip;
-		}
-		free(err);
-		int rc = tracefs_event_filter_apply(s->inst, te, pe->filter);
-		back = tracefs_event_file_read(s->inst, sys, ev, "filter", NULL);
-		if (rc < 0 || !back || !same_filter(pe->filter, back)) {
-			char *log = tracefs_error_last(s->inst);
-			say(b, "%s: the kernel refused the filter of %s:%s (filter file: %s; error_log: %s); event left "
-			       "disabled",
-			    inst, sys, ev, back ? back : "unreadable", log ? log : "empty");
-			free(log);
-			free(back);
-			tracefs_event_disable(s->inst, sys, ev);
-			goto skip;
-		}
-		free(back);
-	}
-	if (tracefs_event_enable(s->inst, sys, ev) < 0) {
-		say(b, "%s: event %s:%s cannot be enabled (%s); skipped", inst, sys, ev,
-		    errno == ENOENT ? "not in this kernel" : strerror(errno));
-		goto skip;
-	}
-	s->st.events_enabled++;
-	return add_glob(s, sys, ev);
-skip:
-	s->st.events_skipped++;
-	return HS_OK;
-}
-
-static hs_status setup_events(hs_backend *b, session *s)
-{
-	const hs_plan_session *ps = s->ps;
-	for (size_t i = 0; i < ps->n_providers; i++) {
-		const hs_plan_provider *pp = &ps->providers[i];
-		const char *sys = pp->provider->system ? pp->provider->system : pp->provider->name;
-		if (!pp->n_events) {
-			if (tracefs_event_enable(s->inst, sys, NULL) < 0) {
-				say(b, "%s: system %s cannot be enabled (not in this kernel?); skipped",
-				    ps->session->logger_name, sys);
-				s->st.events_skipped++;
-				continue;
-			}
-			s->st.events_enabled++;
-			if (add_glob(s, sys, NULL) != HS_OK)
-				return HS_ENOMEM;
-			continue;
-		}
-		for (size_t e = 0; e < pp->n_events; e++)
-			if (enable_event(b, s, sys, &pp->events[e]) != HS_OK)
-				return HS_ENOMEM;
-	}
-	return HS_OK;
-}
-
 static hs_status open_chunk(hs_backend *b, session *s, unsigned cpu)
 {
 	stream_cpu *sc = &s->sc[cpu];
@@ -305,7 +175,7 @@ static hs_status setup_session(hs_backend *b, session *s)
 	s->st.cpus = b->cpus;
 	if (!(s->cpu = calloc(b->cpus, sizeof(*s->cpu))) || !(s->output = path_join(b->run_dir, rs->output)))
 		return HS_ENOMEM;
-	if ((st = remove_stale(b, name)) != HS_OK)
+	if ((st = hs_ftrace_remove_stale(name, "engine", b->msg)) != HS_OK)
 		return st;
 	s->inst = tracefs_instance_create(name);
 	if (!s->inst) {
@@ -334,7 +204,10 @@ static hs_status setup_session(hs_backend *b, session *s)
 		say(b, "%s: the kernel has no trace clock '%s'", name, rs->clock);
 		return HS_EIO;
 	}
-	if ((st = setup_events(b, s)) != HS_OK)
+	st = hs_ftrace_enable_events(s->inst, b->tep, ps, "engine", b->msg, &s->ev);
+	s->st.events_enabled = s->ev.enabled;
+	s->st.events_skipped = s->ev.skipped;
+	if (st != HS_OK)
 		return st;
 	say(b, "%s: %zu event%s or systems enabled, %zu skipped", name, s->st.events_enabled,
 	    s->st.events_enabled == 1 ? "" : "s", s->st.events_skipped);
@@ -382,25 +255,8 @@ static hs_status load_tep(hs_backend *b)
 {
 	/* Formats of the systems the plan names: to verify filters and to name
 	 * streamed events for the observer. */
-	size_t n = 0;
-	for (size_t i = 0; i < b->plan->n_sessions; i++)
-		n += b->plan->sessions[i].n_providers;
-	const char **sys = calloc(n + 1, sizeof(*sys));
-	if (!sys)
-		return HS_ENOMEM;
-	n = 0;
-	for (size_t i = 0; i < b->plan->n_sessions; i++)
-		for (size_t p = 0; p < b->plan->sessions[i].n_providers; p++) {
-			const hs_provider *pr = b->plan->sessions[i].providers[p].provider;
-			sys[n++] = pr->system ? pr->system : pr->name;
-		}
-	b->tep = tracefs_local_events_system(NULL, sys);
-	free(sys);
-	if (!b->tep) {
-		say(b, "cannot read the event formats from tracefs");
-		return HS_EIO;
-	}
-	return HS_OK;
+	b->tep = hs_ftrace_load_formats(b->plan->sessions, b->plan->n_sessions, "engine", b->msg);
+	return b->tep ? HS_OK : HS_EIO;
 }
 
 hs_status hs_backend_start(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts, hs_backend **out)
@@ -570,7 +426,7 @@ static hs_status rebuild(hs_backend *b, session *s, const char *path)
 		}
 		close(out);
 	}
-	st = hs_dat_write(path, s->ps->session->clock, (int)b->cpus, files, s->events, false, b->msg);
+	st = hs_dat_write(path, s->ps->session->clock, (int)b->cpus, files, s->ev.list, false, b->msg);
 out:
 	for (unsigned c = 0; c < b->cpus; c++) {
 		if (files[c])
@@ -679,7 +535,7 @@ static hs_status snapshot_ring(hs_backend *b, session *s, const char *path, bool
 	double t_drain = now_s() - t0;
 	if (!final)
 		tracefs_trace_on(s->inst);
-	st = hs_dat_write(path, s->ps->session->clock, (int)b->cpus, files, s->events, true, b->msg);
+	st = hs_dat_write(path, s->ps->session->clock, (int)b->cpus, files, s->ev.list, true, b->msg);
 	s->st.snapshots++;
 	s->st.snapshot_events = events;
 	s->st.snapshot_entries = entries;
@@ -817,14 +673,7 @@ void hs_backend_free(hs_backend *b)
 		free(s->cpu);
 		free(s->output);
 		free(s->chunk_dir);
-		while (s->events) {
-			struct hs_dat_event_list *e = s->events;
-			s->events = e->next;
-			free(e);
-		}
-		for (size_t g = 0; g < s->n_globs; g++)
-			free(s->globs[g]);
-		free(s->globs);
+		hs_ftrace_events_free(&s->ev);
 	}
 	free(b->s);
 	if (b->tep)

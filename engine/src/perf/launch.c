@@ -22,6 +22,7 @@
 #include "hindsight/launch.h"
 #include "hindsight/limits.h"
 #include "perf/perf_file.h"
+#include "perf/tree_events.h"
 
 /* One per CPU: the event fd and its mmap ring (1 metadata page + 2^n data pages). */
 typedef struct {
@@ -102,6 +103,19 @@ static hs_status default_out(const char *resolved, const char *name, char *out, 
 		dlen = 0; /* program in / : "/name" */
 	int w = snprintf(out, cap, "%.*s/%s", dlen, dir, name);
 	return w > 0 && (size_t)w < cap ? HS_OK : HS_ELIMIT;
+}
+
+/* The trace.dat goes next to the perf.data: same base name, .dat extension. */
+static hs_status events_out(const char *perf_path, char *out, size_t cap)
+{
+	const char *base = strrchr(perf_path, '/');
+	const char *dot = strrchr(base ? base + 1 : perf_path, '.');
+	int stem = dot && dot != (base ? base + 1 : perf_path) ? (int)(dot - perf_path) : (int)strlen(perf_path);
+	int w = snprintf(out, cap, "%.*s%s", stem, perf_path, HS_TREE_EVENTS_EXT);
+	if (w <= 0 || (size_t)w >= cap)
+		return HS_ELIMIT;
+	/* Never over the samples when the output already has that extension. */
+	return strcmp(out, perf_path) ? HS_OK : HS_EINVAL;
 }
 
 static void account(hs_launch *l, const struct perf_event_header *h)
@@ -305,6 +319,7 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 	char **argv = NULL;
 	uint64_t *ids = NULL;
 	struct pollfd *pfd = NULL;
+	hs_tree_events *tev = NULL;
 	memset(res, 0, sizeof *res);
 	res->exit_code = -1;
 
@@ -327,6 +342,10 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 		if ((size_t)snprintf(res->out_path, sizeof res->out_path, "%s", o->out) >= sizeof res->out_path)
 			return HS_ELIMIT;
 	} else if ((st = default_out(path, ps->session->output, res->out_path, sizeof res->out_path)) != HS_OK) {
+		return st;
+	}
+	if ((st = events_out(res->out_path, res->events_path, sizeof res->events_path)) != HS_OK) {
+		logf_(&l, "launch: no name for the events file next to %s (it would be the same file)\n", res->out_path);
 		return st;
 	}
 
@@ -415,6 +434,12 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 		logf_(&l, "launch: %s: cpu-clock at %" PRIu64 " Hz%s on %zu CPUs, %zu KB ring each, timeout %u s\n",
 		      path, hz, ps->linux_.call_graph_fp ? " with fp call chains" : "", l.n_rings, l.data_bytes / 1024,
 		      o->timeout_sec);
+	/* Last, just before the go: the instance records only this tree, and
+	 * nothing of the setup above. */
+	if ((st = hs_tree_events_start(ps, child, res->events_path, log, &tev)) != HS_OK)
+		goto fail;
+	if (!tev)
+		res->events_path[0] = '\0';
 	uint64_t t0 = now_ns();
 	uint64_t deadline = o->timeout_sec ? t0 + (uint64_t)o->timeout_sec * 1000000000u : 0;
 	st = HS_EIO;
@@ -452,6 +477,7 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 			break;
 		}
 		drain_all(&l);
+		hs_tree_events_drain(tev);
 		pid_t w = wait4(child, &status, WNOHANG, &ru);
 		if (w == child) {
 			reaped = true;
@@ -489,6 +515,14 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 	l.file = NULL;
 	if (st != HS_OK)
 		goto fail;
+	if (tev) {
+		if ((st = hs_tree_events_finish(tev, &res->events, &res->events_lost)) != HS_OK) {
+			logf_(&l, "launch: the events file %s was not written\n", res->events_path);
+			goto fail;
+		}
+		hs_tree_events_free(tev);
+		tev = NULL;
+	}
 
 	if (res->term_signal)
 		logf_(&l, "launch: %s %s by signal %d (SIG%s)\n", path, res->timed_out ? "killed" : "died",
@@ -511,6 +545,7 @@ fail:
 		while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
+	hs_tree_events_free(tev);
 	if (l.file)
 		hs_perf_file_abort(l.file);
 	rings_close(&l);
