@@ -407,8 +407,15 @@ int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_p
 	struct timespec last;
 	clock_gettime(CLOCK_MONOTONIC, &last);
 	bool ok = true;
+	/* Only streamed sessions need the reader awake every few tens of ms; a
+	 * plan of rings alone sleeps until the next stats line or a signal
+	 * (which cuts the sleep short), so an idle ring costs no CPU. */
+	bool streams = false;
+	for (size_t i = 0; i < plan->n_sessions; i++)
+		streams |= plan->sessions[i].session->mode == HS_MODE_FILE_CIRCULAR;
+	int wake_ms = streams ? HS_LINUX_STREAM_WAKE_MS : (int)(interval ? interval * 1000u : 60000u);
 	while (!g_signals) {
-		if (hs_backend_poll(b, HS_LINUX_STREAM_WAKE_MS) != HS_OK && ok) {
+		if (hs_backend_poll(b, wake_ms) != HS_OK && ok) {
 			fputs("engine: streaming failed; see above. Still recording the rings.\n", stderr);
 			ok = false;
 		}
