@@ -8,3 +8,11 @@ if(TARGET hs::tracefs)
   set_tests_properties(ftrace:record PROPERTIES TIMEOUT 400 RUN_SERIAL ON)
 endif()
 add_test(NAME "rulecheck_clean:tests/ftrace/record.yaml" COMMAND rulecheck --strict ${CMAKE_CURRENT_LIST_DIR}/record.yaml)
+# The file-circular session's bound (root): a fork/exec loop overfills a 1 MB
+# session; the file stays bounded and keeps only the newest events.
+if(TARGET hs::tracefs)
+  add_test(NAME ftrace:circular
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/circular-test.sh $<TARGET_FILE:engine> ${CMAKE_CURRENT_LIST_DIR}/circular.yaml)
+  set_tests_properties(ftrace:circular PROPERTIES TIMEOUT 300 RUN_SERIAL ON)
+endif()
+add_test(NAME "rulecheck_clean:tests/ftrace/circular.yaml" COMMAND rulecheck --strict ${CMAKE_CURRENT_LIST_DIR}/circular.yaml)
