@@ -1,8 +1,17 @@
 # Finds libyaml and PCRE2 (8-bit): CMake config packages first (vcpkg, our mingw
 # deps), then pkg-config (Debian). Defines hs::yaml and hs::pcre2.
+# Our mingw deps (scripts/build-win-deps.sh) and vcpkg's *-static* triplets
+# are static libraries; PCRE2's config then adds PCRE2_STATIC for the headers.
+if(NOT DEFINED PCRE2_USE_STATIC_LIBS AND (MINGW OR VCPKG_TARGET_TRIPLET MATCHES "-static"))
+  set(PCRE2_USE_STATIC_LIBS ON)
+endif()
 find_package(yaml CONFIG QUIET)
 if(TARGET yaml)
   add_library(hs::yaml ALIAS yaml)
+elseif(CMAKE_CROSSCOMPILING)
+  # pkg-config would hand out the host's libraries.
+  message(FATAL_ERROR "libyaml for ${CMAKE_SYSTEM_NAME} not found: build it with scripts/build-win-deps.sh PREFIX "
+                      "and configure with -DCMAKE_PREFIX_PATH=PREFIX")
 else()
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(HS_YAML REQUIRED IMPORTED_TARGET yaml-0.1)
@@ -12,6 +21,9 @@ endif()
 find_package(PCRE2 CONFIG QUIET COMPONENTS 8BIT)
 if(TARGET PCRE2::8BIT)
   add_library(hs::pcre2 ALIAS PCRE2::8BIT)
+elseif(CMAKE_CROSSCOMPILING)
+  message(FATAL_ERROR "PCRE2 (8-bit) for ${CMAKE_SYSTEM_NAME} not found: build it with scripts/build-win-deps.sh PREFIX "
+                      "and configure with -DCMAKE_PREFIX_PATH=PREFIX")
 else()
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(HS_PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)

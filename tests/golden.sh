@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # golden.sh: runs a command and compares its stdout and exit status with a golden file.
-# usage: golden.sh EXPECTED_FILE WORKDIR -- COMMAND [ARGS...]
+# usage: golden.sh [--strip-cr] EXPECTED_FILE WORKDIR -- COMMAND [ARGS...]
 # The golden file is the command's stdout followed by a line "exit: N".
+# --strip-cr reads CRLF line ends as LF (a Windows program's text-mode stdout).
 # HS_UPDATE_GOLDEN=1 rewrites the golden file instead of comparing.
 set -uo pipefail
+strip_cr=0
+if [[ ${1:-} == --strip-cr ]]; then
+	strip_cr=1
+	shift
+fi
 expected=$1
 workdir=$2
 shift 3
 actual=$(mktemp)
 trap 'rm -f "$actual"' EXIT
 (cd "$workdir" && "$@") >"$actual" 2>/dev/null
-echo "exit: $?" >>"$actual"
+rc=$?
+if ((strip_cr)); then
+	sed -i 's/\r$//' "$actual"
+fi
+echo "exit: $rc" >>"$actual"
 if [[ "${HS_UPDATE_GOLDEN:-}" == 1 ]]; then
 	cp "$actual" "$expected"
 	echo "updated $expected"

@@ -4,15 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "hindsight/diag.h"
 #include "hindsight/plan.h"
 #include "hindsight/rules.h"
+#include "util/compat.h"
 #ifdef HS_HAVE_BACKEND
-#include <signal.h>
 
 #include "hindsight/launch.h"
+#include "run/os.h"
 #include "run/record.h"
 #endif
 
@@ -20,7 +20,7 @@ enum { EXIT_RULES = 1, EXIT_USAGE = 2, EXIT_NO_BACKEND = 3 };
 
 static void usage(FILE *f)
 {
-	fputs("usage: engine --rules PROFILE [--plan [--json]] [--platform windows|linux] [--cpus N]\n"
+	fputs("usage: engine --rules PROFILE [--duration-sec N] [--plan [--json]] [--platform windows|linux] [--cpus N]\n"
 	      "       engine --rules cpu-sample.yaml --launch PROG [--args \"...\"] [--cwd DIR] [--out FILE] [--timeout-sec N]\n"
 	      "\n"
 	      "  --rules PROFILE   a profile file, or a bare name (stutter, cpu-sample) looked up in the rules directory\n"
@@ -29,14 +29,16 @@ static void usage(FILE *f)
 	      "  --platform P      plan for windows or linux instead of this machine's platform\n"
 	      "  --cpus N          with --plan: size per-CPU rings for N CPUs instead of this machine's\n"
 	      "  --format F        diagnostics as text (default), json, sarif or github\n"
-	      "  --launch PROG     run PROG under the profile's CPU sampler and write a perf.data when it exits\n"
+	      "  --duration-sec N  record for N seconds, then save as on Ctrl+C (default: until stopped)\n"
+	      "  --launch PROG     run PROG under the profile's CPU sampler and write a trace when it exits\n"
 	      "                    (next to PROG unless --out); --args are split like a shell would; the\n"
 	      "                    program is killed after --timeout-sec (default 600)\n"
 	      "\n"
-	      "Without --plan: records until Ctrl+C (SIGINT) or SIGTERM into the rules' run folder (needs root).\n"
+	      "Without --plan: records until Ctrl+C (SIGINT or SIGTERM on Linux; Ctrl+Break or closing the\n"
+	      "console on Windows) into the rules' run folder. Needs root on Linux, an elevated terminal on Windows.\n"
 	      "\n"
 	      "Exit status: 0 ok, 1 rules errors, 2 usage, I/O or capture error, 3 capture backend not available,\n"
-	      "4 not root.\n",
+	      "4 not root / not elevated.\n",
 	      f);
 }
 
@@ -44,10 +46,9 @@ static void usage(FILE *f)
  * half of this machine (the rules cannot know the machine they run on). */
 static void warn_memory(uint64_t bytes)
 {
-	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-	if (pages <= 0 || page <= 0)
+	uint64_t total = hs_phys_memory();
+	if (total == 0)
 		return;
-	uint64_t total = (uint64_t)pages * (uint64_t)page;
 	if (bytes > total / 2)
 		fprintf(stderr,
 			"engine: warning: the sessions pin %llu MiB of unswappable kernel memory, %llu%% of this "
@@ -57,12 +58,19 @@ static void warn_memory(uint64_t bytes)
 }
 
 #ifdef HS_HAVE_BACKEND
-static volatile sig_atomic_t launch_interrupts;
-
-static void on_launch_signal(int sig)
+/* The capture log of launch mode: a temporary file, gone when closed. */
+static FILE *capture_log(void)
 {
-	(void)sig;
-	launch_interrupts++;
+#ifdef _WIN32
+	/* msvcrt's tmpfile() writes to the drive's root folder, which a normal
+	 * user may not; "D" makes the file temporary (deleted on close). */
+	const char *tmp = getenv("TEMP");
+	char path[1024];
+	snprintf(path, sizeof path, "%s\\hindsight-launch-%lu.tmp", tmp ? tmp : ".", hs_getpid());
+	return fopen(path, "w+bD");
+#else
+	return tmpfile();
+#endif
 }
 
 /* Launch mode: the program under the sampler; DONE ... OK and the output path
@@ -72,9 +80,9 @@ static int run_launch(const hs_plan *plan, const char *prog, const char *args, c
 {
 	int rc = EXIT_USAGE;
 	char **av = NULL;
-	FILE *log = tmpfile();
+	FILE *log = capture_log();
 	hs_launch_opts o = {.prog = prog, .cwd = cwd, .out = out, .timeout_sec = timeout_sec,
-			    .interrupts = &launch_interrupts};
+			    .interrupts = hs_os_stop_requests()};
 	hs_launch_result res;
 	if (!log) {
 		perror("engine: capture log");
@@ -86,10 +94,7 @@ static int run_launch(const hs_plan *plan, const char *prog, const char *args, c
 		return EXIT_USAGE;
 	}
 	o.argv = av;
-	struct sigaction sa = {.sa_handler = on_launch_signal};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	hs_os_stop_handlers_install();
 	hs_status st = hs_launch_run(plan, &o, log, &res);
 	rewind(log);
 	char line[1024];
@@ -118,7 +123,7 @@ int main(int argc, char **argv)
 {
 	const char *rules = NULL, *platform_arg = NULL;
 	const char *launch = NULL, *launch_args = NULL, *launch_cwd = NULL, *launch_out = NULL;
-	unsigned long timeout_sec = 600;
+	unsigned long timeout_sec = 600, duration_sec = 0;
 	bool plan_only = false, json = false;
 	unsigned cpus = 0;
 	hs_diag_format fmt = HS_FMT_TEXT;
@@ -141,6 +146,15 @@ int main(int argc, char **argv)
 			timeout_sec = strtoul(argv[++i], &end, 10);
 			if (errno || *end || timeout_sec == 0 || timeout_sec > 7 * 24 * 3600) {
 				fprintf(stderr, "engine: --timeout-sec takes a number of seconds from 1 to 604800, not '%s'\n",
+					argv[i]);
+				return EXIT_USAGE;
+			}
+		} else if (!strcmp(a, "--duration-sec") && has_val) {
+			char *end;
+			errno = 0;
+			duration_sec = strtoul(argv[++i], &end, 10);
+			if (errno || *end || duration_sec == 0 || duration_sec > 365ul * 24 * 3600) {
+				fprintf(stderr, "engine: --duration-sec takes a number of seconds from 1 to 31536000, not '%s'\n",
 					argv[i]);
 				return EXIT_USAGE;
 			}
@@ -256,7 +270,7 @@ int main(int argc, char **argv)
 	}
 	if (!plan_only) {
 		/* Normal mode: record until SIGINT/SIGTERM; it prints the plan into main.log itself. */
-		rc = hs_record_run(rs, plan, path);
+		rc = hs_record_run(rs, plan, path, (unsigned)duration_sec);
 		goto out;
 	}
 #endif

@@ -14,6 +14,7 @@
 #include "etl/etl_format.h"
 #include "hindsight/etl.h"
 #include "hindsight/etl_writer.h"
+#include "util/compat.h"
 
 /*
  * Synthetic files cover what no public sample has (etl-format.md section 11):
@@ -1440,8 +1441,10 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "--make-filter-input"))
 		return make_filter_input(argv[2]);
 	const char *t = getenv("TMPDIR");
+	if (!t || !*t)
+		t = getenv("TEMP"); /* Windows */
 	snprintf(tmpdir, sizeof tmpdir, "%s/hs-etl-writer-XXXXXX", t && *t ? t : "/tmp");
-	if (!mkdtemp(tmpdir)) {
+	if (!hs_mkdtemp(tmpdir)) {
 		perror("mkdtemp");
 		return 1;
 	}

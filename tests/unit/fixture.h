@@ -5,16 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "hindsight/diag.h"
 #include "hindsight/rules.h"
+#include "util/compat.h"
 
-static char fixture_dir[64];
+static char fixture_dir[256];
 
 static inline const char *fixture_path(const char *name)
 {
-	static char buf[4][256];
+	static char buf[4][512];
 	static int k;
 	k = (k + 1) % 4;
 	snprintf(buf[k], sizeof buf[k], "%s/%s", fixture_dir, name);
@@ -23,7 +23,7 @@ static inline const char *fixture_path(const char *name)
 
 static inline void fixture_write(const char *name, const char *text)
 {
-	FILE *f = fopen(fixture_path(name), "w");
+	FILE *f = fopen(fixture_path(name), "wb"); /* the text as given: no CRLF on Windows */
 	if (!f) {
 		perror(name);
 		exit(2);
@@ -34,8 +34,11 @@ static inline void fixture_write(const char *name, const char *text)
 
 static inline void fixture_init(void)
 {
-	snprintf(fixture_dir, sizeof fixture_dir, "/tmp/hs-unit-XXXXXX");
-	if (!mkdtemp(fixture_dir)) {
+	const char *t = getenv("TMPDIR");
+	if (!t || !*t)
+		t = getenv("TEMP"); /* Windows */
+	snprintf(fixture_dir, sizeof fixture_dir, "%s/hs-unit-XXXXXX", t && *t ? t : "/tmp");
+	if (!hs_mkdtemp(fixture_dir)) {
 		perror("mkdtemp");
 		exit(2);
 	}
@@ -43,8 +46,15 @@ static inline void fixture_init(void)
 
 static inline void fixture_cleanup(void)
 {
-	char cmd[128];
+	char cmd[320];
+#ifdef _WIN32
+	for (char *p = fixture_dir; *p; p++)
+		if (*p == '/')
+			*p = '\\';
+	snprintf(cmd, sizeof cmd, "rmdir /s /q \"%s\"", fixture_dir);
+#else
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fixture_dir);
+#endif
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", fixture_dir);
 }

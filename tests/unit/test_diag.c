@@ -3,8 +3,10 @@
 
 #include "check.h"
 #include "hindsight/diag.h"
+#include "util/compat.h"
 
 /* Renders d in fmt into a new string (caller frees). */
+#ifndef _WIN32
 static char *render(const hs_diags *d, hs_diag_format fmt)
 {
 	char *buf = NULL;
@@ -16,6 +18,31 @@ static char *render(const hs_diags *d, hs_diag_format fmt)
 	fclose(f);
 	return buf;
 }
+#else
+/* No open_memstream: a binary temporary file, read back. */
+static char *render(const hs_diags *d, hs_diag_format fmt)
+{
+	const char *t = getenv("TEMP");
+	char path[512];
+	snprintf(path, sizeof path, "%s\\hs-test-diag-%lu.txt", t ? t : ".", hs_getpid());
+	FILE *f = fopen(path, "w+b");
+	if (!f)
+		return NULL;
+	CHECK(hs_diags_render(d, f, fmt) == HS_OK);
+	long len = ftell(f);
+	char *buf = len >= 0 ? malloc((size_t)len + 1) : NULL;
+	rewind(f);
+	if (buf && fread(buf, 1, (size_t)len, f) == (size_t)len) {
+		buf[len] = '\0';
+	} else {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	remove(path);
+	return buf;
+}
+#endif
 
 static hs_diags *sample(void)
 {

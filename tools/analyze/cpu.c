@@ -7,6 +7,7 @@
 
 #include "analyze.h"
 #include "hindsight/etl_kernel.h"
+#include "util/compat.h"
 #include "util/json.h"
 #include "util/regex.h"
 #include "util/strbuf.h"
@@ -1261,7 +1262,7 @@ static const char *frame_text(const agg *a, uint32_t f)
 
 static int write_folded(const agg *a, const cpu *c, const char *path)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = hs_fopen(path, "w");
 	if (!f) {
 		fprintf(stderr, "analyze: %s: cannot create\n", path);
 		return ANALYZE_EXIT_USAGE;
@@ -1363,7 +1364,7 @@ static int write_speedscope(const agg *a, const cpu *c, const report_order *ro, 
 	if (ro->nprocs)
 		hs_sb_append(&sb, ",\"activeProfileIndex\":0");
 	hs_sb_append(&sb, ",\"exporter\":\"hindsight analyze cpu\"}\n");
-	f = fopen(path, "w");
+	f = hs_fopen(path, "w");
 	if (!f) {
 		fprintf(stderr, "analyze: %s: cannot create\n", path);
 		goto fail;

@@ -1,9 +1,9 @@
 /* analyze: reads .etl traces without privileges and reports on them (counts, ...). */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "analyze.h"
+#include "util/compat.h"
 
 static void usage(FILE *f)
 {
@@ -55,7 +55,7 @@ void analyze_progress(const hs_etl *etl, const hs_etl_record *r)
 	if (++progress_records & 0xFFFF)
 		return;
 	if (progress_shown < 0)
-		progress_shown = isatty(STDERR_FILENO) ? 1 : 0;
+		progress_shown = hs_isatty(2) ? 1 : 0; /* stderr */
 	if (!progress_shown)
 		return;
 	size_t size = hs_etl_file_size(etl);

@@ -6,6 +6,7 @@
 
 #include "analyze.h"
 #include "hindsight/plan.h"
+#include "util/compat.h"
 
 int analyze_load_rules(const analyze_opts *o, analyze_rules *out)
 {
@@ -101,7 +102,7 @@ void analyze_format_filetime(uint64_t ft, char *buf, size_t cap)
 	time_t secs = (time_t)(ft / 10000000u) - (time_t)11644473600LL;
 	unsigned frac = (unsigned)(ft % 10000000u);
 	struct tm tm;
-	if (!gmtime_r(&secs, &tm)) {
+	if (!hs_gmtime(secs, &tm)) {
 		snprintf(buf, cap, "%llu", (unsigned long long)ft);
 		return;
 	}

@@ -63,6 +63,10 @@ typedef struct {
 	uint64_t snapshots, snapshot_events, snapshot_entries; /* buffering: last snapshot */
 	double snapshot_s;        /* buffering: last snapshot's wall time, drain + write */
 	size_t events_enabled, events_skipped; /* skipped: missing in this kernel or bad filter */
+	/* ETW only (zero on Linux), from EVENT_TRACE_CONTROL_QUERY: the buffers
+	 * the kernel really gave the session, and what it lost. */
+	uint32_t etw_buffers, etw_buffer_kb, etw_free_buffers;
+	uint64_t etw_events_lost, etw_buffers_lost, etw_buffers_written;
 } hs_session_status;
 
 /* Creates and starts every session of the plan. Stale kernel sessions with the

@@ -154,7 +154,7 @@ const char *hs_diags_intern(hs_diags *d, const char *path);
  * position and message) are kept once, so checking a catalog and a profile
  * that includes it reports the catalog's problems once. */
 void hs_diag_add(hs_diags *d, hs_diag_code code, hs_pos pos, const char *hint, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+	HS_PRINTF_FMT(5, 6);
 
 size_t hs_diags_count(const hs_diags *d);
 const hs_diag *hs_diags_at(const hs_diags *d, size_t i);

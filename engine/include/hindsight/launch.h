@@ -2,7 +2,6 @@
 #ifndef HINDSIGHT_LAUNCH_H
 #define HINDSIGHT_LAUNCH_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,7 +29,7 @@ typedef struct {
 	 * program runs in its own process group, so a terminal's Ctrl+C reaches
 	 * only the engine: the first increment forwards SIGINT to the group, a
 	 * second one SIGKILL. */
-	const volatile sig_atomic_t *interrupts;
+	const volatile int *interrupts;
 } hs_launch_opts;
 
 typedef struct {

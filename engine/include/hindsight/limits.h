@@ -85,6 +85,17 @@
 /* Cap on diagnostics kept per load: past it one summary line is added. */
 #define HS_MAX_DIAGNOSTICS 1000
 
+/* Windows: ETW sessions write their own files, so the engine only wakes to
+ * notice a stop request (Ctrl+C, console close) and print stats; this bounds
+ * how late a stop request is acted on. */
+#define HS_ETW_POLL_SLICE_MS 100
+
+/* Windows: on console close, logoff or shutdown the process ends as soon as
+ * the control handler returns, so the handler waits for the snapshot to be
+ * written; Windows itself kills a process that takes too long (about 5 s after
+ * a close, longer at shutdown), so this only bounds the wait in any case. */
+#define HS_WIN_CLOSE_WAIT_MS 20000
+
 /* Launch mode: paths we build (output next to the program, its temporary
  * twin) are kept in fixed buffers of Linux's PATH_MAX. */
 #define HS_LAUNCH_MAX_PATH_CHARS 4096

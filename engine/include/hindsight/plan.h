@@ -93,6 +93,8 @@ void hs_plan_free(hs_plan *plan);
 hs_status hs_plan_print_text(const hs_plan *plan, FILE *out);
 /* The same as one JSON document. */
 hs_status hs_plan_print_json(const hs_plan *plan, FILE *out);
+/* The same document as a new string (free()); NULL on OOM. */
+char *hs_plan_json(const hs_plan *plan);
 
 /*
  * Resolves a --rules argument. A value with a '/' (or an existing file) is used

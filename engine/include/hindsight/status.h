@@ -24,6 +24,18 @@ typedef enum {
 #undef HS_STATUS_ENUM
 } hs_status;
 
+/* Marks a printf-like function (format string at argument f, values from a)
+ * so the compiler checks its callers. mingw's printf archetype is msvcrt's,
+ * which knows no %zu; hindsight builds with mingw's C99 printf
+ * (__USE_MINGW_ANSI_STDIO), whose archetype is gnu_printf. */
+#if defined(__MINGW32__)
+#define HS_PRINTF_FMT(f, a) __attribute__((format(gnu_printf, f, a)))
+#elif defined(__GNUC__) || defined(__clang__)
+#define HS_PRINTF_FMT(f, a) __attribute__((format(printf, f, a)))
+#else
+#define HS_PRINTF_FMT(f, a)
+#endif
+
 /* Returns a static, human-readable string for any status (never NULL). */
 const char *hs_strerror(hs_status st);
 

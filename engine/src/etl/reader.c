@@ -2,18 +2,14 @@
 #include "hindsight/etl.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#ifndef _WIN32
-#include <unistd.h>
-#endif
 
 #include "etl/etl_format.h"
 #include "etl/xpress.h"
+#include "util/compat.h"
 
 enum { MAX_PROBLEMS = 1000 };
 
@@ -30,7 +26,7 @@ struct hs_etl {
 	size_t lost_flagged;
 };
 
-static void problem(hs_etl *e, uint64_t offset, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void problem(hs_etl *e, uint64_t offset, const char *fmt, ...) HS_PRINTF_FMT(3, 4);
 static void problem(hs_etl *e, uint64_t offset, const char *fmt, ...)
 {
 	if (e->n_problems >= MAX_PROBLEMS)
@@ -400,10 +396,9 @@ uint64_t hs_etl_to_filetime(const hs_etl *etl, int64_t ts)
  * has shrunk since open or cannot be read. */
 static bool read_at(hs_etl *e, uint8_t *dst, size_t len, uint64_t off)
 {
-#ifndef _WIN32
 	size_t got = 0;
 	while (got < len) {
-		ssize_t r = pread(e->fd, dst + got, len - got, (off_t)(off + got));
+		int64_t r = hs_pread(e->fd, dst + got, len - got, off + got);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -411,10 +406,6 @@ static bool read_at(hs_etl *e, uint8_t *dst, size_t len, uint64_t off)
 		got += (size_t)r;
 	}
 	return true;
-#else
-	(void)e, (void)dst, (void)len, (void)off;
-	return false;
-#endif
 }
 
 /* How far past the bytes asked for a window reads: one read then serves many
@@ -785,56 +776,33 @@ hs_status hs_etl_open_memory(const uint8_t *data, size_t len, hs_etl **out)
 hs_status hs_etl_open(const char *path, hs_etl **out)
 {
 	*out = NULL;
-	int fd = open(path, O_RDONLY);
+	int fd = hs_open_read(path);
 	if (fd < 0)
 		return errno == ENOENT ? HS_ENOENT : HS_EIO;
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
+	uint64_t size;
+	if (hs_fd_size(fd, &size) != 0 || size > SIZE_MAX) {
+		hs_close(fd);
 		return HS_EIO;
 	}
 	hs_etl *e = calloc(1, sizeof(*e));
 	if (!e) {
-		close(fd);
+		hs_close(fd);
 		return HS_ENOMEM;
 	}
 	e->fd = -1;
-	e->len = (size_t)st.st_size;
+	e->len = (size_t)size;
 	if (e->len == 0) {
-		close(fd);
+		hs_close(fd);
 		free(e);
 		return HS_EINVAL;
 	}
-#ifndef _WIN32
 	/* Not mmap: every page of a fresh mapping faults on first touch (in a VM
 	 * with shadow paging, a hypervisor exit per 4 KiB), which made a walk of a
 	 * cached file 5-6x slower than cat. pread copies through the kernel's own
 	 * mapping into scratch that stays in cache (bench/etl_parse.c measures it). */
-	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	hs_fadvise_sequential(fd);
 	e->fd = fd;
 	return finish_open(e, out);
-#else
-	{
-		uint8_t *buf = malloc(e->len);
-		size_t got = 0;
-		while (buf && got < e->len) {
-			ssize_t r = read(fd, buf + got, e->len - got);
-			if (r <= 0)
-				break;
-			got += (size_t)r;
-		}
-		if (!buf || got != e->len) {
-			free(buf);
-			close(fd);
-			free(e);
-			return buf ? HS_EIO : HS_ENOMEM;
-		}
-		e->data = buf;
-		e->owned = true;
-	}
-	close(fd);
-	return finish_open(e, out);
-#endif
 }
 
 void hs_etl_close(hs_etl *e)
@@ -842,7 +810,7 @@ void hs_etl_close(hs_etl *e)
 	if (!e)
 		return;
 	if (e->fd >= 0)
-		close(e->fd);
+		hs_close(e->fd);
 	if (e->owned)
 		free((void *)e->data);
 	free(e->buffers);

@@ -2,15 +2,13 @@
 #include "hindsight/etl_writer.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "etl/etl_format.h"
 #include "etl/xpress.h"
+#include "util/compat.h"
 
 /* EVENT_TRACE_FILE_MODE_SEQUENTIAL and EVENT_TRACE_COMPRESSED_MODE (LogFileMode). */
 #define MODE_SEQUENTIAL 0x00000001u
@@ -198,7 +196,7 @@ static hs_status errno_status(int e)
 static hs_status write_at(hs_etl_writer *w, uint64_t off, const uint8_t *p, size_t n)
 {
 	while (n) {
-		ssize_t k = pwrite(w->fd, p, n, (off_t)off);
+		int64_t k = hs_pwrite(w->fd, p, n, off);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
@@ -220,8 +218,8 @@ static hs_status create_tmp(hs_etl_writer *w)
 	if (!w->tmp_path)
 		return HS_ENOMEM;
 	for (unsigned i = 0; i < 100; i++) {
-		snprintf(w->tmp_path, n, "%s.tmp-%ld-%u", w->path, (long)getpid(), i);
-		w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+		snprintf(w->tmp_path, n, "%s.tmp-%lu-%u", w->path, hs_getpid(), i);
+		w->fd = hs_open_new(w->tmp_path);
 		if (w->fd >= 0)
 			return HS_OK;
 		if (errno != EEXIST)
@@ -518,8 +516,8 @@ hs_status hs_etl_writer_open(const char *path, const hs_etl_writer_opts *opts, h
 	return HS_OK;
 fail:
 	if (w->fd >= 0) {
-		close(w->fd);
-		unlink(w->tmp_path);
+		hs_close(w->fd);
+		hs_unlink(w->tmp_path);
 	}
 	free_writer(w);
 	return st;
@@ -590,13 +588,13 @@ static hs_status finish(hs_etl_writer *w)
 	if ((st = write_at(w, 0, w->header, w->o.buffer_size)) != HS_OK)
 		return st;
 	/* The rename must not reach the disk before the data does. */
-	if (fsync(w->fd) != 0)
+	if (hs_fsync(w->fd) != 0)
 		return errno_status(errno);
 	int fd = w->fd;
 	w->fd = -1;
-	if (close(fd) != 0)
+	if (hs_close(fd) != 0)
 		return errno_status(errno);
-	if (rename(w->tmp_path, w->path) != 0)
+	if (hs_rename(w->tmp_path, w->path) != 0)
 		return errno_status(errno);
 	return HS_OK;
 }
@@ -608,8 +606,8 @@ hs_status hs_etl_writer_close(hs_etl_writer *w)
 	hs_status st = finish(w);
 	if (st != HS_OK) {
 		if (w->fd >= 0)
-			close(w->fd);
-		unlink(w->tmp_path);
+			hs_close(w->fd);
+		hs_unlink(w->tmp_path);
 	}
 	free_writer(w);
 	return st;
@@ -620,7 +618,7 @@ void hs_etl_writer_discard(hs_etl_writer *w)
 	if (!w)
 		return;
 	if (w->fd >= 0)
-		close(w->fd);
-	unlink(w->tmp_path);
+		hs_close(w->fd);
+	hs_unlink(w->tmp_path);
 	free_writer(w);
 }

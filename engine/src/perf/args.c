@@ -61,8 +61,10 @@ hs_status hs_launch_split_args(const char *s, char ***out, size_t *n_out)
 			}
 		}
 		st = HS_ENOMEM;
-		if (!(v[n] = strndup(w, k)))
+		if (!(v[n] = malloc(k + 1)))
 			goto fail;
+		memcpy(v[n], w, k);
+		v[n][k] = 0;
 		n++;
 		st = HS_EINVAL;
 	}

@@ -1,17 +1,13 @@
 /* plan/find.c: resolves `--rules NAME` to a file in the known rules directories. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "hindsight/plan.h"
+#include "util/compat.h"
 #include "util/strbuf.h"
 #include "util/text.h"
 
-static bool is_file(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
+static bool is_file(const char *p) { return hs_is_regular_file(p); }
 
 static char *try_dir(const char *dir, const char *name, hs_strbuf *tried)
 {
@@ -28,7 +24,7 @@ char *hs_rules_resolve(const char *arg, const char *argv0, char **tried_out)
 {
 	hs_strbuf tried = {0};
 	char *found = NULL;
-	if (strchr(arg, '/') || is_file(arg)) {
+	if (hs_path_has_sep(arg) || is_file(arg)) {
 		hs_sb_printf(&tried, "  %s\n", arg);
 		if (is_file(arg))
 			found = strdup(arg);
@@ -43,10 +39,10 @@ char *hs_rules_resolve(const char *arg, const char *argv0, char **tried_out)
 	const char *env = getenv("HINDSIGHT_RULES_DIR");
 	if (env && *env)
 		found = try_dir(env, hs_sb_cstr(&name), &tried);
-	if (!found && argv0 && strchr(argv0, '/')) {
-		char *self = realpath(argv0, NULL);
-		if (self) {
-			char *slash = strrchr(self, '/');
+	if (!found) {
+		char *self = hs_self_path(argv0);
+		char *slash = self ? hs_path_last_sep(self) : NULL;
+		if (slash) {
 			*slash = '\0';
 			hs_strbuf d = {0};
 			hs_sb_printf(&d, "%s/rules", self);
@@ -57,8 +53,8 @@ char *hs_rules_resolve(const char *arg, const char *argv0, char **tried_out)
 				found = try_dir(hs_sb_cstr(&d), hs_sb_cstr(&name), &tried);
 				hs_sb_free(&d);
 			}
-			free(self);
 		}
+		free(self);
 	}
 	if (!found)
 		found = try_dir(HS_INSTALL_RULES_DIR, hs_sb_cstr(&name), &tried);

@@ -3,12 +3,12 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "etw/etw_defs.h"
 #include "hindsight/limits.h"
 #include "rules/rules_int.h"
 #include "util/arena.h"
+#include "util/compat.h"
 
 typedef struct {
 	hs_plan plan;
@@ -50,6 +50,8 @@ static void plan_etw_session(const hs_session *s, hs_plan_session *ps)
 		 * No FlushTimer: data leaves only through FLUSH. No paged memory:
 		 * kernel-mode providers cannot log to paged sessions. */
 		e->log_file_mode = HS_EVENT_TRACE_BUFFERING_MODE;
+		/* StartTraceW: 0 means "no log file"; FLUSH gives the file name. */
+		e->log_file_name_offset = 0;
 		e->min_buffers = e->max_buffers = (uint32_t)(s->ring_mb * 1024u / s->buffer_size_kb);
 		break;
 	case HS_MODE_SAMPLING:
@@ -152,12 +154,6 @@ static hs_status plan_provider(hs_arena *a, hs_platform plat, const hs_session_p
 	return HS_OK;
 }
 
-static unsigned host_cpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_CONF);
-	return n > 0 ? (unsigned)n : 1u;
-}
-
 hs_status hs_plan_build(const hs_ruleset *rs, hs_platform platform, const hs_plan_opts *opts, hs_plan **out)
 {
 	*out = NULL;
@@ -171,7 +167,7 @@ hs_status hs_plan_build(const hs_ruleset *rs, hs_platform platform, const hs_pla
 	hs_arena *a = &box->arena;
 	plan->rules = rs;
 	plan->platform = platform;
-	unsigned cpus = opts && opts->cpus ? opts->cpus : host_cpus();
+	unsigned cpus = opts && opts->cpus ? opts->cpus : hs_cpu_count();
 	plan->sessions = hs_arena_alloc(a, (pr->n_sessions + 1) * sizeof(*plan->sessions));
 	if (!plan->sessions)
 		goto oom;

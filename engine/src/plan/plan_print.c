@@ -90,7 +90,7 @@ static void text_windows_session(hs_strbuf *sb, const hs_plan_session *ps)
 	hs_sb_printf(sb, "    EnableFlags          0x%08x\n", e->enable_flags);
 	hs_sb_printf(sb, "    LoggerNameOffset     %u\n", e->logger_name_offset);
 	hs_sb_printf(sb, "    LogFileNameOffset    %u%s\n", e->log_file_name_offset,
-		  s->mode == HS_MODE_BUFFERING ? " (file name set only on FLUSH)" : "");
+		  s->mode == HS_MODE_BUFFERING ? " (no file; FLUSH names one after the session name)" : "");
 	if (e->sample_interval_100ns)
 		hs_sb_printf(sb,
 			  "  TraceSetInformation(TraceSampledProfileIntervalInfo): %u x 100 ns (%.0f Hz); previous value restored at stop\n",
@@ -342,11 +342,10 @@ static void json_session(hs_json *j, const hs_plan *plan, const hs_plan_session 
 	hs_json_obj_end(j);
 }
 
-hs_status hs_plan_print_json(const hs_plan *plan, FILE *out)
+static void plan_json(const hs_plan *plan, hs_strbuf *sb)
 {
-	hs_strbuf sb = {0};
 	hs_json j;
-	hs_json_init(&j, &sb);
+	hs_json_init(&j, sb);
 	const hs_ruleset *rs = plan->rules;
 	hs_json_obj_begin(&j);
 	hs_json_kstr(&j, "profile", rs->name);
@@ -373,5 +372,18 @@ hs_status hs_plan_print_json(const hs_plan *plan, FILE *out)
 		json_session(&j, plan, &plan->sessions[i]);
 	hs_json_arr_end(&j);
 	hs_json_obj_end(&j);
+}
+
+hs_status hs_plan_print_json(const hs_plan *plan, FILE *out)
+{
+	hs_strbuf sb = {0};
+	plan_json(plan, &sb);
 	return hs_sb_write_free(&sb, out);
+}
+
+char *hs_plan_json(const hs_plan *plan)
+{
+	hs_strbuf sb = {0};
+	plan_json(plan, &sb);
+	return hs_sb_take(&sb);
 }

@@ -8,6 +8,7 @@
 #include "hindsight/rules.h"
 #include "rules/rules_int.h"
 #include "rules/ynode.h"
+#include "util/compat.h"
 #include "util/strbuf.h"
 #include "util/text.h"
 
@@ -744,7 +745,7 @@ static bool add_file(loader *L, const char *interned)
 static bool already_loaded(loader *L, const char *canon)
 {
 	for (size_t i = 0; i < L->rs->n_files; i++) {
-		char *c = realpath(L->rs->files[i], NULL);
+		char *c = hs_realpath(L->rs->files[i]);
 		bool same = c && strcmp(c, canon) == 0;
 		free(c);
 		if (same)
@@ -821,7 +822,7 @@ static hs_status load_file(loader *L, const char *path, const char *shown, const
 		}
 		text = owned;
 	}
-	char *canon = realpath(path, NULL);
+	char *canon = hs_realpath(path);
 	if (!top && canon) {
 		for (int i = 0; i < L->depth; i++) {
 			if (strcmp(L->stack[i], canon) == 0) {

@@ -1,164 +1,42 @@
 /* run/record.c: the normal recording mode: run folder, main.log tee, run.json, periodic stats, Ctrl+C snapshot. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "hindsight/backend.h"
 #include "hindsight/limits.h"
+#include "run/os.h"
 #include "run/record.h"
+#include "util/compat.h"
 #include "util/json.h"
 #include "util/strbuf.h"
 
-enum { EXIT_RUN_FAILED = 2, EXIT_NOT_ROOT = 4 };
-
-/* ---- signals: the first stops the run; later ones only say what is going on ---- */
-
-static volatile sig_atomic_t g_signals;
-static const char *volatile g_busy; /* static text, read by the handler */
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	g_signals++;
-	const char *busy = g_busy;
-	if (g_signals > 1 && busy) {
-		/* write() is async-signal-safe; stdio is not. */
-		static const char pre[] = "\nengine: still ";
-		static const char post[] = "; please wait, the files would be left incomplete otherwise\n";
-		if (write(STDERR_FILENO, pre, sizeof(pre) - 1) < 0 || write(STDERR_FILENO, busy, strlen(busy)) < 0 ||
-		    write(STDERR_FILENO, post, sizeof(post) - 1) < 0)
-			return;
-	}
-}
-
-/* ---- main.log: a thread copies stdout and stderr to the terminal and the log ---- */
-
-typedef struct {
-	int pipe_out[2], pipe_err[2];
-	int orig_out, orig_err, log;
-	pthread_t thread;
-	bool running;
-} log_tee;
-
-static void write_all(int fd, const char *buf, ssize_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, buf, (size_t)n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		buf += w;
-		n -= w;
-	}
-}
-
-static void *tee_main(void *arg)
-{
-	log_tee *t = arg;
-	struct pollfd p[2] = {{.fd = t->pipe_out[0], .events = POLLIN}, {.fd = t->pipe_err[0], .events = POLLIN}};
-	int open_ends = 2;
-	char buf[8192];
-	while (open_ends > 0) {
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		for (int i = 0; i < 2; i++) {
-			if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			ssize_t n = read(p[i].fd, buf, sizeof(buf));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0) {
-				p[i].fd = -1;
-				open_ends--;
-				continue;
-			}
-			write_all(i ? t->orig_err : t->orig_out, buf, n);
-			write_all(t->log, buf, n);
-		}
-	}
-	return NULL;
-}
-
-static bool tee_start(log_tee *t, const char *log_path)
-{
-	memset(t, 0, sizeof(*t));
-	t->log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (t->log < 0)
-		return false;
-	if (pipe(t->pipe_out) || pipe(t->pipe_err))
-		return false;
-	fflush(stdout);
-	fflush(stderr);
-	t->orig_out = dup(STDOUT_FILENO);
-	t->orig_err = dup(STDERR_FILENO);
-	if (t->orig_out < 0 || t->orig_err < 0 || dup2(t->pipe_out[1], STDOUT_FILENO) < 0 ||
-	    dup2(t->pipe_err[1], STDERR_FILENO) < 0)
-		return false;
-	close(t->pipe_out[1]);
-	close(t->pipe_err[1]);
-	/* Line-buffered so the log and the terminal see lines as they happen. */
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	setvbuf(stderr, NULL, _IOLBF, 0);
-	/* The copier must not take the stop signals meant for the main loop. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	t->running = !pthread_create(&t->thread, NULL, tee_main, t);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return t->running;
-}
-
-static void tee_stop(log_tee *t)
-{
-	if (!t->running)
-		return;
-	fflush(stdout);
-	fflush(stderr);
-	dup2(t->orig_out, STDOUT_FILENO);
-	dup2(t->orig_err, STDERR_FILENO);
-	pthread_join(t->thread, NULL);
-	close(t->pipe_out[0]);
-	close(t->pipe_err[0]);
-	close(t->orig_out);
-	close(t->orig_err);
-	close(t->log);
-	t->running = false;
-}
+enum { EXIT_RUN_FAILED = 2 };
 
 /* ---- run folder and run.json ---- */
 
 static int mkdir_p(char *path)
 {
 	for (char *p = path + 1; *p; p++)
-		if (*p == '/') {
+		if (*p == '/' || *p == '\\') {
+			char sep = *p;
 			*p = 0;
-			int rc = mkdir(path, 0700);
-			*p = '/';
+			int rc = hs_os_mkdir(path);
+			*p = sep;
 			if (rc && errno != EEXIST)
 				return -1;
 		}
-	return mkdir(path, 0700) && errno != EEXIST ? -1 : 0;
+	return hs_os_mkdir(path) && errno != EEXIST ? -1 : 0;
 }
 
 /* logs/runs/<name_format>, with -2, -3... when a run started in the same second. */
 static char *make_run_dir(const hs_run_rules *run)
 {
 	char stamp[128];
-	time_t now = time(NULL);
 	struct tm tm;
-	localtime_r(&now, &tm);
+	hs_os_localtime(time(NULL), &tm);
 	/* The folder name format is the rules' (checked by the loader), by design. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
@@ -181,7 +59,7 @@ static char *make_run_dir(const hs_run_rules *run)
 		char *dir = hs_sb_take(&sb);
 		if (!dir)
 			break;
-		if (!mkdir(dir, 0700)) {
+		if (!hs_os_mkdir(dir)) {
 			free(par);
 			return dir;
 		}
@@ -193,27 +71,15 @@ static char *make_run_dir(const hs_run_rules *run)
 	return NULL;
 }
 
+/* ISO 8601 with a numeric offset (strftime's %z is a zone name on Windows). */
 static void iso_time(char *buf, size_t n, time_t t)
 {
 	struct tm tm;
-	localtime_r(&t, &tm);
-	strftime(buf, n, "%Y-%m-%dT%H:%M:%S%z", &tm);
-}
-
-static char *plan_json(const hs_plan *plan)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	if (!f)
-		return NULL;
-	hs_status st = hs_plan_print_json(plan, f);
-	fclose(f);
-	if (st != HS_OK) {
-		free(text);
-		return NULL;
-	}
-	return text;
+	hs_os_localtime(t, &tm);
+	size_t len = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
+	long off = hs_os_utc_offset_min(t);
+	long a = off < 0 ? -off : off;
+	snprintf(buf + len, n - len, "%c%02ld%02ld", off < 0 ? '-' : '+', a / 60, a % 60);
 }
 
 /* Written at start (end null) so a killed run still has one, and again at the end. */
@@ -267,6 +133,14 @@ static hs_status write_manifest(const char *path, const hs_ruleset *rs, const hs
 			hs_json_key(&j, "snapshot_s");
 			hs_json_double(&j, s->snapshot_s, 3);
 		}
+		if (plan->platform == HS_PLATFORM_WINDOWS) {
+			hs_json_kuint(&j, "etw_buffers", s->etw_buffers);
+			hs_json_kuint(&j, "etw_buffer_kb", s->etw_buffer_kb);
+			hs_json_kuint(&j, "etw_free_buffers", s->etw_free_buffers);
+			hs_json_kuint(&j, "etw_events_lost", s->etw_events_lost);
+			hs_json_kuint(&j, "etw_buffers_lost", s->etw_buffers_lost);
+			hs_json_kuint(&j, "etw_buffers_written", s->etw_buffers_written);
+		}
 		hs_json_key(&j, "cpus");
 		hs_json_arr_begin(&j);
 		for (unsigned c = 0; c < s->cpus; c++) {
@@ -286,7 +160,7 @@ static hs_status write_manifest(const char *path, const hs_ruleset *rs, const hs
 	}
 	hs_json_arr_end(&j);
 	/* The resolved plan as `engine --plan --json` prints it, placed last. */
-	char *pj = plan_json(plan);
+	char *pj = hs_plan_json(plan);
 	hs_json_key(&j, "plan");
 	hs_sb_append(&sb, pj ? pj : "null");
 	free(pj);
@@ -303,11 +177,11 @@ static hs_status write_manifest(const char *path, const hs_ruleset *rs, const hs
 	hs_status st = f ? hs_sb_write_free(&sb, f) : HS_EIO;
 	if (!f)
 		hs_sb_free(&sb);
-	if (f && (fflush(f) || fsync(fileno(f))))
+	if (f && hs_os_sync(f))
 		st = HS_EIO;
 	if (f && fclose(f))
 		st = HS_EIO;
-	if (st == HS_OK && rename(tpath, path))
+	if (st == HS_OK && hs_rename(tpath, path))
 		st = HS_EIO;
 	free(tpath);
 	return st;
@@ -321,7 +195,7 @@ static void count_key_event(void *ctx, const hs_key_event *ev)
 	(*(uint64_t *)ctx)++;
 }
 
-static void print_stats(hs_backend *b, uint64_t observed)
+static void print_stats(hs_backend *b, uint64_t observed, bool observing, uint64_t elapsed_ms)
 {
 	hs_strbuf sb = {0};
 	hs_sb_append(&sb, "engine: stats:");
@@ -329,42 +203,63 @@ static void print_stats(hs_backend *b, uint64_t observed)
 		const hs_session_status *s;
 		if (hs_backend_session_status(b, i, &s) != HS_OK)
 			continue;
+		if (!s->cpus) {
+			/* ETW: one set of buffers per session; the kernel counts losses. */
+			if (s->mode == HS_MODE_FILE_CIRCULAR)
+				hs_sb_printf(&sb, " %s: file %.1f MB, lost %" PRIu64 " events and %" PRIu64 " buffers;",
+					     s->name, (double)s->bytes_in_file / 1048576.0, s->etw_events_lost,
+					     s->etw_buffers_lost);
+			else {
+				hs_sb_printf(&sb, " %s: ring of %" PRIu32 " buffers, %" PRIu32 " still free, lost %" PRIu64
+						  " events",
+					     s->name, s->etw_buffers, s->etw_free_buffers, s->etw_events_lost);
+				/* Coverage: while the ring fills, the rate so far says how
+				 * much history a full ring will hold. */
+				uint32_t used = s->etw_buffers - s->etw_free_buffers;
+				if (s->etw_buffers && s->etw_free_buffers && used && elapsed_ms)
+					hs_sb_printf(&sb, ", at this rate it will hold about %.0f s",
+						     (double)elapsed_ms / 1000.0 * s->etw_buffers / used);
+				else if (s->etw_buffers && !s->etw_free_buffers)
+					hs_sb_printf(&sb, ", full (it holds less than the %.0f s recorded so far)",
+						     (double)elapsed_ms / 1000.0);
+				hs_sb_putc(&sb, ';');
+			}
+			continue;
+		}
 		uint64_t entries = 0, overrun = 0, dropped = 0;
 		for (unsigned c = 0; c < s->cpus; c++) {
 			entries += s->cpu[c].entries;
 			overrun += s->cpu[c].overrun;
 			dropped += s->cpu[c].dropped;
 		}
-		if (s->mode == HS_MODE_FILE_CIRCULAR)
-			hs_sb_printf(&sb, " %s: %" PRIu64 " key events seen, file %.1f MB, %" PRIu64
-					  " chunks dropped, lost %" PRIu64 ";",
-				     s->name, observed, (double)s->bytes_in_file / 1048576.0, s->chunks_dropped,
-				     dropped + overrun);
-		else
+		if (s->mode == HS_MODE_FILE_CIRCULAR) {
+			hs_sb_printf(&sb, " %s:", s->name);
+			if (observing)
+				hs_sb_printf(&sb, " %" PRIu64 " key events seen,", observed);
+			hs_sb_printf(&sb, " file %.1f MB, %" PRIu64 " chunks dropped, lost %" PRIu64 ";",
+				     (double)s->bytes_in_file / 1048576.0, s->chunks_dropped, dropped + overrun);
+		} else {
 			hs_sb_printf(&sb, " %s: ring holds %" PRIu64 " events, %" PRIu64 " overwritten;", s->name,
 				     entries, overrun);
+		}
 	}
 	puts(hs_sb_cstr(&sb));
 	hs_sb_free(&sb);
 }
 
-int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path)
+int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path, unsigned duration_s)
 {
 	int rc = EXIT_RUN_FAILED;
 	hs_backend *b = NULL;
 	char *dir = NULL, *log_path = NULL, *manifest = NULL;
-	log_tee t = {.running = false};
+	bool tee = false;
 	uint64_t observed = 0;
 	time_t start = time(NULL);
 
-	if (geteuid() != 0) {
-		fputs("engine: recording needs root: tracefs and its rings are root-only.\n"
-		      "engine: run it as root (sudo ./run.sh, or sudo engine --rules ...); `engine --plan` works "
-		      "without root.\n",
-		      stderr);
-		return EXIT_NOT_ROOT;
-	}
-	umask(077); /* traces hold command lines, paths and addresses: owner-only files */
+	int denied = hs_os_check_privilege();
+	if (denied)
+		return denied;
+	hs_os_private_files(); /* traces hold command lines, paths and addresses */
 	dir = make_run_dir(&rs->run);
 	if (!dir) {
 		fprintf(stderr, "engine: cannot create the run folder under %s: %s\n", rs->run.dir, strerror(errno));
@@ -375,70 +270,77 @@ int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_p
 	log_path = hs_sb_take(&sb);
 	hs_sb_printf(&sb, "%s/%s", dir, rs->run.manifest);
 	manifest = hs_sb_take(&sb);
-	if (!log_path || !manifest || !tee_start(&t, log_path)) {
+	if (!log_path || !manifest || !(tee = hs_os_tee_start(log_path))) {
 		fprintf(stderr, "engine: cannot set up %s/%s: %s\n", dir, rs->run.log, strerror(errno));
 		goto fail;
 	}
-	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	hs_os_stop_handlers_install();
+	volatile int *stop = hs_os_stop_requests();
 
-	printf("engine: run folder %s (pid %d)\n", dir, (int)getpid());
+	printf("engine: run folder %s (pid %lu)\n", dir, hs_getpid());
 	if (hs_plan_print_text(plan, stdout) != HS_OK)
 		goto fail;
 	fflush(stdout);
 	write_manifest(manifest, rs, plan, rules_path, start, 0, NULL, 0, 0);
 
-	g_busy = "starting the kernel sessions";
-	hs_backend_opts opts = {.msg = stdout, .interrupts = NULL}; /* one stream keeps the log in order */
+	hs_os_set_busy("starting the kernel sessions");
+	/* One stream keeps the log in order. */
+	hs_backend_opts opts = {.msg = stdout, .interrupts = stop};
 	hs_status st = hs_backend_start(plan, dir, &opts, &b);
 	if (st != HS_OK) {
 		fprintf(stderr, "engine: the sessions could not be started (%s); nothing is being recorded\n",
 			hs_strerror(st));
 		goto fail;
 	}
-	hs_backend_set_observer(b, count_key_event, &observed);
-	g_busy = NULL;
-	printf("engine: recording; Ctrl+C (SIGINT) or SIGTERM saves the rings and stops\n");
+	bool observing = hs_backend_set_observer(b, count_key_event, &observed) == HS_OK;
+	hs_os_set_busy(NULL);
+	printf("engine: recording; %s saves the rings and stops\n", hs_os_stop_hint());
+	if (duration_s)
+		printf("engine: stopping by itself after %u s (--duration-sec)\n", duration_s);
 	fflush(stdout);
 
-	uint64_t interval = rs->run.stats_interval_s;
-	struct timespec last;
-	clock_gettime(CLOCK_MONOTONIC, &last);
+	uint64_t interval_ms = rs->run.stats_interval_s * 1000u;
+	uint64_t last = hs_os_monotonic_ms(), began = last;
 	bool ok = true;
-	/* Only streamed sessions need the reader awake every few tens of ms; a
-	 * plan of rings alone sleeps until the next stats line or a signal
-	 * (which cuts the sleep short), so an idle ring costs no CPU. */
+	/* Only sessions streamed through the engine (Linux tracefs) need the
+	 * reader awake every few tens of ms; otherwise sleep until the next stats
+	 * line or a stop request (which cuts the sleep short), so an idle
+	 * recorder costs no CPU. */
 	bool streams = false;
 	for (size_t i = 0; i < plan->n_sessions; i++)
-		streams |= plan->sessions[i].session->mode == HS_MODE_FILE_CIRCULAR;
-	int wake_ms = streams ? HS_LINUX_STREAM_WAKE_MS : (int)(interval ? interval * 1000u : 60000u);
-	while (!g_signals) {
+		streams |= plan->platform == HS_PLATFORM_LINUX &&
+			   plan->sessions[i].session->mode == HS_MODE_FILE_CIRCULAR;
+	int wake_ms = streams ? HS_LINUX_STREAM_WAKE_MS : (int)(interval_ms ? interval_ms : 60000u);
+	if (duration_s && (uint64_t)wake_ms > duration_s * 1000ull)
+		wake_ms = (int)(duration_s * 1000u);
+	while (!*stop) {
+		if (duration_s && hs_os_monotonic_ms() - began >= duration_s * 1000ull) {
+			printf("engine: %u s are up (--duration-sec)\n", duration_s);
+			break;
+		}
 		if (hs_backend_poll(b, wake_ms) != HS_OK && ok) {
 			fputs("engine: streaming failed; see above. Still recording the rings.\n", stderr);
 			ok = false;
 		}
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (interval && (uint64_t)(now.tv_sec - last.tv_sec) >= interval) {
-			print_stats(b, observed);
+		uint64_t now = hs_os_monotonic_ms();
+		if (interval_ms && now - last >= interval_ms) {
+			print_stats(b, observed, observing, now - began);
 			last = now;
 		}
 	}
 
 	printf("engine: stopping; saving the rings\n");
 	fflush(stdout);
-	g_busy = "saving the in-memory rings to disk";
+	hs_os_set_busy("saving the in-memory rings to disk");
 	for (size_t i = 0; i < plan->n_sessions; i++)
 		if (plan->sessions[i].session->mode == HS_MODE_BUFFERING &&
 		    hs_backend_snapshot(b, i, NULL, true) != HS_OK)
 			ok = false;
-	g_busy = "writing the key-event file and removing the kernel sessions";
+	hs_os_set_busy("writing the key-event file and removing the kernel sessions");
 	if (hs_backend_stop(b) != HS_OK)
 		ok = false;
-	print_stats(b, observed);
-	g_busy = "writing the run manifest";
+	print_stats(b, observed, observing, hs_os_monotonic_ms() - began);
+	hs_os_set_busy("writing the run manifest");
 	if (write_manifest(manifest, rs, plan, rules_path, start, time(NULL), b, observed, ok ? 0 : EXIT_RUN_FAILED) !=
 	    HS_OK) {
 		fprintf(stderr, "engine: cannot write %s\n", manifest);
@@ -448,9 +350,11 @@ int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_p
 	       dir);
 	rc = ok ? 0 : EXIT_RUN_FAILED;
 fail:
-	g_busy = NULL;
+	hs_os_set_busy(NULL);
 	hs_backend_free(b);
-	tee_stop(&t);
+	if (tee)
+		hs_os_tee_stop();
+	hs_os_run_finished();
 	free(dir);
 	free(log_path);
 	free(manifest);

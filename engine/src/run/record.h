@@ -4,9 +4,10 @@
 
 #include "hindsight/plan.h"
 
-/* Runs the plan until a signal. Borrows everything; prints the plan itself
- * (after main.log is set up, so the log has it). Returns the process exit
- * status: 0 on a clean run. */
-int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path);
+/* Runs the plan until a stop request (signal, console event) or, when
+ * duration_s is not 0, for that many seconds. Borrows everything; prints the
+ * plan itself (after main.log is set up, so the log has it). Returns the
+ * process exit status: 0 on a clean run. */
+int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path, unsigned duration_s);
 
 #endif

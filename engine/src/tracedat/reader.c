@@ -6,16 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <fcntl.h>
-#include <unistd.h>
+
+#include "util/compat.h"
 
 bool hs_tracedat_sniff(const char *path)
 {
 	char head[HS_TRACEDAT_MAGIC_LEN];
-	FILE *f = fopen(path, "rb");
+	FILE *f = hs_fopen(path, "rb");
 	if (!f)
 		return false;
 	bool ok = fread(head, 1, sizeof head, f) == sizeof head && memcmp(head, HS_TRACEDAT_MAGIC, sizeof head) == 0;
@@ -25,6 +22,11 @@ bool hs_tracedat_sniff(const char *path)
 
 #if defined(__linux__)
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <trace-cmd/trace-cmd.h>
 
 /* Exported by libtracecmd.so.1 (3.x) but declared only in its private header,
@@ -51,7 +53,7 @@ struct hs_tracedat_filter {
 	int id; /* the event the filter is for */
 };
 
-__attribute__((format(printf, 2, 3))) static void problem(hs_tracedat *td, const char *fmt, ...)
+HS_PRINTF_FMT(2, 3) static void problem(hs_tracedat *td, const char *fmt, ...)
 {
 	if (td->n_problems >= MAX_PROBLEMS) {
 		td->problems_dropped++;

@@ -44,18 +44,24 @@ void hs_sb_putc(hs_strbuf *sb, char c)
 	hs_sb_appendn(sb, &c, 1);
 }
 
+void hs_sb_vprintf(hs_strbuf *sb, const char *fmt, va_list ap)
+{
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0 || !reserve(sb, (size_t)n))
+		return;
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	sb->len += (size_t)n;
+}
+
 void hs_sb_printf(hs_strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
+	hs_sb_vprintf(sb, fmt, ap);
 	va_end(ap);
-	if (n < 0 || !reserve(sb, (size_t)n))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	sb->len += (size_t)n;
 }
 
 const char *hs_sb_cstr(hs_strbuf *sb)

@@ -2,6 +2,7 @@
 #ifndef HS_UTIL_STRBUF_H
 #define HS_UTIL_STRBUF_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -19,7 +20,8 @@ typedef struct {
 void hs_sb_append(hs_strbuf *sb, const char *s);
 void hs_sb_appendn(hs_strbuf *sb, const char *s, size_t n);
 void hs_sb_putc(hs_strbuf *sb, char c);
-void hs_sb_printf(hs_strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void hs_sb_printf(hs_strbuf *sb, const char *fmt, ...) HS_PRINTF_FMT(2, 3);
+void hs_sb_vprintf(hs_strbuf *sb, const char *fmt, va_list ap) HS_PRINTF_FMT(2, 0);
 /* Returns the text (never NULL; "" when empty or after OOM). Owned by sb. */
 const char *hs_sb_cstr(hs_strbuf *sb);
 /* Hands the buffer to the caller (free with free()); NULL on OOM. Resets sb. */

@@ -6,11 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/compat.h"
+
 hs_status hs_read_file(const char *path, size_t max, char **out, size_t *len)
 {
 	*out = NULL;
 	*len = 0;
-	FILE *f = fopen(path, "rb");
+	FILE *f = hs_fopen(path, "rb");
 	if (!f)
 		return errno == ENOENT || errno == ENOTDIR ? HS_ENOENT : HS_EIO;
 	hs_status st = HS_OK;
@@ -112,9 +114,9 @@ const char *hs_closest(const char *word, const char *const *candidates)
 
 char *hs_path_sibling(const char *base, const char *rel)
 {
-	if (rel[0] == '/')
+	if (hs_path_is_absolute(rel))
 		return strdup(rel);
-	const char *slash = strrchr(base, '/');
+	const char *slash = hs_path_last_sep(base);
 	size_t dl = slash ? (size_t)(slash - base) + 1 : 0;
 	size_t rl = strlen(rel);
 	char *p = malloc(dl + rl + 1);

@@ -1,0 +1,278 @@
+/* etw/backend.c: the Windows capture backend: the profile's ETW sessions, ring snapshots by FLUSH to a new file, final checks. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etw/etw.h"
+#include "hindsight/backend.h"
+#include "util/strbuf.h"
+
+struct hs_backend {
+	const hs_plan *plan;
+	const hs_etw_api *api;
+	FILE *msg;
+	volatile int *interrupts;
+	char *run_dir;
+	hs_etw_session *s;
+	hs_session_status *st;
+	size_t n;
+	bool stopped;
+};
+
+static const double MIB = 1048576.0;
+
+/* run_dir\name as an absolute path (ETW expands nothing itself). */
+static hs_status output_path(hs_backend *b, const char *name, WCHAR *out)
+{
+	hs_strbuf sb = {0};
+	hs_sb_printf(&sb, "%s\\%s", b->run_dir, name);
+	if (sb.oom)
+		return HS_ENOMEM;
+	WCHAR rel[HS_ETW_MAX_NAME_CHARS];
+	hs_status st = hs_etw_widen(hs_sb_cstr(&sb), rel, HS_ETW_MAX_NAME_CHARS);
+	hs_sb_free(&sb);
+	if (st != HS_OK)
+		return st;
+	DWORD err = b->api->full_path(rel, out, HS_ETW_MAX_NAME_CHARS);
+	return err == ERROR_SUCCESS ? HS_OK : hs_etw_report(b->msg, err, "resolving the path of %s", name);
+}
+
+static void report_running(hs_backend *b, hs_etw_session *s)
+{
+	const hs_plan_session *ps = s->ps;
+	const hs_plan_etw *e = &ps->etw;
+	double mib = (double)s->buffers * s->buffer_kb * 1024.0 / MIB;
+	fprintf(b->msg, "engine: session %s (%s) running: %lu buffers x %lu KB = %.1f MiB nonpaged", ps->session->name,
+		s->name_utf8, (unsigned long)s->buffers, (unsigned long)s->buffer_kb, mib);
+	if (ps->session->mode == HS_MODE_BUFFERING)
+		fprintf(b->msg, "; the ring keeps the newest %.1f MiB of events, saved on Ctrl+C\n", mib);
+	else
+		fprintf(b->msg, "; %s, circular, at most %lu MB\n", ps->session->output, (unsigned long)e->max_file_mb);
+	if (!s->buffers)
+		fprintf(b->msg,
+			"engine: warning: ETW reports no buffers for %s, so it is not really running; ETW on this "
+			"system may be a stub (as under Wine) and nothing will be recorded\n",
+			s->name_utf8);
+	else if (ps->session->mode == HS_MODE_BUFFERING && s->buffers < e->min_buffers)
+		fprintf(b->msg,
+			"engine: warning: ETW gave %s %lu of the %lu buffers asked for; the ring covers %.0f%% of the "
+			"planned history\n",
+			s->name_utf8, (unsigned long)s->buffers, (unsigned long)e->min_buffers,
+			100.0 * s->buffers / e->min_buffers);
+	fprintf(b->msg, "engine: %s: %zu of %zu providers enabled, %zu whitelisted event ids in kernel filters\n",
+		ps->session->name, s->providers_enabled, ps->n_providers, s->events_enabled);
+	fflush(b->msg);
+}
+
+hs_status hs_backend_start(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts, hs_backend **out)
+{
+	*out = NULL;
+	FILE *msg = opts && opts->msg ? opts->msg : stderr;
+	const hs_etw_api *api = hs_etw_api_get();
+	BOOL admin = FALSE;
+	DWORD err = api->is_admin(&admin);
+	if (err != ERROR_SUCCESS)
+		return hs_etw_report(msg, err, "checking for Administrator rights");
+	if (!admin) {
+		fputs("engine: recording needs an elevated terminal: ETW kernel sessions are for administrators.\n"
+		      "engine: close this terminal, open a new one with \"Run as administrator\" and run the same command "
+		      "again; `engine --plan` works without it.\n",
+		      msg);
+		return HS_EPERM;
+	}
+	hs_backend *b = calloc(1, sizeof(*b));
+	if (!b)
+		return HS_ENOMEM;
+	b->plan = plan;
+	b->api = api;
+	b->msg = msg;
+	b->interrupts = opts ? opts->interrupts : NULL;
+	b->n = plan->n_sessions;
+	b->run_dir = strdup(run_dir);
+	b->s = calloc(b->n ? b->n : 1, sizeof(*b->s));
+	b->st = calloc(b->n ? b->n : 1, sizeof(*b->st));
+	hs_status st = HS_ENOMEM;
+	if (!b->run_dir || !b->s || !b->st)
+		goto fail;
+	for (size_t i = 0; i < b->n; i++) {
+		const hs_plan_session *ps = &plan->sessions[i];
+		hs_etw_session *s = &b->s[i];
+		if (ps->session->mode == HS_MODE_SAMPLING) {
+			fprintf(msg, "engine: session %s is a sampling session: it runs with --launch PROG, not in "
+				"recording mode\n", ps->session->name);
+			st = HS_EINVAL;
+			goto fail;
+		}
+		st = hs_etw_session_init(s, ps, NULL);
+		if (st == HS_OK && ps->session->mode == HS_MODE_FILE_CIRCULAR)
+			st = output_path(b, ps->session->output, s->file);
+		if (st != HS_OK) {
+			fprintf(msg, "engine: session %s: its name or output path is too long for ETW (%d characters)\n",
+				ps->session->name, HS_ETW_MAX_NAME_CHARS);
+			goto fail;
+		}
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		hs_etw_session *s = &b->s[i];
+		st = hs_etw_session_start(s, api, msg);
+		if (st == HS_OK)
+			st = hs_etw_session_enable(s, api, msg);
+		if (st == HS_OK)
+			st = hs_etw_session_query(s, api, msg);
+		if (st != HS_OK)
+			goto fail;
+		report_running(b, s);
+	}
+	*out = b;
+	return HS_OK;
+fail:
+	hs_backend_free(b); /* stops what was started */
+	return st;
+}
+
+hs_status hs_backend_poll(hs_backend *b, int timeout_ms)
+{
+	/* Nothing streams through the engine: ETW writes the key-event file
+	 * itself. Sleep in slices so a stop request is seen promptly. */
+	int left = timeout_ms;
+	while (left > 0 && !(b->interrupts && *b->interrupts)) {
+		int slice = left < HS_ETW_POLL_SLICE_MS ? left : HS_ETW_POLL_SLICE_MS;
+		b->api->sleep((DWORD)slice);
+		left -= slice;
+	}
+	return HS_OK;
+}
+
+hs_status hs_backend_snapshot(hs_backend *b, size_t session, const char *path, bool final)
+{
+	(void)final; /* an ETW flush leaves the ring running either way */
+	if (session >= b->n || !b->s[session].running)
+		return HS_EINVAL;
+	hs_etw_session *s = &b->s[session];
+	hs_session_status *ss = &b->st[session];
+	if (s->ps->session->mode == HS_MODE_FILE_CIRCULAR) {
+		if (path)
+			return HS_EINVAL; /* ETW owns the circular file; it can only be flushed in place */
+		return hs_etw_session_flush(s, b->api, NULL, b->msg);
+	}
+	WCHAR file[HS_ETW_MAX_NAME_CHARS];
+	hs_status st;
+	if (path) {
+		WCHAR rel[HS_ETW_MAX_NAME_CHARS];
+		st = hs_etw_widen(path, rel, HS_ETW_MAX_NAME_CHARS);
+		DWORD err = st == HS_OK ? b->api->full_path(rel, file, HS_ETW_MAX_NAME_CHARS) : ERROR_SUCCESS;
+		if (st == HS_OK && err != ERROR_SUCCESS)
+			st = hs_etw_report(b->msg, err, "resolving the snapshot path %s", path);
+	} else {
+		st = output_path(b, s->ps->session->output, file);
+	}
+	if (st != HS_OK)
+		return st;
+	ULONGLONG t0 = GetTickCount64();
+	hs_etw_session_capture_state(s, b->api, b->msg);
+	st = hs_etw_session_flush(s, b->api, file, b->msg);
+	ULONGLONG size = 0;
+	if (st == HS_OK)
+		st = hs_etw_check_output(b->api, file, "the ring snapshot", b->msg, &size);
+	ss->snapshot_s = (double)(GetTickCount64() - t0) / 1000.0;
+	if (st != HS_OK)
+		return st;
+	ss->snapshots++;
+	char *p = hs_etw_narrow(file);
+	fprintf(b->msg, "engine: ring %s saved to %s (%.1f MiB, %.2f s)\n", s->ps->session->name, p ? p : "?",
+		(double)size / MIB, ss->snapshot_s);
+	fflush(b->msg);
+	free(p);
+	return HS_OK;
+}
+
+hs_status hs_backend_set_observer(hs_backend *b, hs_key_event_fn fn, void *ctx)
+{
+	(void)b;
+	(void)ctx;
+	/* Seeing key events as they happen needs a real-time consumer
+	 * (OpenTraceW/ProcessTrace on a session with EVENT_TRACE_REAL_TIME_MODE);
+	 * not built yet. Say so rather than silently never calling fn. */
+	return fn ? HS_EUNSUPPORTED : HS_OK;
+}
+
+size_t hs_backend_n_sessions(const hs_backend *b)
+{
+	return b->n;
+}
+
+static void fill_status(hs_backend *b, size_t i)
+{
+	hs_etw_session *s = &b->s[i];
+	hs_session_status *ss = &b->st[i];
+	ss->name = s->ps->session->name;
+	ss->kernel_name = s->ps->session->logger_name;
+	ss->mode = s->ps->session->mode;
+	ss->real_per_cpu_kb = 0; /* ETW buffers are per session, not per CPU */
+	ss->cpus = 0;
+	ss->cpu = NULL;
+	ss->events_enabled = s->events_enabled;
+	ss->events_skipped = s->events_skipped;
+	ss->etw_buffers = s->buffers;
+	ss->etw_buffer_kb = s->buffer_kb;
+	ss->etw_free_buffers = s->free_buffers;
+	ss->etw_events_lost = s->events_lost;
+	ss->etw_buffers_lost = (uint64_t)s->log_buffers_lost + s->rt_buffers_lost;
+	ss->etw_buffers_written = s->buffers_written;
+	if (s->file[0]) {
+		ULONGLONG size = 0;
+		if (b->api->file_size(s->file, &size) == ERROR_SUCCESS)
+			ss->bytes_in_file = size;
+	}
+}
+
+hs_status hs_backend_session_status(hs_backend *b, size_t session, const hs_session_status **out)
+{
+	if (session >= b->n)
+		return HS_EINVAL;
+	hs_status st = hs_etw_session_query(&b->s[session], b->api, b->msg);
+	fill_status(b, session);
+	*out = &b->st[session];
+	return st;
+}
+
+hs_status hs_backend_stop(hs_backend *b)
+{
+	if (b->stopped)
+		return HS_OK;
+	b->stopped = true;
+	hs_status rc = HS_OK;
+	for (size_t i = 0; i < b->n; i++) {
+		hs_etw_session *s = &b->s[i];
+		hs_status st = hs_etw_session_stop(s, b->api, b->msg);
+		fill_status(b, i);
+		if (st != HS_OK) {
+			rc = st;
+			continue;
+		}
+		if (s->events_lost || s->log_buffers_lost)
+			fprintf(b->msg, "engine: %s lost %lu events and %lu buffers (raise buffer_size_kb or the buffer "
+				"counts in the rules)\n",
+				s->ps->session->name, (unsigned long)s->events_lost, (unsigned long)s->log_buffers_lost);
+		/* STOP writes the circular file's last buffers; only then is it complete. */
+		if (s->file[0] && (st = hs_etw_check_output(b->api, s->file, "the key-event file", b->msg, NULL)) != HS_OK)
+			rc = st;
+		fill_status(b, i);
+	}
+	return rc;
+}
+
+void hs_backend_free(hs_backend *b)
+{
+	if (!b)
+		return;
+	/* A failed start or a caller that did not stop: never leave a kernel
+	 * session running (it would pin nonpaged memory until reboot). */
+	for (size_t i = 0; b->s && i < b->n; i++)
+		if (b->s[i].running)
+			hs_etw_session_stop(&b->s[i], b->api, b->msg);
+	free(b->s);
+	free(b->st);
+	free(b->run_dir);
+	free(b);
+}

@@ -1,0 +1,215 @@
+/* etw/etw_api.c: the production hs_etw_api: the only file that calls Win32 for tracing, tokens, processes and merging. */
+#include "etw/etw_api.h"
+
+#include <string.h>
+#include <wchar.h>
+
+/* ---- Trace{Set,Query}Information: looked up at run time ----
+ * They exist from Windows 7/8 on, but Wine 8 lacks TraceQueryInformation
+ * entirely; an import would abort the process when called. A missing
+ * export becomes ERROR_CALL_NOT_IMPLEMENTED, which callers treat as "keep
+ * the machine's current setting". */
+
+typedef ULONG(WINAPI *set_info_fn)(TRACEHANDLE, TRACE_INFO_CLASS, PVOID, ULONG);
+typedef ULONG(WINAPI *query_info_fn)(TRACEHANDLE, TRACE_INFO_CLASS, PVOID, ULONG, PULONG);
+
+static FARPROC advapi32_proc(const char *name)
+{
+	HMODULE m = GetModuleHandleW(L"advapi32.dll");
+	return m ? GetProcAddress(m, name) : NULL;
+}
+
+static ULONG WINAPI win_set_info(TRACEHANDLE h, TRACE_INFO_CLASS cls, PVOID info, ULONG len)
+{
+	FARPROC p = advapi32_proc("TraceSetInformation");
+	if (!p)
+		return ERROR_CALL_NOT_IMPLEMENTED;
+	set_info_fn fn;
+	memcpy(&fn, &p, sizeof(fn));
+	return fn(h, cls, info, len);
+}
+
+static ULONG WINAPI win_query_info(TRACEHANDLE h, TRACE_INFO_CLASS cls, PVOID info, ULONG len, PULONG ret)
+{
+	FARPROC p = advapi32_proc("TraceQueryInformation");
+	if (!p)
+		return ERROR_CALL_NOT_IMPLEMENTED;
+	query_info_fn fn;
+	memcpy(&fn, &p, sizeof(fn));
+	return fn(h, cls, info, len, ret);
+}
+
+/* ---- tokens ---- */
+
+static DWORD win_is_admin(BOOL *admin)
+{
+	/* CheckTokenMembership on the Administrators alias: FALSE for a filtered
+	 * (non-elevated) admin token, which is what UAC gives a normal shell. */
+	SID_IDENTIFIER_AUTHORITY nt = {SECURITY_NT_AUTHORITY};
+	PSID sid = NULL;
+	*admin = FALSE;
+	if (!AllocateAndInitializeSid(&nt, 2, SECURITY_BUILTIN_DOMAIN_RID, DOMAIN_ALIAS_RID_ADMINS, 0, 0, 0, 0, 0, 0,
+				      &sid))
+		return GetLastError();
+	DWORD err = CheckTokenMembership(NULL, sid, admin) ? ERROR_SUCCESS : GetLastError();
+	FreeSid(sid);
+	return err;
+}
+
+static DWORD win_enable_privilege(LPCWSTR name)
+{
+	HANDLE tok;
+	if (!OpenProcessToken(GetCurrentProcess(), TOKEN_ADJUST_PRIVILEGES | TOKEN_QUERY, &tok))
+		return GetLastError();
+	TOKEN_PRIVILEGES tp = {.PrivilegeCount = 1};
+	DWORD err = ERROR_SUCCESS;
+	if (!LookupPrivilegeValueW(NULL, name, &tp.Privileges[0].Luid)) {
+		err = GetLastError();
+	} else {
+		tp.Privileges[0].Attributes = SE_PRIVILEGE_ENABLED;
+		/* Succeeds even when nothing was enabled; the last error tells. */
+		if (!AdjustTokenPrivileges(tok, FALSE, &tp, sizeof(tp), NULL, NULL))
+			err = GetLastError();
+		else
+			err = GetLastError() == ERROR_NOT_ALL_ASSIGNED ? ERROR_NOT_ALL_ASSIGNED : ERROR_SUCCESS;
+	}
+	CloseHandle(tok);
+	return err;
+}
+
+/* ---- files and processes ---- */
+
+static DWORD win_full_path(LPCWSTR in, LPWSTR out, DWORD chars)
+{
+	DWORD n = GetFullPathNameW(in, chars, out, NULL);
+	if (!n)
+		return GetLastError();
+	return n < chars ? ERROR_SUCCESS : ERROR_FILENAME_EXCED_RANGE;
+}
+
+static DWORD win_file_size(LPCWSTR path, ULONGLONG *size)
+{
+	WIN32_FILE_ATTRIBUTE_DATA fa;
+	if (!GetFileAttributesExW(path, GetFileExInfoStandard, &fa))
+		return GetLastError();
+	*size = ((ULONGLONG)fa.nFileSizeHigh << 32) | fa.nFileSizeLow;
+	return ERROR_SUCCESS;
+}
+
+static DWORD win_delete_file(LPCWSTR path)
+{
+	return DeleteFileW(path) ? ERROR_SUCCESS : GetLastError();
+}
+
+static DWORD win_create_process(LPCWSTR app, LPWSTR cmdline, LPCWSTR cwd, HANDLE *process, DWORD *pid)
+{
+	STARTUPINFOW si = {.cb = sizeof(si)};
+	PROCESS_INFORMATION pi;
+	if (!CreateProcessW(app, cmdline, NULL, NULL, FALSE, 0, NULL, cwd, &si, &pi))
+		return GetLastError();
+	CloseHandle(pi.hThread);
+	*process = pi.hProcess;
+	*pid = pi.dwProcessId;
+	return ERROR_SUCCESS;
+}
+
+static DWORD win_wait_process(HANDLE process, DWORD ms)
+{
+	switch (WaitForSingleObject(process, ms)) {
+	case WAIT_OBJECT_0:
+		return ERROR_SUCCESS;
+	case WAIT_TIMEOUT:
+		return WAIT_TIMEOUT;
+	default:
+		return GetLastError();
+	}
+}
+
+static DWORD win_exit_code(HANDLE process, DWORD *code)
+{
+	return GetExitCodeProcess(process, code) ? ERROR_SUCCESS : GetLastError();
+}
+
+static DWORD win_terminate_process(HANDLE process, UINT code)
+{
+	return TerminateProcess(process, code) ? ERROR_SUCCESS : GetLastError();
+}
+
+static void win_close_handle(HANDLE h)
+{
+	if (h)
+		CloseHandle(h);
+}
+
+/* ---- KernelTraceControl.dll (Windows Performance Toolkit) ---- */
+
+typedef ULONG(WINAPI *merge_fn)(LPCWSTR out, LPCWSTR *in, ULONG n, DWORD flags);
+
+static DWORD win_create_merged_trace(LPCWSTR out, LPCWSTR const *in, ULONG n, DWORD flags)
+{
+	/* Search order: next to engine.exe / PATH (LoadLibraryW), then the WPT's
+	 * default install folder, which is not on PATH after a plain install. */
+	static const wchar_t *const candidates[] = {
+		L"KernelTraceControl.dll",
+		L"C:\\Program Files (x86)\\Windows Kits\\10\\Windows Performance Toolkit\\KernelTraceControl.dll",
+	};
+	HMODULE dll = NULL;
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]) && !dll; i++)
+		dll = LoadLibraryW(candidates[i]);
+	if (!dll)
+		return ERROR_MOD_NOT_FOUND;
+	merge_fn fn;
+	FARPROC p = GetProcAddress(dll, "CreateMergedTraceFile");
+	DWORD err;
+	if (!p) {
+		err = ERROR_PROC_NOT_FOUND;
+	} else {
+		memcpy(&fn, &p, sizeof(fn)); /* FARPROC -> typed pointer without a cast warning */
+		err = fn(out, (LPCWSTR *)in, n, flags);
+	}
+	FreeLibrary(dll);
+	return err;
+}
+
+static DWORD win_query_dos_device(LPCWSTR drive, LPWSTR target, DWORD chars)
+{
+	return QueryDosDeviceW(drive, target, chars) ? ERROR_SUCCESS : GetLastError();
+}
+
+static void win_sleep(DWORD ms)
+{
+	Sleep(ms);
+}
+
+const hs_etw_api hs_etw_api_win32 = {
+	.StartTraceW = StartTraceW,
+	.ControlTraceW = ControlTraceW,
+	.EnableTraceEx2 = EnableTraceEx2,
+	.TraceSetInformation = win_set_info,
+	.TraceQueryInformation = win_query_info,
+	.is_admin = win_is_admin,
+	.enable_privilege = win_enable_privilege,
+	.full_path = win_full_path,
+	.file_size = win_file_size,
+	.delete_file = win_delete_file,
+	.create_process = win_create_process,
+	.wait_process = win_wait_process,
+	.exit_code = win_exit_code,
+	.terminate_process = win_terminate_process,
+	.close_handle = win_close_handle,
+	.create_merged_trace = win_create_merged_trace,
+	.query_dos_device = win_query_dos_device,
+	.sleep = win_sleep,
+};
+
+static const hs_etw_api *current = &hs_etw_api_win32;
+
+const hs_etw_api *hs_etw_api_get(void)
+{
+	return current;
+}
+
+void hs_etw_api_set(const hs_etw_api *api)
+{
+	current = api ? api : &hs_etw_api_win32;
+}

@@ -1,0 +1,64 @@
+/* etw/etw_api.h: the one table through which the engine calls Windows (advapi32, kernel32, KernelTraceControl); tests substitute a recorder. */
+#ifndef HS_ETW_API_H
+#define HS_ETW_API_H
+
+#include "etw/etw_win.h"
+
+/*
+ * Every Windows call the ETW backend and launch mode make goes through this
+ * table, so that
+ *  - the set of calls is small and reviewed in one place (etw_api.c), and
+ *  - tests (which run under Wine, whose ETW is a stub) can record the exact
+ *    call sequence and inject the failures real Windows returns.
+ * The ETW entries have the SDK signatures unchanged; the others are thin
+ * wrappers that return a Win32 error code (ERROR_SUCCESS on success) so that
+ * every failure carries a code hs_etw_error_text can explain.
+ *
+ * Ownership: the table is static and never freed; hs_etw_api_set keeps the
+ * pointer it is given until the next call.
+ */
+typedef struct hs_etw_api {
+	ULONG(WINAPI *StartTraceW)(PTRACEHANDLE handle, LPCWSTR name, PEVENT_TRACE_PROPERTIES props);
+	ULONG(WINAPI *ControlTraceW)(TRACEHANDLE handle, LPCWSTR name, PEVENT_TRACE_PROPERTIES props, ULONG code);
+	ULONG(WINAPI *EnableTraceEx2)(TRACEHANDLE handle, LPCGUID provider, ULONG code, UCHAR level, ULONGLONG any,
+				      ULONGLONG all, ULONG timeout, PENABLE_TRACE_PARAMETERS params);
+	ULONG(WINAPI *TraceSetInformation)(TRACEHANDLE handle, TRACE_INFO_CLASS cls, PVOID info, ULONG len);
+	ULONG(WINAPI *TraceQueryInformation)(TRACEHANDLE handle, TRACE_INFO_CLASS cls, PVOID info, ULONG len,
+					     PULONG ret_len);
+
+	/* Is the process token a member of BUILTIN\Administrators (elevated)? */
+	DWORD (*is_admin)(BOOL *admin);
+	/* AdjustTokenPrivileges on our own token; ERROR_NOT_ALL_ASSIGNED when the
+	 * token does not hold the privilege at all. */
+	DWORD (*enable_privilege)(LPCWSTR name);
+	/* GetFullPathNameW: ETW resolves no relative paths or variables itself. */
+	DWORD (*full_path)(LPCWSTR in, LPWSTR out, DWORD chars);
+	/* Size of a file; ERROR_FILE_NOT_FOUND / ERROR_PATH_NOT_FOUND when absent. */
+	DWORD (*file_size)(LPCWSTR path, ULONGLONG *size);
+	DWORD (*delete_file)(LPCWSTR path);
+	/* CreateProcessW(app, cmdline, ..., cwd); the thread handle is closed. */
+	DWORD (*create_process)(LPCWSTR app, LPWSTR cmdline, LPCWSTR cwd, HANDLE *process, DWORD *pid);
+	/* WaitForSingleObject on a process: ERROR_SUCCESS when it exited,
+	 * WAIT_TIMEOUT when still running after `ms`. */
+	DWORD (*wait_process)(HANDLE process, DWORD ms);
+	DWORD (*exit_code)(HANDLE process, DWORD *code);
+	DWORD (*terminate_process)(HANDLE process, UINT code);
+	void (*close_handle)(HANDLE h);
+	/* KernelTraceControl.dll!CreateMergedTraceFile; ERROR_MOD_NOT_FOUND /
+	 * ERROR_PROC_NOT_FOUND when the DLL (which ships with the Windows
+	 * Performance Toolkit, not with Windows) cannot be loaded. */
+	DWORD (*create_merged_trace)(LPCWSTR out, LPCWSTR const *in, ULONG n, DWORD flags);
+	/* QueryDosDeviceW(drive "C:") -> "\Device\HarddiskVolume3". */
+	DWORD (*query_dos_device)(LPCWSTR drive, LPWSTR target, DWORD chars);
+	/* Sleep(ms); the tests' recorder returns at once. */
+	void (*sleep)(DWORD ms);
+} hs_etw_api;
+
+/* The production table: advapi32, kernel32 and (loaded on first use) KernelTraceControl.dll. */
+extern const hs_etw_api hs_etw_api_win32;
+
+/* The table in use (hs_etw_api_win32 unless a test set another). */
+const hs_etw_api *hs_etw_api_get(void);
+void hs_etw_api_set(const hs_etw_api *api);
+
+#endif

@@ -1,0 +1,46 @@
+/* run/os.h: what the recording mode needs from the operating system; os_posix.c and os_win.c implement it. */
+#ifndef HS_RUN_OS_H
+#define HS_RUN_OS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+/* 0 when this process may record; otherwise the reason is printed on stderr
+ * (with what to do) and the engine's exit status for it is returned. */
+int hs_os_check_privilege(void);
+
+/* Files created from now on are readable by their owner only where the
+ * platform decides that per process (umask); traces hold command lines and paths. */
+void hs_os_private_files(void);
+
+/* mkdir with owner-only rights; 0, or -1 with errno (EEXIST when it exists). */
+int hs_os_mkdir(const char *path);
+/* Flushes f and asks the OS to put it on disk. 0 or -1. */
+int hs_os_sync(FILE *f);
+
+void hs_os_localtime(time_t t, struct tm *out);
+/* Local time's offset from UTC in minutes at t (east positive). */
+long hs_os_utc_offset_min(time_t t);
+uint64_t hs_os_monotonic_ms(void);
+
+/* Stop requests: SIGINT/SIGTERM on POSIX; Ctrl+C, Ctrl+Break and closing
+ * the console on Windows. The counter only grows; the first request stops
+ * the run, later ones print the busy text (if set) so the user waits. */
+void hs_os_stop_handlers_install(void);
+volatile int *hs_os_stop_requests(void);
+/* Static text ("saving the in-memory rings to disk") or NULL. */
+void hs_os_set_busy(const char *text);
+/* The run's files are complete: a console-close handler holding Windows
+ * off may now let it end the process. */
+void hs_os_run_finished(void);
+/* How the user stops a run, for the "recording" line. */
+const char *hs_os_stop_hint(void);
+
+/* main.log: stdout and stderr go to the terminal and to the log file until
+ * hs_os_tee_stop. false (errno set) when it cannot be set up. */
+bool hs_os_tee_start(const char *log_path);
+void hs_os_tee_stop(void);
+
+#endif

@@ -1,0 +1,426 @@
+/* recorder.c: the recording hs_etw_api for the Windows backend's call-sequence tests (see recorder.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "etw/etw.h"
+#include "recorder.h"
+
+recorder REC;
+
+enum { MAX_SESSIONS = 8 };
+
+static struct {
+	TRACEHANDLE h;
+	char name[256];
+	WCHAR file[HS_ETW_MAX_NAME_CHARS];
+	ULONG mode, buffers, buffer_kb;
+	bool running;
+} sessions[MAX_SESSIONS];
+static TRACEHANDLE next_handle;
+static int waits;
+static struct {
+	const char *fn;
+	int n;
+} counts[32];
+
+void rec_reset(void)
+{
+	hs_sb_free(&REC.log);
+	memset(&REC, 0, sizeof(REC));
+	REC.admin = TRUE;
+	REC.etw_writes_files = true;
+	memset(sessions, 0, sizeof(sessions));
+	memset(counts, 0, sizeof(counts));
+	next_handle = 1;
+	waits = 0;
+}
+
+void rec_fail(const char *fn, int nth, ULONG err)
+{
+	REC.faults[REC.n_faults++] = (rec_fault){fn, nth, err};
+}
+
+int rec_running(void)
+{
+	int n = 0;
+	for (int i = 0; i < MAX_SESSIONS; i++)
+		n += sessions[i].running;
+	return n;
+}
+
+const char *rec_log(void)
+{
+	return hs_sb_cstr(&REC.log);
+}
+
+/* Counts the call and returns the injected error for this occurrence, or 0. */
+static ULONG fault(const char *fn)
+{
+	int n = 0;
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		if (!counts[i].fn)
+			counts[i].fn = fn;
+		if (!strcmp(counts[i].fn, fn)) {
+			n = ++counts[i].n;
+			break;
+		}
+	}
+	for (size_t i = 0; i < REC.n_faults; i++)
+		if (!strcmp(REC.faults[i].fn, fn) && (REC.faults[i].nth == 0 || REC.faults[i].nth == n))
+			return REC.faults[i].err;
+	return 0;
+}
+
+static void result(ULONG err)
+{
+	if (err)
+		hs_sb_printf(&REC.log, " -> %s\n", hs_etw_error_name(err) ? hs_etw_error_name(err) : "error");
+	else
+		hs_sb_append(&REC.log, " -> ok\n");
+}
+
+static void wide(const WCHAR *w)
+{
+	char *s = hs_etw_narrow(w);
+	hs_sb_printf(&REC.log, "\"%s\"", s ? s : "?");
+	free(s);
+}
+
+/* A stub file where ETW would write one (or a copy of a real trace). */
+static void make_file(const WCHAR *path)
+{
+	if (!REC.etw_writes_files || !path[0])
+		return;
+	FILE *out = _wfopen(path, L"wb");
+	if (!out)
+		return;
+	FILE *in = REC.stop_writes ? fopen(REC.stop_writes, "rb") : NULL;
+	if (in) {
+		char buf[65536];
+		size_t n;
+		while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+			fwrite(buf, 1, n, out);
+		fclose(in);
+	} else {
+		fputs("not an etl: written by the test recorder\n", out);
+	}
+	fclose(out);
+}
+
+static int find_session(TRACEHANDLE h, const char *name)
+{
+	for (int i = 0; i < MAX_SESSIONS; i++)
+		if (sessions[i].running && ((h && sessions[i].h == h) || (!h && name && !strcmp(sessions[i].name, name))))
+			return i;
+	return -1;
+}
+
+static void props_text(const EVENT_TRACE_PROPERTIES *p, bool start)
+{
+	const char *base = (const char *)p;
+	hs_sb_printf(&REC.log, " Wnode.BufferSize=%lu Flags=0x%08lx", (unsigned long)p->Wnode.BufferSize,
+		     (unsigned long)p->Wnode.Flags);
+	if (start)
+		hs_sb_printf(&REC.log,
+			     " Clock=%lu BufferSize=%lu Min=%lu Max=%lu MaxFile=%lu Mode=0x%08lx FlushTimer=%lu "
+			     "EnableFlags=0x%lx",
+			     (unsigned long)p->Wnode.ClientContext, (unsigned long)p->BufferSize,
+			     (unsigned long)p->MinimumBuffers, (unsigned long)p->MaximumBuffers,
+			     (unsigned long)p->MaximumFileSize, (unsigned long)p->LogFileMode, (unsigned long)p->FlushTimer,
+			     (unsigned long)p->EnableFlags);
+	hs_sb_printf(&REC.log, " NameOff=%lu FileOff=%lu", (unsigned long)p->LoggerNameOffset,
+		     (unsigned long)p->LogFileNameOffset);
+	if (p->LogFileNameOffset) {
+		hs_sb_append(&REC.log, " file=");
+		wide((const WCHAR *)(base + p->LogFileNameOffset));
+	}
+}
+
+static ULONG WINAPI rec_start(PTRACEHANDLE handle, LPCWSTR name, PEVENT_TRACE_PROPERTIES p)
+{
+	char *n = hs_etw_narrow(name);
+	hs_sb_printf(&REC.log, "StartTraceW name=\"%s\"", n);
+	props_text(p, true);
+	ULONG err = fault("StartTraceW");
+	if (!err && find_session(0, n) >= 0)
+		err = ERROR_ALREADY_EXISTS;
+	if (!err) {
+		int i = 0;
+		while (i < MAX_SESSIONS && sessions[i].running)
+			i++;
+		sessions[i].running = true;
+		sessions[i].h = *handle = next_handle++;
+		snprintf(sessions[i].name, sizeof(sessions[i].name), "%s", n);
+		sessions[i].file[0] = 0;
+		if (p->LogFileNameOffset)
+			wcscpy(sessions[i].file, (const WCHAR *)((const char *)p + p->LogFileNameOffset));
+		sessions[i].mode = p->LogFileMode;
+		sessions[i].buffer_kb = p->BufferSize;
+		sessions[i].buffers = REC.buffers_override ? REC.buffers_override : p->MinimumBuffers;
+		p->NumberOfBuffers = sessions[i].buffers;
+		hs_sb_printf(&REC.log, " handle=%llu", (unsigned long long)*handle);
+	}
+	free(n);
+	result(err);
+	return err;
+}
+
+static ULONG WINAPI rec_control(TRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPERTIES p, ULONG code)
+{
+	static const char *const codes[] = {"QUERY", "STOP", "UPDATE", "FLUSH"};
+	const char *cn = code < 4 ? codes[code] : "?";
+	char *n = name ? hs_etw_narrow(name) : NULL;
+	hs_sb_printf(&REC.log, "ControlTraceW:%s handle=%llu name=%s%s%s", cn, (unsigned long long)h, n ? "\"" : "",
+		     n ? n : "-", n ? "\"" : "");
+	props_text(p, false);
+	char key[32];
+	snprintf(key, sizeof(key), "ControlTraceW:%s", cn);
+	ULONG err = fault(key);
+	int i = find_session(h, n);
+	if (!err && i < 0)
+		err = ERROR_WMI_INSTANCE_NOT_FOUND;
+	if (!err) {
+		p->NumberOfBuffers = sessions[i].buffers;
+		p->BufferSize = sessions[i].buffer_kb;
+		p->FreeBuffers = sessions[i].buffers / 2;
+		if (code == EVENT_TRACE_CONTROL_FLUSH && p->LogFileNameOffset)
+			make_file((const WCHAR *)((const char *)p + p->LogFileNameOffset));
+		if (code == EVENT_TRACE_CONTROL_STOP) {
+			sessions[i].running = false;
+			make_file(sessions[i].file);
+		}
+	}
+	free(n);
+	result(err);
+	return err;
+}
+
+static ULONG WINAPI rec_enable(TRACEHANDLE h, LPCGUID provider, ULONG code, UCHAR level, ULONGLONG any, ULONGLONG all,
+			       ULONG timeout, PENABLE_TRACE_PARAMETERS params)
+{
+	hs_guid g = {provider->Data1, provider->Data2, provider->Data3, {0}};
+	memcpy(g.data4, provider->Data4, 8);
+	char gt[37];
+	hs_guid_format(&g, gt);
+	hs_sb_printf(&REC.log, "EnableTraceEx2 handle=%llu provider={%s} code=%lu level=%u any=0x%llx all=0x%llx timeout=%lu",
+		     (unsigned long long)h, gt, (unsigned long)code, level, (unsigned long long)any,
+		     (unsigned long long)all, (unsigned long)timeout);
+	if (params) {
+		hs_sb_printf(&REC.log, " params(v%lu prop=0x%lx filters=%lu)", (unsigned long)params->Version,
+			     (unsigned long)params->EnableProperty, (unsigned long)params->FilterDescCount);
+		for (ULONG k = 0; k < params->FilterDescCount; k++) {
+			const EVENT_FILTER_DESCRIPTOR *d = &params->EnableFilterDesc[k];
+			const EVENT_FILTER_EVENT_ID *f = (const EVENT_FILTER_EVENT_ID *)(uintptr_t)d->Ptr;
+			hs_sb_printf(&REC.log, " [type=0x%08lx size=%lu in=%u count=%u ids=", (unsigned long)d->Type,
+				     (unsigned long)d->Size, f->FilterIn, f->Count);
+			for (USHORT e = 0; e < f->Count; e++)
+				hs_sb_printf(&REC.log, "%s%u", e ? "," : "", f->Events[e]);
+			hs_sb_append(&REC.log, "]");
+		}
+	} else {
+		hs_sb_append(&REC.log, " params=NULL");
+	}
+	ULONG err = fault(code == EVENT_CONTROL_CODE_CAPTURE_STATE ? "EnableTraceEx2:CAPTURE_STATE" : "EnableTraceEx2");
+	if (!err && find_session(h, NULL) < 0)
+		err = ERROR_INVALID_HANDLE;
+	result(err);
+	return err;
+}
+
+static ULONG WINAPI rec_set_info(TRACEHANDLE h, TRACE_INFO_CLASS cls, PVOID info, ULONG len)
+{
+	hs_sb_printf(&REC.log, "TraceSetInformation handle=%llu class=%d len=%lu", (unsigned long long)h, (int)cls,
+		     (unsigned long)len);
+	if (cls == TraceSampledProfileIntervalInfo && len == sizeof(TRACE_PROFILE_INTERVAL)) {
+		const TRACE_PROFILE_INTERVAL *t = info;
+		hs_sb_printf(&REC.log, " source=%lu interval=%lu", (unsigned long)t->Source, (unsigned long)t->Interval);
+	} else if (cls == TraceStackTracingInfo) {
+		const CLASSIC_EVENT_ID *c = info;
+		for (ULONG k = 0; k < len / sizeof(*c); k++) {
+			hs_guid g = {c[k].EventGuid.Data1, c[k].EventGuid.Data2, c[k].EventGuid.Data3, {0}};
+			memcpy(g.data4, c[k].EventGuid.Data4, 8);
+			char gt[37];
+			hs_guid_format(&g, gt);
+			hs_sb_printf(&REC.log, " {%s}/%u", gt, c[k].Type);
+		}
+	}
+	ULONG err = fault("TraceSetInformation");
+	result(err);
+	return err;
+}
+
+static ULONG WINAPI rec_query_info(TRACEHANDLE h, TRACE_INFO_CLASS cls, PVOID info, ULONG len, PULONG ret)
+{
+	hs_sb_printf(&REC.log, "TraceQueryInformation handle=%llu class=%d len=%lu", (unsigned long long)h, (int)cls,
+		     (unsigned long)len);
+	ULONG err = fault("TraceQueryInformation");
+	if (!err && cls == TraceSampledProfileIntervalInfo && len >= sizeof(TRACE_PROFILE_INTERVAL)) {
+		((TRACE_PROFILE_INTERVAL *)info)->Interval = 1221; /* what UIforETW's fast mode leaves behind */
+		*ret = sizeof(TRACE_PROFILE_INTERVAL);
+	}
+	result(err);
+	return err;
+}
+
+static DWORD rec_is_admin(BOOL *admin)
+{
+	hs_sb_append(&REC.log, "is_admin");
+	DWORD err = fault("is_admin");
+	*admin = REC.admin;
+	if (!err)
+		hs_sb_printf(&REC.log, " = %s", REC.admin ? "yes" : "no");
+	result(err);
+	return err;
+}
+
+static DWORD rec_enable_privilege(LPCWSTR name)
+{
+	hs_sb_append(&REC.log, "enable_privilege ");
+	wide(name);
+	DWORD err = fault("enable_privilege");
+	result(err);
+	return err;
+}
+
+static DWORD rec_full_path(LPCWSTR in, LPWSTR out, DWORD chars)
+{
+	/* Identity, so logs are the same on every machine. */
+	if (wcslen(in) >= chars)
+		return ERROR_FILENAME_EXCED_RANGE;
+	wcscpy(out, in);
+	return ERROR_SUCCESS;
+}
+
+static DWORD rec_file_size(LPCWSTR path, ULONGLONG *size)
+{
+	/* Real files: the recorder (or the test) made them. */
+	return hs_etw_api_win32.file_size(path, size);
+}
+
+static DWORD rec_delete_file(LPCWSTR path)
+{
+	hs_sb_append(&REC.log, "delete_file ");
+	wide(path);
+	DWORD err = hs_etw_api_win32.delete_file(path);
+	result(err);
+	return err;
+}
+
+static DWORD rec_create_process(LPCWSTR app, LPWSTR cmdline, LPCWSTR cwd, HANDLE *process, DWORD *pid)
+{
+	hs_sb_append(&REC.log, "create_process app=");
+	if (app)
+		wide(app);
+	else
+		hs_sb_append(&REC.log, "NULL");
+	hs_sb_append(&REC.log, " cmdline=");
+	wide(cmdline);
+	hs_sb_append(&REC.log, " cwd=");
+	if (cwd)
+		wide(cwd);
+	else
+		hs_sb_append(&REC.log, "NULL");
+	DWORD err = fault("create_process");
+	if (!err) {
+		*process = (HANDLE)(uintptr_t)0x4242;
+		*pid = 4242;
+	}
+	result(err);
+	return err;
+}
+
+static DWORD rec_wait_process(HANDLE process, DWORD ms)
+{
+	(void)process;
+	waits++;
+	if (REC.interrupts && (waits == REC.interrupt_at_wait || waits == REC.interrupt_at_wait2))
+		(*REC.interrupts)++;
+	/* Only the first and the final wait are logged; the count tells the rest. */
+	if (waits <= REC.wait_timeouts) {
+		if (waits == 1)
+			hs_sb_printf(&REC.log, "wait_process %lu ms -> timeout (x%d)\n", (unsigned long)ms, REC.wait_timeouts);
+		return WAIT_TIMEOUT;
+	}
+	hs_sb_printf(&REC.log, "wait_process %lu ms -> exited\n", (unsigned long)ms);
+	return ERROR_SUCCESS;
+}
+
+static DWORD rec_exit_code(HANDLE process, DWORD *code)
+{
+	(void)process;
+	*code = REC.exit_code;
+	hs_sb_printf(&REC.log, "exit_code = %lu\n", (unsigned long)REC.exit_code);
+	return ERROR_SUCCESS;
+}
+
+static DWORD rec_terminate(HANDLE process, UINT code)
+{
+	(void)process;
+	hs_sb_printf(&REC.log, "terminate_process code=%u\n", code);
+	REC.wait_timeouts = 0; /* it is gone now */
+	return ERROR_SUCCESS;
+}
+
+static void rec_close(HANDLE h)
+{
+	hs_sb_printf(&REC.log, "close_handle %p\n", (void *)h);
+}
+
+static DWORD rec_merge(LPCWSTR out, LPCWSTR const *in, ULONG n, DWORD flags)
+{
+	hs_sb_append(&REC.log, "create_merged_trace out=");
+	wide(out);
+	for (ULONG i = 0; i < n; i++) {
+		hs_sb_append(&REC.log, " in=");
+		wide(in[i]);
+	}
+	hs_sb_printf(&REC.log, " flags=0x%lx", (unsigned long)flags);
+	DWORD err = fault("create_merged_trace");
+	if (!err && !REC.merge_available)
+		err = ERROR_MOD_NOT_FOUND;
+	if (!err)
+		make_file(out);
+	result(err);
+	return err;
+}
+
+static DWORD rec_dos_device(LPCWSTR drive, LPWSTR target, DWORD chars)
+{
+	if (drive[0] != L'C' || chars < 32)
+		return ERROR_FILE_NOT_FOUND;
+	wcscpy(target, L"\\Device\\HarddiskVolume3");
+	return ERROR_SUCCESS;
+}
+
+static void rec_sleep(DWORD ms)
+{
+	(void)ms;
+}
+
+const hs_etw_api rec_api = {
+	.StartTraceW = rec_start,
+	.ControlTraceW = rec_control,
+	.EnableTraceEx2 = rec_enable,
+	.TraceSetInformation = rec_set_info,
+	.TraceQueryInformation = rec_query_info,
+	.is_admin = rec_is_admin,
+	.enable_privilege = rec_enable_privilege,
+	.full_path = rec_full_path,
+	.file_size = rec_file_size,
+	.delete_file = rec_delete_file,
+	.create_process = rec_create_process,
+	.wait_process = rec_wait_process,
+	.exit_code = rec_exit_code,
+	.terminate_process = rec_terminate,
+	.close_handle = rec_close,
+	.create_merged_trace = rec_merge,
+	.query_dos_device = rec_dos_device,
+	.sleep = rec_sleep,
+};
+
+void rec_add_preexisting(const char *name)
+{
+	sessions[MAX_SESSIONS - 1].running = true;
+	sessions[MAX_SESSIONS - 1].h = 999;
+	snprintf(sessions[MAX_SESSIONS - 1].name, sizeof(sessions[0].name), "%s", name);
+}

@@ -1,0 +1,54 @@
+/* recorder.h: an hs_etw_api that writes every call, as the kernel would read its arguments, to a log and injects Windows' failures. */
+#ifndef HS_TEST_RECORDER_H
+#define HS_TEST_RECORDER_H
+
+#include <stdbool.h>
+
+#include "etw/etw_api.h"
+#include "util/strbuf.h"
+
+/*
+ * The recorder behaves like ETW where the engine depends on it: handles,
+ * ERROR_ALREADY_EXISTS for a running name, ERROR_WMI_INSTANCE_NOT_FOUND for
+ * an unknown one, sizes written back by StartTraceW/QUERY, and files that a
+ * FLUSH with a file name or the STOP of a file session leaves on disk (real
+ * files, small, so the engine's existence checks run for real). Parameters
+ * are decoded from the bytes the engine passes (names through their
+ * offsets, filters through their descriptors), so the log shows what the
+ * kernel would receive.
+ */
+
+typedef struct {
+	const char *fn; /* "StartTraceW", "ControlTraceW:STOP", "EnableTraceEx2", "is_admin", ... */
+	int nth;        /* 1-based occurrence of that call (0: every one) */
+	ULONG err;
+} rec_fault;
+
+typedef struct {
+	hs_strbuf log;
+	rec_fault faults[8];
+	size_t n_faults;
+	BOOL admin;
+	bool etw_writes_files;   /* false: calls succeed but no file appears (what Wine does) */
+	bool merge_available;    /* KernelTraceControl.dll "installed" */
+	const char *stop_writes; /* copy this real file to a file session's output at STOP (else a stub file) */
+	ULONG buffers_override;  /* NumberOfBuffers reported (0: MinimumBuffers) */
+	int wait_timeouts;       /* wait_process says WAIT_TIMEOUT this often before the exit */
+	DWORD exit_code;
+	volatile int *interrupts;
+	int interrupt_at_wait;   /* bump *interrupts at these waits (1-based), if set */
+	int interrupt_at_wait2;
+} recorder;
+
+extern recorder REC;
+extern const hs_etw_api rec_api;
+
+void rec_reset(void);
+void rec_fail(const char *fn, int nth, ULONG err);
+/* Sessions still running in the recorder's "kernel". */
+int rec_running(void);
+const char *rec_log(void);
+/* A running session of this name exists before the test (a dead engine's). */
+void rec_add_preexisting(const char *name);
+
+#endif
