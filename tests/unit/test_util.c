@@ -70,6 +70,29 @@ static void test_text(void)
 	CHECK_EQ_INT(hs_utf8_len("h\xc3\xa9llo \xe2\x82\xac"), 7);
 }
 
+static void test_utf16(void)
+{
+	/* "aé€" U+1F600 then NUL then junk: 1, 2, 3 and 4 UTF-8 bytes. */
+	static const uint8_t s[] = {'a', 0, 0xE9, 0, 0xAC, 0x20, 0x3D, 0xD8, 0x00, 0xDE, 0, 0, 'x', 0};
+	char out[32];
+	bool cut = true, nul = false;
+	CHECK_EQ_INT(hs_utf16le_to_utf8(s, 7, out, sizeof out, &cut, &nul), 6);
+	CHECK_EQ_STR(out, "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80");
+	CHECK(!cut && nul);
+	/* Cut at a character boundary: 7 bytes of room hold "aé€" (6), not the emoji. */
+	CHECK_EQ_INT(hs_utf16le_to_utf8(s, 7, out, 8, &cut, &nul), 6);
+	CHECK_EQ_STR(out, "a\xC3\xA9\xE2\x82\xAC");
+	CHECK(cut && nul);
+	/* No NUL within the units; a lone high surrogate at the end becomes U+FFFD. */
+	CHECK_EQ_INT(hs_utf16le_to_utf8(s, 4, out, sizeof out, &cut, &nul), 4);
+	CHECK_EQ_STR(out, "a\xC3\xA9\xE2\x82\xAC\xEF\xBF\xBD");
+	CHECK(!nul);
+	/* A lone low surrogate too. */
+	static const uint8_t lone[] = {0x00, 0xDE, 'b', 0};
+	CHECK_EQ_INT(hs_utf16le_to_utf8(lone, 2, out, sizeof out, NULL, NULL), 2);
+	CHECK_EQ_STR(out, "\xEF\xBF\xBD" "b");
+}
+
 static void test_guid(void)
 {
 	hs_guid g;
@@ -133,6 +156,7 @@ int main(void)
 	test_strbuf();
 	test_json();
 	test_text();
+	test_utf16();
 	test_guid();
 	test_arena();
 	test_regex();

@@ -3,6 +3,7 @@
 
 #include "etl/etl_format.h"
 #include "hindsight/etl_kernel.h"
+#include "util/text.h"
 
 /* Opcodes of the groups decoded here (see etl-format.md §5). */
 enum {
@@ -89,39 +90,6 @@ static bool rd_skip(rd *c, size_t n)
 	return true;
 }
 
-/* Appends one code point as UTF-8 if it fits whole; false (and *trunc) if not. */
-static bool put_utf8(char *out, size_t cap, size_t *o, uint32_t c, bool *trunc)
-{
-	char b[4];
-	size_t n;
-	if (c < 0x80) {
-		b[0] = (char)c;
-		n = 1;
-	} else if (c < 0x800) {
-		b[0] = (char)(0xC0 | c >> 6);
-		b[1] = (char)(0x80 | (c & 0x3F));
-		n = 2;
-	} else if (c < 0x10000) {
-		b[0] = (char)(0xE0 | c >> 12);
-		b[1] = (char)(0x80 | ((c >> 6) & 0x3F));
-		b[2] = (char)(0x80 | (c & 0x3F));
-		n = 3;
-	} else {
-		b[0] = (char)(0xF0 | c >> 18);
-		b[1] = (char)(0x80 | ((c >> 12) & 0x3F));
-		b[2] = (char)(0x80 | ((c >> 6) & 0x3F));
-		b[3] = (char)(0x80 | (c & 0x3F));
-		n = 4;
-	}
-	if (*o + n >= cap) {
-		*trunc = true;
-		return false;
-	}
-	memcpy(out + *o, b, n);
-	*o += n;
-	return true;
-}
-
 /*
  * A NUL-terminated UTF-16LE string into UTF-8. A string that runs off the end
  * of the payload is a cut record, not a long name, so it fails. Lone
@@ -129,30 +97,13 @@ static bool put_utf8(char *out, size_t cap, size_t *o, uint32_t c, bool *trunc)
  */
 static bool rd_utf16z(rd *c, char *out, size_t cap, bool *trunc)
 {
-	size_t o = 0;
-	bool room = true;
-	for (;;) {
-		uint16_t u;
-		if (!rd_u16(c, &u))
-			return false;
-		if (u == 0)
-			break;
-		uint32_t cp = u;
-		if (u >= 0xD800 && u < 0xDC00 && c->len - c->off >= 2) {
-			uint16_t lo = hs_le16(c->p + c->off);
-			if (lo >= 0xDC00 && lo < 0xE000) {
-				c->off += 2;
-				cp = 0x10000 + ((uint32_t)(u - 0xD800) << 10) + (uint32_t)(lo - 0xDC00);
-			} else {
-				cp = 0xFFFD;
-			}
-		} else if (u >= 0xD800 && u < 0xE000) {
-			cp = 0xFFFD;
-		}
-		if (room)
-			room = put_utf8(out, cap, &o, cp, trunc);
-	}
-	out[o] = '\0';
+	bool cut = false, terminated = false;
+	size_t units = hs_utf16le_to_utf8(c->p + c->off, (c->len - c->off) / 2, out, cap, &cut, &terminated);
+	if (!terminated)
+		return false;
+	c->off += 2 * units;
+	if (cut)
+		*trunc = true;
 	return true;
 }
 

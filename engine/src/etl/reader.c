@@ -10,6 +10,7 @@
 #include "etl/etl_format.h"
 #include "etl/xpress.h"
 #include "util/compat.h"
+#include "util/text.h"
 
 enum { MAX_PROBLEMS = 1000 };
 
@@ -263,54 +264,6 @@ static long parse_record(const uint8_t *data, uint32_t off, uint32_t end, hs_etl
 
 /* ---- logfile header ---- */
 
-static void utf16_to_utf8(const uint8_t *p, size_t max_units, char *out, size_t cap, size_t *units_read)
-{
-	size_t o = 0, i = 0;
-	for (; i < max_units; i++) {
-		uint32_t c = hs_le16(p + 2 * i);
-		if (c == 0) {
-			i++;
-			break;
-		}
-		if (c >= 0xD800 && c < 0xDC00 && i + 1 < max_units) {
-			uint32_t lo = hs_le16(p + 2 * i + 2);
-			if (lo >= 0xDC00 && lo < 0xE000) {
-				c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
-				i++;
-			}
-		}
-		char buf[4];
-		size_t n;
-		if (c < 0x80) {
-			buf[0] = (char)c;
-			n = 1;
-		} else if (c < 0x800) {
-			buf[0] = (char)(0xC0 | c >> 6);
-			buf[1] = (char)(0x80 | (c & 0x3F));
-			n = 2;
-		} else if (c < 0x10000) {
-			buf[0] = (char)(0xE0 | c >> 12);
-			buf[1] = (char)(0x80 | ((c >> 6) & 0x3F));
-			buf[2] = (char)(0x80 | (c & 0x3F));
-			n = 3;
-		} else {
-			buf[0] = (char)(0xF0 | c >> 18);
-			buf[1] = (char)(0x80 | ((c >> 12) & 0x3F));
-			buf[2] = (char)(0x80 | ((c >> 6) & 0x3F));
-			buf[3] = (char)(0x80 | (c & 0x3F));
-			n = 4;
-		}
-		if (o + n < cap) {
-			memcpy(out + o, buf, n);
-			o += n;
-		}
-	}
-	if (cap)
-		out[o < cap ? o : cap - 1] = '\0';
-	if (units_read)
-		*units_read = i;
-}
-
 static void decode_logfile_header(hs_etl *e, const hs_etl_record *r)
 {
 	hs_etl_header *h = &e->header;
@@ -345,10 +298,11 @@ static void decode_logfile_header(hs_etl *e, const hs_etl_record *r)
 	h->buffers_lost = hs_le32(p + b + 28);
 	h->start_ts = r->timestamp;
 	h->valid = true;
-	size_t units = (n - need) / 2, used = 0;
-	utf16_to_utf8(p + need, units, h->logger_name, sizeof h->logger_name, &used);
+	size_t units = (n - need) / 2;
+	size_t used = hs_utf16le_to_utf8(p + need, units, h->logger_name, sizeof h->logger_name, NULL, NULL);
 	if (used < units)
-		utf16_to_utf8(p + need + 2 * used, units - used, h->log_file_name, sizeof h->log_file_name, NULL);
+		hs_utf16le_to_utf8(p + need + 2 * used, units - used, h->log_file_name, sizeof h->log_file_name, NULL,
+				   NULL);
 }
 
 uint64_t hs_etl_to_filetime(const hs_etl *etl, int64_t ts)

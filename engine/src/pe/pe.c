@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hindsight/pe.h"
+#include "util/text.h"
 
 #ifdef _WIN32
 #define WIN32_LEAN_AND_MEAN
@@ -126,66 +127,6 @@ static bool rva_to_off(const pe *p, uint32_t rva, uint32_t n, uint64_t *off)
 		return true;
 	}
 	return false;
-}
-
-/* Appends one code point as UTF-8 when it fits whole with the terminator. */
-static bool put_utf8(char *out, size_t cap, size_t *o, uint32_t c)
-{
-	char b[4];
-	size_t n;
-	if (c < 0x80) {
-		b[0] = (char)c;
-		n = 1;
-	} else if (c < 0x800) {
-		b[0] = (char)(0xC0 | c >> 6);
-		b[1] = (char)(0x80 | (c & 0x3F));
-		n = 2;
-	} else if (c < 0x10000) {
-		b[0] = (char)(0xE0 | c >> 12);
-		b[1] = (char)(0x80 | ((c >> 6) & 0x3F));
-		b[2] = (char)(0x80 | (c & 0x3F));
-		n = 3;
-	} else {
-		b[0] = (char)(0xF0 | c >> 18);
-		b[1] = (char)(0x80 | ((c >> 12) & 0x3F));
-		b[2] = (char)(0x80 | ((c >> 6) & 0x3F));
-		b[3] = (char)(0x80 | (c & 0x3F));
-		n = 4;
-	}
-	if (*o + n >= cap)
-		return false;
-	memcpy(out + *o, b, n);
-	*o += n;
-	return true;
-}
-
-/* UTF-16LE [p, p + 2*units) up to its first NUL, as UTF-8 (lone surrogates
- * become U+FFFD); cut at a character boundary when it does not fit. */
-static void utf16_to_utf8(const uint8_t *p, size_t units, char *out, size_t cap, bool *trunc)
-{
-	size_t o = 0;
-	*trunc = false;
-	for (size_t i = 0; i < units; i++) {
-		uint32_t c = le16(p + 2 * i);
-		if (c == 0)
-			break;
-		if (c >= 0xD800 && c < 0xDC00 && i + 1 < units) {
-			uint32_t d = le16(p + 2 * (i + 1));
-			if (d >= 0xDC00 && d < 0xE000) {
-				c = 0x10000 + ((c - 0xD800) << 10) + (d - 0xDC00);
-				i++;
-			} else {
-				c = 0xFFFD;
-			}
-		} else if (c >= 0xD800 && c < 0xE000) {
-			c = 0xFFFD;
-		}
-		if (!put_utf8(out, cap, &o, c)) {
-			*trunc = true;
-			break;
-		}
-	}
-	out[o] = '\0';
 }
 
 /* ---- debug directory: CodeView RSDS ---- */
@@ -380,8 +321,8 @@ static bool version_original_filename(const uint8_t *b, size_t len, hs_pe_identi
 						continue;
 					/* The value runs to its NUL or the node's end (wValueLength is
 					 * in characters by the format, in bytes by some tools). */
-					utf16_to_utf8(b + str.value, (str.end - str.value) / 2, out->original_filename,
-						      sizeof out->original_filename, &out->original_filename_truncated);
+					hs_utf16le_to_utf8(b + str.value, (str.end - str.value) / 2, out->original_filename,
+						      sizeof out->original_filename, &out->original_filename_truncated, NULL);
 					return true;
 				}
 			}

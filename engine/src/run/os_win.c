@@ -189,7 +189,9 @@ bool hs_os_tee_start(const char *log_path)
 		_setmode(g_tee.p[i].orig_fd, _O_BINARY);
 		_close(fds[1]);
 		g_tee.p[i].read_fd = fds[0];
-		setvbuf(streams[i], NULL, _IOLBF, 4096);
+		/* msvcrt has no line buffering (_IOLBF means full buffering), so
+		 * unbuffered is the only way lines reach the console as they happen. */
+		setvbuf(streams[i], NULL, _IONBF, 0);
 		g_tee.p[i].thread = CreateThread(NULL, 0, tee_main, &g_tee.p[i], 0, NULL);
 		if (!g_tee.p[i].thread)
 			return false;

@@ -134,3 +134,64 @@ size_t hs_utf8_len(const char *s)
 		n += ((unsigned char)*s & 0xC0) != 0x80;
 	return n;
 }
+
+static uint16_t le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+size_t hs_utf16le_to_utf8(const uint8_t *p, size_t max_units, char *out, size_t cap, bool *truncated,
+			  bool *terminated)
+{
+	size_t o = 0, i = 0;
+	bool room = true, nul = false;
+	if (truncated)
+		*truncated = false;
+	while (i < max_units) {
+		uint32_t c = le16(p + 2 * i++);
+		if (c == 0) {
+			nul = true;
+			break;
+		}
+		if (c >= 0xD800 && c < 0xDC00 && i < max_units && le16(p + 2 * i) >= 0xDC00 && le16(p + 2 * i) < 0xE000)
+			c = 0x10000 + ((c - 0xD800) << 10) + (uint32_t)(le16(p + 2 * i++) - 0xDC00);
+		else if (c >= 0xD800 && c < 0xE000)
+			c = 0xFFFD;
+		if (!room)
+			continue;
+		char b[4];
+		size_t n;
+		if (c < 0x80) {
+			b[0] = (char)c;
+			n = 1;
+		} else if (c < 0x800) {
+			b[0] = (char)(0xC0 | c >> 6);
+			b[1] = (char)(0x80 | (c & 0x3F));
+			n = 2;
+		} else if (c < 0x10000) {
+			b[0] = (char)(0xE0 | c >> 12);
+			b[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+			b[2] = (char)(0x80 | (c & 0x3F));
+			n = 3;
+		} else {
+			b[0] = (char)(0xF0 | c >> 18);
+			b[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+			b[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+			b[3] = (char)(0x80 | (c & 0x3F));
+			n = 4;
+		}
+		if (o + n >= cap) {
+			room = false;
+			if (truncated)
+				*truncated = true;
+			continue;
+		}
+		memcpy(out + o, b, n);
+		o += n;
+	}
+	if (cap)
+		out[o] = '\0';
+	if (terminated)
+		*terminated = nul;
+	return i;
+}

@@ -2,7 +2,9 @@
 #ifndef HS_UTIL_TEXT_H
 #define HS_UTIL_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hindsight/status.h"
 
@@ -13,6 +15,16 @@ hs_status hs_read_file(const char *path, size_t max, char **out, size_t *len);
 /* Number of characters (UTF-8 code points) in s; limits in the rules language
  * are in characters, as in the JSON Schema. */
 size_t hs_utf8_len(const char *s);
+
+/* Decodes UTF-16LE from p (at most max_units code units, stopping after the
+ * first NUL unit) into NUL-terminated UTF-8 in out[cap] (cap > 0). Surrogate
+ * pairs are joined; lone surrogates become U+FFFD, so the output is always
+ * valid UTF-8. When a character does not fit, the text is cut at that
+ * character boundary and *truncated is set (it may be NULL); decoding still
+ * runs to the NUL. Returns the units consumed, the NUL included; *terminated
+ * (may be NULL) says whether a NUL ended the string. */
+size_t hs_utf16le_to_utf8(const uint8_t *p, size_t max_units, char *out, size_t cap, bool *truncated,
+			  bool *terminated);
 
 /* Levenshtein distance, capped: returns cap+1 as soon as it exceeds cap. */
 size_t hs_edit_distance(const char *a, const char *b, size_t cap);
