@@ -180,6 +180,31 @@ int main(void)
 	CHECK(hs_plan_build(rs, HS_PLATFORM_WINDOWS, NULL, &plan) == HS_EINVAL && plan == NULL);
 	hs_rules_free(rs);
 	hs_diags_free(d);
+	/* rulegen's evidence stands in for a missing story (HS129, a warning),
+	 * and never hides a human one. */
+	fixture_write("e.yaml", "schema_version: 1\nkind: profile\nname: e\ninclude: [linux.yaml]\nplatforms:\n  linux:\n"
+				"    sessions:\n      - {name: a, logger_name: a, mode: file-circular, clock: mono, "
+				"buffer_size_kb: 64, max_file_mb: 8, output: a.dat, providers: [{provider: sched, events: ["
+				"{name: sched_other, evidence: \"crash only: 12/min vs 0/min elsewhere\"}, "
+				"{name: sched_process_exit, evidence: \"stale\"}]}]}\n");
+	st = fixture_load("e.yaml", &d, &rs);
+	CHECK(st == HS_OK);
+	CHECK_EQ_INT(hs_diags_errors(d), 0);
+	bool stub = false;
+	for (size_t i = 0; i < hs_diags_count(d); i++)
+		stub |= hs_diags_at(d, i)->code == HS_D_STORY_STUB;
+	CHECK(stub);
+	CHECK(hs_plan_build(rs, HS_PLATFORM_LINUX, &(hs_plan_opts){.cpus = 2}, &plan) == HS_OK);
+	if (plan) {
+		const hs_plan_provider *pp = &plan->sessions[0].providers[0];
+		CHECK_EQ_STR(pp->events[0].story, "crash only: 12/min vs 0/min elsewhere");
+		CHECK(pp->events[0].story_from_evidence && !pp->events[0].story_from_catalog);
+		CHECK_EQ_STR(pp->events[1].story, "A task ended.");
+		CHECK(!pp->events[1].story_from_evidence && pp->events[1].story_from_catalog);
+	}
+	hs_plan_free(plan);
+	hs_rules_free(rs);
+	hs_diags_free(d);
 	fixture_cleanup();
 	return hs_test_done("test_plan");
 }

@@ -118,7 +118,10 @@ typedef enum { HS_CLASS_STRUCTURAL, HS_CLASS_SEMANTIC } hs_diag_class;
 	X(HS_D_SYSTEM_PROVIDER, "HS127", ERROR, SEMANTIC, "system-provider",                      \
 	  "A system provider is enabled on a session that is not a system logger (sampling).")    \
 	X(HS_D_LEVEL_ZERO, "HS128", WARNING, SEMANTIC, "level-zero",                              \
-	  "Level 0 (logalways) as an enable level means no level limit: every event is enabled.")
+	  "Level 0 (logalways) as an enable level means no level limit: every event is enabled.") \
+	X(HS_D_STORY_STUB, "HS129", WARNING, SEMANTIC, "story-stub",                              \
+	  "A whitelisted event has only generated evidence for a story (rulegen's stub); write "  \
+	  "what it means when you see this event.")
 
 typedef enum {
 #define HS_DIAG_ENUM(e, code, sev, cls, slug, text) e,

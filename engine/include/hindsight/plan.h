@@ -22,6 +22,7 @@ typedef struct {
 	const char *story;  /* never NULL in a plan built from error-free rules */
 	const char *filter; /* linux ftrace filter or NULL */
 	bool story_from_catalog;
+	bool story_from_evidence; /* the story is the entry's generated evidence (no human story yet) */
 	bool name_guessed;
 	const char *alert; /* the catalog's alert kind, or NULL */
 	bool has_classic_guid;

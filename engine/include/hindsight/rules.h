@@ -74,8 +74,11 @@ typedef struct {
 	int id;             /* -1 when given by name */
 	const char *name;   /* NULL when given by id */
 	const char *story;  /* the entry's own story, NULL to use the catalog's */
+	/* Generated evidence (rulegen: why the event was kept), NULL if none. It
+	 * stands in for the story, with a warning, while no human has written one. */
+	const char *evidence;
 	const char *filter; /* ftrace filter expression or NULL */
-	hs_pos pos, filter_pos;
+	hs_pos pos, filter_pos, evidence_pos;
 } hs_wl_entry;
 
 typedef enum { HS_STACKS_NONE, HS_STACKS_ALL, HS_STACKS_LIST } hs_stacks_kind;

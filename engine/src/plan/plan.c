@@ -98,6 +98,11 @@ static bool fill_event(const hs_provider *p, const hs_wl_entry *w, hs_plan_event
 	pe->name = ce && ce->name ? ce->name : w->name;
 	pe->story = w->story ? w->story : (ce ? ce->story : NULL);
 	pe->story_from_catalog = !w->story && ce && ce->story;
+	/* Generated evidence stands in for the story until a person writes one. */
+	if (!pe->story && w->evidence) {
+		pe->story = w->evidence;
+		pe->story_from_evidence = true;
+	}
 	pe->name_guessed = ce && ce->name_guessed;
 	pe->alert = ce ? ce->alert : NULL;
 	pe->filter = w->filter;

@@ -62,7 +62,8 @@ static void text_event(hs_strbuf *sb, const hs_plan_event *e, bool win)
 		hs_sb_printf(sb, "      %5d  %-32s", e->id, e->name ? e->name : "?");
 	else
 		hs_sb_printf(sb, "      %-36s", e->name ? e->name : "?");
-	hs_sb_printf(sb, " %s%s", e->story ? e->story : "(no story)", e->name_guessed ? " [name unverified]" : "");
+	hs_sb_printf(sb, " %s%s%s", e->story ? e->story : "(no story)", e->name_guessed ? " [name unverified]" : "",
+		     e->story_from_evidence ? " [generated evidence, no story yet]" : "");
 	if (e->alert)
 		hs_sb_printf(sb, " [alert: %s]", e->alert);
 	hs_sb_putc(sb, '\n');
@@ -219,7 +220,8 @@ static void json_event(hs_json *j, const hs_plan_event *e, bool win)
 		hs_json_kint(j, "id", e->id);
 	hs_json_kstr(j, "name", e->name);
 	hs_json_kstr(j, "story", e->story);
-	hs_json_kstr(j, "story_source", e->story_from_catalog ? "catalog" : "profile");
+	hs_json_kstr(j, "story_source",
+		     e->story_from_evidence ? "evidence" : e->story_from_catalog ? "catalog" : "profile");
 	if (e->name_guessed)
 		hs_json_kbool(j, "name_guessed", true);
 	if (e->alert)

@@ -408,7 +408,15 @@ static void check_whitelist(checker *C, hs_platform plat, const hs_session_provi
 				hs_diag_add(C->d, HS_D_UNKNOWN_EVENT, w->pos, "add it to the catalog with a story",
 					    "event '%s' is not in the catalog of '%s'", w->name, p->name);
 		}
-		if (!w->story && !(ce && ce->story)) {
+		if (!w->story && !(ce && ce->story) && w->evidence) {
+			/* rulegen's stub: loads, plans and reports, but a person still owes it a story. */
+			if (w->name)
+				hs_diag_add(C->d, HS_D_STORY_STUB, w->evidence_pos, "write what it means when you see this event",
+					    "the story of '%s' of '%s' is a generated stub", w->name, p->name);
+			else
+				hs_diag_add(C->d, HS_D_STORY_STUB, w->evidence_pos, "write what it means when you see this event",
+					    "the story of event %d of '%s' is a generated stub", w->id, p->name);
+		} else if (!w->story && !(ce && ce->story)) {
 			if (w->name)
 				hs_diag_add(C->d, HS_D_NO_STORY, w->pos, "say what it means when you see this event",
 					    "whitelisted event '%s' of '%s' has no story", w->name, p->name);

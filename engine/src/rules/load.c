@@ -235,24 +235,31 @@ static const char *get_ident(loader *L, const hs_ynode *map, const char *key, hs
 	return s;
 }
 
-static const char *node_story(loader *L, const hs_ynode *n)
+/* A story, or an entry's generated `evidence` (key), which stands in for one
+ * and so has the same shape: one line of 1..HS_MAX_STORY_CHARS characters. */
+static const char *node_story_key(loader *L, const hs_ynode *n, const char *key)
 {
-	const char *s = node_str(L, n, "story");
+	const char *s = node_str(L, n, key);
 	if (!s)
 		return NULL;
 	size_t len = hs_utf8_len(s);
 	/* A block scalar keeps its final newline; a story still must be one line. */
 	if (len == 0 || strchr(s, '\n') || strchr(s, '\r')) {
 		hs_diag_add(L->d, HS_D_STORY_FORMAT, n->pos, "write one line a person can read next to the event",
-			    len == 0 ? "story is empty" : "story spans more than one line");
+			    len == 0 ? "%s is empty" : "%s spans more than one line", key);
 		return NULL;
 	}
 	if (len > HS_MAX_STORY_CHARS) {
 		hs_diag_add(L->d, HS_D_STORY_FORMAT, n->pos, "shorten it; details belong in docs/",
-			    "story is %zu characters long; the limit is %d", len, HS_MAX_STORY_CHARS);
+			    "%s is %zu characters long; the limit is %d", key, len, HS_MAX_STORY_CHARS);
 		return NULL;
 	}
 	return s;
+}
+
+static const char *node_story(loader *L, const hs_ynode *n)
+{
+	return node_story_key(L, n, "story");
 }
 
 static bool node_guid(loader *L, const hs_ynode *n, const char *key, hs_guid *g)
@@ -439,7 +446,7 @@ static const char *const levels[] = {"logalways", "critical", "error", "warning"
 /* Reads one whitelist or stack-list entry: a bare id, a bare name, or a map. */
 static bool load_wl_entry(loader *L, const hs_ynode *n, hs_wl_entry *w, bool stacks)
 {
-	static const char *const keys[] = {"id", "name", "story", "filter", NULL};
+	static const char *const keys[] = {"id", "name", "story", "evidence", "filter", NULL};
 	memset(w, 0, sizeof(*w));
 	w->id = -1;
 	w->pos = n->pos;
@@ -476,6 +483,11 @@ static bool load_wl_entry(loader *L, const hs_ynode *n, hs_wl_entry *w, bool sta
 	hs_ynode *sn = hs_ymap_get(n, "story");
 	if (sn)
 		w->story = node_story(L, sn);
+	hs_ynode *en = hs_ymap_get(n, "evidence");
+	if (en) {
+		w->evidence_pos = en->pos;
+		w->evidence = node_story_key(L, en, "evidence");
+	}
 	w->filter = get_str(L, n, "filter", &w->filter_pos);
 	return true;
 }
