@@ -12,6 +12,7 @@
 #ifdef HS_HAVE_BACKEND
 
 #include "hindsight/launch.h"
+#include "run/estimate.h"
 #include "run/os.h"
 #include "run/record.h"
 #endif
@@ -21,6 +22,7 @@ enum { EXIT_RULES = 1, EXIT_USAGE = 2, EXIT_NO_BACKEND = 3 };
 static void usage(FILE *f)
 {
 	fputs("usage: engine --rules PROFILE [--duration-sec N] [--plan [--json]] [--platform windows|linux] [--cpus N]\n"
+	      "       engine --rules PROFILE --estimate SECONDS [--json]\n"
 	      "       engine --rules cpu-sample.yaml --launch PROG [--args \"...\"] [--cwd DIR] [--out FILE] [--timeout-sec N]\n"
 	      "\n"
 	      "  --rules PROFILE   a profile file, or a bare name (stutter, cpu-sample) looked up in the rules directory\n"
@@ -30,6 +32,9 @@ static void usage(FILE *f)
 	      "  --cpus N          with --plan: size per-CPU rings for N CPUs instead of this machine's\n"
 	      "  --format F        diagnostics as text (default), json, sarif or github\n"
 	      "  --duration-sec N  record for N seconds, then save as on Ctrl+C (default: until stopped)\n"
+	      "  --estimate N      record N seconds into logs/runs/<stamp>-estimate, then report events/s and\n"
+	      "                    bytes/s per session, provider and event, MB/min to TB/year for the file\n"
+	      "                    session and the history rings of 64 MB..4 GB hold (--json: as JSON)\n"
 	      "  --launch PROG     run PROG under the profile's CPU sampler and write a trace when it exits\n"
 	      "                    (next to PROG unless --out); --args are split like a shell would; the\n"
 	      "                    program is killed after --timeout-sec (default 600)\n"
@@ -123,7 +128,7 @@ int main(int argc, char **argv)
 {
 	const char *rules = NULL, *platform_arg = NULL;
 	const char *launch = NULL, *launch_args = NULL, *launch_cwd = NULL, *launch_out = NULL;
-	unsigned long timeout_sec = 600, duration_sec = 0;
+	unsigned long timeout_sec = 600, duration_sec = 0, estimate_sec = 0;
 	bool plan_only = false, json = false;
 	unsigned cpus = 0;
 	hs_diag_format fmt = HS_FMT_TEXT;
@@ -156,6 +161,14 @@ int main(int argc, char **argv)
 			if (errno || *end || duration_sec == 0 || duration_sec > 365ul * 24 * 3600) {
 				fprintf(stderr, "engine: --duration-sec takes a number of seconds from 1 to 31536000, not '%s'\n",
 					argv[i]);
+				return EXIT_USAGE;
+			}
+		} else if (!strcmp(a, "--estimate") && has_val) {
+			char *end;
+			errno = 0;
+			estimate_sec = strtoul(argv[++i], &end, 10);
+			if (errno || *end || estimate_sec == 0 || estimate_sec > 24ul * 3600) {
+				fprintf(stderr, "engine: --estimate takes a number of seconds from 1 to 86400, not '%s'\n", argv[i]);
 				return EXIT_USAGE;
 			}
 		} else if (!strcmp(a, "--plan")) {
@@ -192,8 +205,13 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (json && !plan_only) {
-		fputs("engine: --json goes with --plan\n", stderr);
+	if (json && !plan_only && !estimate_sec) {
+		fputs("engine: --json goes with --plan or --estimate\n", stderr);
+		return EXIT_USAGE;
+	}
+	if (estimate_sec && (plan_only || launch || duration_sec)) {
+		fputs("engine: --estimate is a recording of its own; it does not go with --plan, --launch or --duration-sec\n",
+		      stderr);
 		return EXIT_USAGE;
 	}
 	hs_platform host = hs_platform_host();
@@ -266,6 +284,10 @@ int main(int argc, char **argv)
 #ifdef HS_HAVE_BACKEND
 	if (!plan_only && launch) {
 		rc = run_launch(plan, launch, launch_args, launch_cwd, launch_out, (unsigned)timeout_sec);
+		goto out;
+	}
+	if (estimate_sec) {
+		rc = hs_estimate_live(rs, plan, path, (unsigned)estimate_sec, json);
 		goto out;
 	}
 	if (!plan_only) {

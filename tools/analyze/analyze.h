@@ -114,5 +114,6 @@ int analyze_summary(const analyze_opts *o);
 int analyze_crash(const analyze_opts *o);
 int analyze_cpu(const analyze_opts *o);
 int analyze_filter(const analyze_opts *o);
+int analyze_estimate(const analyze_opts *o);
 
 #endif

@@ -19,9 +19,11 @@ static void usage(FILE *f)
 	      "                              CPU per process and thread from sampled profiles, with stacks\n"
 	      "  filter FILE --rules R -o OUT.etl\n"
 	      "                              keep only what the rules whitelist (the in-kernel filter, offline)\n"
+	      "  estimate FILE [--rules R]   events/s and bytes/s per provider and event over the trace's span,\n"
+	      "                              MB/min to TB/year for the file session and ring history at 64 MB..4 GB\n"
 	      "\n"
 	      "Every command takes --json. --rules defaults to stutter.yaml.\n"
-	      "counts, summary and crash also read trace-cmd trace.dat files (recognised by their magic):\n"
+	      "counts, summary, crash and estimate also read trace-cmd trace.dat files (recognised by their magic):\n"
 	      "counts prints SYSTEM<TAB>event=NAME<TAB>COUNT; names, stories and the crash whitelist come from\n"
 	      "the rules' linux section. For perf.data use `perf report` (analyze cpu reads .etl only).\n"
 	      "\n"
@@ -138,7 +140,7 @@ int main(int argc, char **argv)
 		int (*fn)(const analyze_opts *);
 	} commands[] = {
 		{"counts", analyze_counts}, {"summary", analyze_summary}, {"crash", analyze_crash},
-		{"cpu", analyze_cpu},       {"filter", analyze_filter},
+		{"cpu", analyze_cpu},       {"filter", analyze_filter}, {"estimate", analyze_estimate},
 	};
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
 		if (strcmp(cmd, commands[i].name) != 0)

@@ -52,6 +52,8 @@ typedef struct {
 	uint64_t ts;          /* ns of the file's trace clock */
 	const void *data;     /* the raw record payload, common fields first */
 	size_t size;
+	size_t record_size;   /* what the record takes in its ring page: event header + payload */
+	long long missed_events; /* the ring lost events just before this one: a count, -1 when unknown, 0 none */
 	const void *priv[3];  /* private: handles for the field accessors */
 } hs_tracedat_record;
 

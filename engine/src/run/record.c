@@ -31,8 +31,8 @@ static int mkdir_p(char *path)
 	return hs_os_mkdir(path) && errno != EEXIST ? -1 : 0;
 }
 
-/* logs/runs/<name_format>, with -2, -3... when a run started in the same second. */
-static char *make_run_dir(const hs_run_rules *run)
+/* logs/runs/<name_format><suffix>, with -2, -3... when a run started in the same second. */
+static char *make_run_dir(const hs_run_rules *run, const char *suffix)
 {
 	char stamp[128];
 	struct tm tm;
@@ -53,7 +53,7 @@ static char *make_run_dir(const hs_run_rules *run)
 	}
 	for (int i = 1; i < 1000; i++) {
 		hs_strbuf sb = {0};
-		hs_sb_printf(&sb, "%s/%s", par, stamp);
+		hs_sb_printf(&sb, "%s/%s%s", par, stamp, suffix ? suffix : "");
 		if (i > 1)
 			hs_sb_printf(&sb, "-%d", i);
 		char *dir = hs_sb_take(&sb);
@@ -249,6 +249,14 @@ static void print_stats(hs_backend *b, uint64_t observed, bool observing, uint64
 
 int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path, unsigned duration_s)
 {
+	hs_record_opts o = {.duration_s = duration_s};
+	return hs_record_run_opts(rs, plan, rules_path, &o);
+}
+
+int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path, const hs_record_opts *o)
+{
+	unsigned duration_s = o->duration_s;
+	const char *option = o->option ? o->option : "--duration-sec";
 	int rc = EXIT_RUN_FAILED;
 	hs_backend *b = NULL;
 	char *dir = NULL, *log_path = NULL, *manifest = NULL;
@@ -260,7 +268,7 @@ int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_p
 	if (denied)
 		return denied;
 	hs_os_private_files(); /* traces hold command lines, paths and addresses */
-	dir = make_run_dir(&rs->run);
+	dir = make_run_dir(&rs->run, o->dir_suffix);
 	if (!dir) {
 		fprintf(stderr, "engine: cannot create the run folder under %s: %s\n", rs->run.dir, strerror(errno));
 		goto fail;
@@ -296,7 +304,7 @@ int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_p
 	hs_os_set_busy(NULL);
 	printf("engine: recording; %s saves the rings and stops\n", hs_os_stop_hint());
 	if (duration_s)
-		printf("engine: stopping by itself after %u s (--duration-sec)\n", duration_s);
+		printf("engine: stopping by itself after %u s (%s)\n", duration_s, option);
 	fflush(stdout);
 
 	uint64_t interval_ms = rs->run.stats_interval_s * 1000u;
@@ -315,7 +323,7 @@ int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_p
 		wake_ms = (int)(duration_s * 1000u);
 	while (!*stop) {
 		if (duration_s && hs_os_monotonic_ms() - began >= duration_s * 1000ull) {
-			printf("engine: %u s are up (--duration-sec)\n", duration_s);
+			printf("engine: %u s are up (%s)\n", duration_s, option);
 			break;
 		}
 		if (hs_backend_poll(b, wake_ms) != HS_OK && ok) {
@@ -329,6 +337,7 @@ int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_p
 		}
 	}
 
+	uint64_t snapshot_ms = hs_os_monotonic_ms() - began;
 	printf("engine: stopping; saving the rings\n");
 	fflush(stdout);
 	hs_os_set_busy("saving the in-memory rings to disk");
@@ -337,6 +346,7 @@ int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_p
 		    hs_backend_snapshot(b, i, NULL, true) != HS_OK)
 			ok = false;
 	hs_os_set_busy("writing the key-event file and removing the kernel sessions");
+	uint64_t stop_ms = hs_os_monotonic_ms() - began;
 	if (hs_backend_stop(b) != HS_OK)
 		ok = false;
 	print_stats(b, observed, observing, hs_os_monotonic_ms() - began);
@@ -348,6 +358,8 @@ int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_p
 	}
 	printf("engine: %s; run folder %s\n", ok ? "DONE, all files written" : "FAILED, see the messages above",
 	       dir);
+	if (o->stopped)
+		o->stopped(o->ctx, dir, b, snapshot_ms, stop_ms);
 	rc = ok ? 0 : EXIT_RUN_FAILED;
 fail:
 	hs_os_set_busy(NULL);

@@ -2,6 +2,9 @@
 #ifndef HS_RUN_RECORD_H
 #define HS_RUN_RECORD_H
 
+#include <stdint.h>
+
+#include "hindsight/backend.h"
 #include "hindsight/plan.h"
 
 /* Runs the plan until a stop request (signal, console event) or, when
@@ -9,5 +12,20 @@
  * plan itself (after main.log is set up, so the log has it). Returns the
  * process exit status: 0 on a clean run. */
 int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path, unsigned duration_s);
+
+/* The same run with more say (engine --estimate records this way). */
+typedef struct {
+	unsigned duration_s;     /* 0: until a stop request */
+	const char *option;      /* the option that set the duration, for the messages ("--duration-sec") */
+	const char *dir_suffix;  /* appended to the run folder's name ("-estimate"), or NULL */
+	/* Called once the sessions are stopped and their files written, before
+	 * the backend is freed, so the statuses are final. Times are ms from the
+	 * sessions' start to the ring snapshots (where buffering sessions stop
+	 * taking events) and to the backend's stop (where streaming ones do). Not
+	 * called when the sessions never started. */
+	void (*stopped)(void *ctx, const char *run_dir, hs_backend *b, uint64_t snapshot_ms, uint64_t stop_ms);
+	void *ctx;
+} hs_record_opts;
+int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path, const hs_record_opts *o);
 
 #endif

@@ -265,6 +265,8 @@ static int on_record(struct tracecmd_input *h, struct tep_record *rec, int cpu, 
 	r.ts = rec->ts;
 	r.data = rec->data;
 	r.size = rec->size > 0 ? (size_t)rec->size : 0;
+	r.record_size = rec->record_size > 0 ? (size_t)rec->record_size : r.size;
+	r.missed_events = rec->missed_events;
 	r.priv[0] = td;
 	r.priv[1] = ev;
 	r.priv[2] = rec;

@@ -1,0 +1,16 @@
+/* run/estimate.h: engine --estimate: record the profile's sessions for a while, then report their rates and what the sizes hold. */
+#ifndef HS_RUN_ESTIMATE_H
+#define HS_RUN_ESTIMATE_H
+
+#include <stdbool.h>
+
+#include "hindsight/plan.h"
+
+/* Records the plan for `seconds` exactly as recording mode does (same backend
+ * calls, same files, in a run folder named <stamp>-estimate), then reads the
+ * files it wrote and prints the estimate on stdout, as text or as JSON; the
+ * recording's own messages go to stderr and main.log, and the folder keeps
+ * the report as estimate.json. Borrows everything. Returns the exit status. */
+int hs_estimate_live(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path, unsigned seconds, bool json);
+
+#endif
