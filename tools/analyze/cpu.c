@@ -11,6 +11,7 @@
 #include "util/json.h"
 #include "util/regex.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 
 #define NONE UINT32_MAX
 
@@ -302,15 +303,6 @@ static void set_str(cpu *c, char **dst, const char *s)
 	*dst = d;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *b = path;
-	for (const char *p = path; *p; p++)
-		if (*p == '\\' || *p == '/')
-			b = p + 1;
-	return b;
-}
-
 static const char *proc_name(const proc *p)
 {
 	if (p->pid == UINT32_MAX)
@@ -455,7 +447,7 @@ static void on_image(cpu *c, const hs_etl_record *r)
 			.size = im.size,
 			.load_ts = loaded_now ? r->timestamp : INT64_MIN,
 			.unload_ts = INT64_MAX,
-			.file = dupstr(c, base_name(im.file_name)),
+			.file = dupstr(c, hs_path_base(im.file_name)),
 		};
 		size_t before = c->images.n;
 		PUSH(c, c->images, n);
@@ -769,7 +761,7 @@ static int on_record(const hs_etl_record *r, void *ctx)
 	case HS_ETLK_IMAGE_ID: {
 		hs_etl_image_id id;
 		if (hs_etl_decode_image_id(r, &id))
-			on_image_names(c, id.pid, id.base, base_name(id.original_file_name), NULL);
+			on_image_names(c, id.pid, id.base, hs_path_base(id.original_file_name), NULL);
 		else
 			c->undecodable++;
 		break;
@@ -777,7 +769,7 @@ static int on_record(const hs_etl_record *r, void *ctx)
 	case HS_ETLK_DBGID_RSDS: {
 		hs_etl_dbgid id;
 		if (hs_etl_decode_dbgid(r, &id))
-			on_image_names(c, id.pid, id.base, NULL, base_name(id.pdb_file_name));
+			on_image_names(c, id.pid, id.base, NULL, hs_path_base(id.pdb_file_name));
 		else
 			c->undecodable++;
 		break;
@@ -1359,7 +1351,7 @@ static int write_speedscope(const agg *a, const cpu *c, const report_order *ro, 
 	}
 	hs_sb_append(&sb, "],\n\"name\":");
 	char title[600];
-	snprintf(title, sizeof title, "CPU samples: %s", base_name(trace));
+	snprintf(title, sizeof title, "CPU samples: %s", hs_path_base(trace));
 	hs_json_escape(&sb, title);
 	if (ro->nprocs)
 		hs_sb_append(&sb, ",\"activeProfileIndex\":0");

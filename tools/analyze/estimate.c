@@ -5,16 +5,7 @@
 
 #include "analyze.h"
 #include "hindsight/estimate.h"
-
-/* The file's name without its folders (either separator: traces come from both platforms). */
-static const char *base_name(const char *path)
-{
-	const char *b = path;
-	for (const char *p = path; *p; p++)
-		if (*p == '/' || *p == '\\')
-			b = p + 1;
-	return b;
-}
+#include "util/text.h"
 
 /* Which session of the rules the trace stands for: the one whose output has
  * the file's name, and the file-circular and buffering sessions whose sizes
@@ -27,7 +18,7 @@ static void match_session(const hs_ruleset *rs, hs_platform platform, const char
 	const hs_platform_rules *pr = &rs->platforms[platform];
 	const hs_session *matched = NULL, *file_s = NULL, *ring_s = NULL;
 	for (size_t i = 0; i < pr->n_sessions; i++)
-		if (pr->sessions[i].output && strcmp(pr->sessions[i].output, base_name(file)) == 0)
+		if (pr->sessions[i].output && strcmp(pr->sessions[i].output, hs_path_base(file)) == 0)
 			matched = &pr->sessions[i];
 	if (matched && matched->mode == HS_MODE_FILE_CIRCULAR)
 		file_s = matched;

@@ -5,6 +5,7 @@
 #include "etl/etl_format.h"
 #include "hindsight/etl_writer.h"
 #include "hindsight/imageid.h"
+#include "util/text.h"
 
 /*
  * Layouts and placement follow what xperf's merge wrote into the fixture
@@ -421,15 +422,6 @@ static hs_status add_raw(run *R, const hs_etl_record *r, const uint8_t *b, size_
 	return hs_etl_writer_add_raw(R->w, r->cpu, b, n);
 }
 
-static const char *base_name(const char *path)
-{
-	const char *b = path;
-	for (const char *p = path; *p; p++)
-		if (*p == '\\' || *p == '/')
-			b = p + 1;
-	return b;
-}
-
 /* The identity records for one image event, before it. */
 static hs_status identify(run *R, const hs_etl_record *r, const hs_etl_image *img)
 {
@@ -468,7 +460,7 @@ static hs_status identify(run *R, const hs_etl_record *r, const hs_etl_image *im
 	hs_imageid_header h;
 	hs_imageid_header_for(r, img, R->ptr64, &h);
 	uint8_t b[MAX_RECORD];
-	const char *orig = id->original_filename[0] ? id->original_filename : base_name(img->file_name);
+	const char *orig = id->original_filename[0] ? id->original_filename : hs_path_base(img->file_name);
 	size_t n = hs_imageid_build_image_id(&h, img->base, id->size_of_image, id->time_date_stamp, orig, b, sizeof b);
 	hs_status st = n ? add_raw(R, r, b, n) : HS_ELIMIT;
 	if (st != HS_OK)

@@ -195,3 +195,12 @@ size_t hs_utf16le_to_utf8(const uint8_t *p, size_t max_units, char *out, size_t 
 		*terminated = nul;
 	return i;
 }
+
+const char *hs_path_base(const char *path)
+{
+	const char *b = path;
+	for (const char *p = path; *p; p++)
+		if (*p == '/' || *p == '\\')
+			b = p + 1;
+	return b;
+}

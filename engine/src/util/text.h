@@ -33,6 +33,10 @@ size_t hs_edit_distance(const char *a, const char *b, size_t cap);
  * a plausible typo). candidates is a NULL-terminated array. */
 const char *hs_closest(const char *word, const char *const *candidates);
 
+/* The last component of path, after a '/' or a '\\' (traces and kernel paths
+ * come from both platforms); a pointer into path. */
+const char *hs_path_base(const char *path);
+
 /* Joins a relative path onto the directory part of base ("a/b.yaml" + "c.yaml"
  * -> "a/c.yaml"); absolute paths are returned as-is. New string, caller frees. */
 char *hs_path_sibling(const char *base, const char *rel);
