@@ -15,54 +15,11 @@
 #include <traceevent/kbuffer.h>
 #include <tracefs/tracefs.h>
 
+#include "ftrace/backend_int.h"
 #include "ftrace/ftrace.h"
-#include "ftrace/instance.h"
-#include "hindsight/backend.h"
 #include "hindsight/limits.h"
 
-/* A file-circular session's per-CPU reader: splices full sub-buffers into the
- * current chunk file; chunks [first, cur] exist on disk. */
-typedef struct {
-	struct tracefs_cpu *tcpu;
-	int fd;
-	unsigned first, cur;
-	uint64_t cur_bytes, *chunk_bytes; /* [HS_LINUX_STREAM_CHUNKS], by seq % N */
-	uint64_t decoded;                 /* bytes of the current chunk the observer has seen */
-} stream_cpu;
-
-typedef struct {
-	const hs_plan_session *ps;
-	struct tracefs_instance *inst;
-	hs_session_status st;
-	hs_cpu_stats *cpu;
-	char *output;    /* run_dir/output */
-	char *chunk_dir; /* file-circular: run_dir/.<output>.chunks */
-	stream_cpu *sc;  /* file-circular: [cpus] */
-	uint64_t chunk_limit;
-	bool dirty;      /* data streamed since the file was last rebuilt */
-	double next_flush;
-	hs_ftrace_events ev;
-} session;
-
-struct hs_backend {
-	const hs_plan *plan;
-	const char *run_dir;
-	FILE *msg;
-	volatile int *interrupts;
-	unsigned cpus;
-	size_t subbuf;
-	session *s;
-	size_t n;
-	struct tep_handle *tep;
-	struct kbuffer *kb;
-	void *page;
-	hs_key_event_fn fn;
-	void *fn_ctx;
-	bool stopped;
-};
-
-static void say(hs_backend *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(hs_backend *b, const char *fmt, ...)
+void hs_ftrace_say(hs_backend *b, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -73,14 +30,14 @@ static void say(hs_backend *b, const char *fmt, ...)
 	va_end(ap);
 }
 
-static double now_s(void)
+double hs_ftrace_now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static char *path_join(const char *a, const char *b)
+char *hs_ftrace_path_join(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
 	char *p = malloc(la + lb + 2);
@@ -96,12 +53,12 @@ static char *chunk_path(const session *s, unsigned cpu, unsigned seq)
 {
 	char name[64];
 	snprintf(name, sizeof(name), "cpu%u.%u", cpu, seq);
-	return path_join(s->chunk_dir, name);
+	return hs_ftrace_path_join(s->chunk_dir, name);
 }
 
 /* ---- kernel counters ---- */
 
-static void read_stats(hs_backend *b, session *s)
+void hs_ftrace_read_stats(hs_backend *b, session *s)
 {
 	for (unsigned c = 0; c < b->cpus; c++) {
 		char file[64];
@@ -124,7 +81,7 @@ static void read_stats(hs_backend *b, session *s)
 	}
 }
 
-static uint64_t sum_entries(const session *s, unsigned cpus)
+uint64_t hs_ftrace_sum_entries(const session *s, unsigned cpus)
 {
 	uint64_t n = 0;
 	for (unsigned c = 0; c < cpus; c++)
@@ -140,10 +97,10 @@ static hs_status ensure_tracefs(hs_backend *b)
 		return HS_OK;
 	/* libtracefs looks for a mount; make the standard one when there is none. */
 	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) && errno != EBUSY) {
-		say(b, "cannot mount tracefs at /sys/kernel/tracing: %s", strerror(errno));
+		hs_ftrace_say(b, "cannot mount tracefs at /sys/kernel/tracing: %s", strerror(errno));
 		return errno == EPERM ? HS_EPERM : HS_EIO;
 	}
-	say(b, "mounted tracefs at /sys/kernel/tracing");
+	hs_ftrace_say(b, "mounted tracefs at /sys/kernel/tracing");
 	return tracefs_tracing_dir() ? HS_OK : HS_EIO;
 }
 
@@ -155,7 +112,7 @@ static hs_status open_chunk(hs_backend *b, session *s, unsigned cpu)
 		return HS_ENOMEM;
 	sc->fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (sc->fd < 0)
-		say(b, "cannot create %s: %s", p, strerror(errno));
+		hs_ftrace_say(b, "cannot create %s: %s", p, strerror(errno));
 	free(p);
 	sc->cur_bytes = 0;
 	sc->decoded = 0;
@@ -173,35 +130,36 @@ static hs_status setup_session(hs_backend *b, session *s)
 	s->st.kernel_name = name;
 	s->st.mode = rs->mode;
 	s->st.cpus = b->cpus;
-	if (!(s->cpu = calloc(b->cpus, sizeof(*s->cpu))) || !(s->output = path_join(b->run_dir, rs->output)))
+	if (!(s->cpu = calloc(b->cpus, sizeof(*s->cpu))) ||
+	    !(s->output = hs_ftrace_path_join(b->run_dir, rs->output)))
 		return HS_ENOMEM;
 	if ((st = hs_ftrace_remove_stale(name, "engine", b->msg)) != HS_OK)
 		return st;
 	s->inst = tracefs_instance_create(name);
 	if (!s->inst) {
-		say(b, "cannot create tracefs instance '%s': %s", name, strerror(errno));
+		hs_ftrace_say(b, "cannot create tracefs instance '%s': %s", name, strerror(errno));
 		return errno == EPERM || errno == EACCES ? HS_EPERM : HS_EIO;
 	}
 	tracefs_trace_off(s->inst);
-	double t0 = now_s();
+	double t0 = hs_ftrace_now_s();
 	if (tracefs_instance_set_buffer_size(s->inst, ps->linux_.per_cpu_kb, -1) < 0) {
-		say(b, "%s: cannot size the ring to %" PRIu64 " KB per CPU: %s", name, ps->linux_.per_cpu_kb,
+		hs_ftrace_say(b, "%s: cannot size the ring to %" PRIu64 " KB per CPU: %s", name, ps->linux_.per_cpu_kb,
 		    strerror(errno));
 		return HS_EIO;
 	}
 	ssize_t real = tracefs_instance_get_buffer_size(s->inst, 0);
 	s->st.real_per_cpu_kb = real > 0 ? (uint64_t)real : 0;
-	say(b, "%s: ring %" PRIu64 " KB per CPU x %u CPUs (asked %" PRIu64 " KB; sized in %.0f ms), overwrite %s, "
+	hs_ftrace_say(b, "%s: ring %" PRIu64 " KB per CPU x %u CPUs (asked %" PRIu64 " KB; sized in %.0f ms), overwrite %s, "
 	       "clock %s",
-	    name, s->st.real_per_cpu_kb, b->cpus, ps->linux_.per_cpu_kb, (now_s() - t0) * 1e3,
+	    name, s->st.real_per_cpu_kb, b->cpus, ps->linux_.per_cpu_kb, (hs_ftrace_now_s() - t0) * 1e3,
 	    ps->linux_.overwrite ? "on" : "off", rs->clock ? rs->clock : "(kernel default)");
 	if ((ps->linux_.overwrite ? tracefs_option_enable(s->inst, TRACEFS_OPTION_OVERWRITE)
 				  : tracefs_option_disable(s->inst, TRACEFS_OPTION_OVERWRITE)) < 0) {
-		say(b, "%s: cannot set overwrite mode", name);
+		hs_ftrace_say(b, "%s: cannot set overwrite mode", name);
 		return HS_EIO;
 	}
 	if (rs->clock && tracefs_instance_file_write(s->inst, "trace_clock", rs->clock) < 0) {
-		say(b, "%s: the kernel has no trace clock '%s'", name, rs->clock);
+		hs_ftrace_say(b, "%s: the kernel has no trace clock '%s'", name, rs->clock);
 		return HS_EIO;
 	}
 	st = hs_ftrace_enable_events(s->inst, b->tep, ps, "engine", b->msg, &s->ev);
@@ -209,7 +167,7 @@ static hs_status setup_session(hs_backend *b, session *s)
 	s->st.events_skipped = s->ev.skipped;
 	if (st != HS_OK)
 		return st;
-	say(b, "%s: %zu event%s or systems enabled, %zu skipped", name, s->st.events_enabled,
+	hs_ftrace_say(b, "%s: %zu event%s or systems enabled, %zu skipped", name, s->st.events_enabled,
 	    s->st.events_enabled == 1 ? "" : "s", s->st.events_skipped);
 	if (rs->mode != HS_MODE_FILE_CIRCULAR)
 		return HS_OK;
@@ -220,12 +178,12 @@ static hs_status setup_session(hs_backend *b, session *s)
 	if (!dname)
 		return HS_ENOMEM;
 	snprintf(dname, dlen, ".%s.chunks", rs->output);
-	s->chunk_dir = path_join(b->run_dir, dname);
+	s->chunk_dir = hs_ftrace_path_join(b->run_dir, dname);
 	free(dname);
 	if (!s->chunk_dir)
 		return HS_ENOMEM;
 	if (mkdir(s->chunk_dir, 0700) && errno != EEXIST) {
-		say(b, "cannot create %s: %s", s->chunk_dir, strerror(errno));
+		hs_ftrace_say(b, "cannot create %s: %s", s->chunk_dir, strerror(errno));
 		return HS_EIO;
 	}
 	uint64_t total = rs->max_file_mb << 20;
@@ -241,13 +199,13 @@ static hs_status setup_session(hs_backend *b, session *s)
 			return HS_ENOMEM;
 		s->sc[c].tcpu = tracefs_cpu_open(s->inst, (int)c, true);
 		if (!s->sc[c].tcpu) {
-			say(b, "%s: cannot open the ring of CPU %u: %s", name, c, strerror(errno));
+			hs_ftrace_say(b, "%s: cannot open the ring of CPU %u: %s", name, c, strerror(errno));
 			return HS_EIO;
 		}
 		if ((st = open_chunk(b, s, c)) != HS_OK)
 			return st;
 	}
-	s->next_flush = now_s() + (double)rs->flush_interval_s;
+	s->next_flush = hs_ftrace_now_s() + (double)rs->flush_interval_s;
 	return HS_OK;
 }
 
@@ -274,7 +232,7 @@ hs_status hs_backend_start(const hs_plan *plan, const char *run_dir, const hs_ba
 	b->cpus = ncpu > 0 ? (unsigned)ncpu : 1;
 	b->subbuf = (size_t)getpagesize();
 	if (geteuid() != 0) {
-		say(b, "tracefs needs root");
+		hs_ftrace_say(b, "tracefs needs root");
 		st = HS_EPERM;
 		goto fail;
 	}
@@ -406,7 +364,7 @@ static hs_status rebuild(hs_backend *b, session *s, const char *path)
 		stream_cpu *sc = &s->sc[c];
 		char name[32];
 		snprintf(name, sizeof(name), "cpu%u.all", c);
-		if (!(files[c] = path_join(s->chunk_dir, name)))
+		if (!(files[c] = hs_ftrace_path_join(s->chunk_dir, name)))
 			goto out;
 		int out = open(files[c], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (out < 0) {
@@ -447,7 +405,7 @@ static hs_status flush_stream(hs_backend *b, size_t si, const char *path)
 		if (s->sc[c].fd >= 0)
 			fdatasync(s->sc[c].fd);
 	}
-	s->next_flush = now_s() + (double)s->ps->session->flush_interval_s;
+	s->next_flush = hs_ftrace_now_s() + (double)s->ps->session->flush_interval_s;
 	if (!s->dirty && !path)
 		return HS_OK; /* nothing new: the file on disk is current */
 	st = rebuild(b, s, path ? path : s->output);
@@ -465,7 +423,7 @@ hs_status hs_backend_poll(hs_backend *b, int timeout_ms)
 		struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
 		nanosleep(&ts, NULL); /* a signal cuts it short, which is what the engine wants */
 	}
-	double now = now_s();
+	double now = hs_ftrace_now_s();
 	for (size_t i = 0; i < b->n; i++) {
 		session *s = &b->s[i];
 		if (s->ps->session->mode != HS_MODE_FILE_CIRCULAR)
@@ -482,80 +440,6 @@ hs_status hs_backend_poll(hs_backend *b, int timeout_ms)
 	return st;
 }
 
-/* ---- snapshot of a ring ---- */
-
-static hs_status snapshot_ring(hs_backend *b, session *s, const char *path, bool final)
-{
-	hs_status st = HS_EIO;
-	double t0 = now_s();
-	char **files = calloc(b->cpus, sizeof(*files));
-	void *buf = malloc(b->subbuf);
-	uint64_t events = 0, bytes = 0;
-	const char *name = s->ps->session->logger_name;
-	if (!files || !buf) {
-		st = HS_ENOMEM;
-		goto out;
-	}
-	/* Freeze first: draining a live ring chases the writer and yields mostly
-	 * empty pages (measured: 1.3 GB for 2.8M events). This kernel has no
-	 * snapshot buffer, so events arriving until tracing resumes are lost. */
-	tracefs_trace_off(s->inst);
-	read_stats(b, s);
-	uint64_t entries = sum_entries(s, b->cpus);
-	for (unsigned c = 0; c < b->cpus; c++) {
-		char fname[64];
-		snprintf(fname, sizeof(fname), ".%s.cpu%u", s->ps->session->output, c);
-		if (!(files[c] = path_join(b->run_dir, fname))) {
-			st = HS_ENOMEM;
-			goto out;
-		}
-		int fd = open(files[c], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		struct tracefs_cpu *tcpu = tracefs_cpu_open(s->inst, (int)c, true);
-		if (fd < 0 || !tcpu) {
-			say(b, "%s: cannot drain CPU %u: %s", name, c, strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			tracefs_cpu_close(tcpu);
-			goto out;
-		}
-		int n;
-		while ((n = tracefs_cpu_flush(tcpu, buf)) > 0) {
-			if (write(fd, buf, (size_t)n) != n) {
-				say(b, "%s: writing %s: %s", name, files[c], strerror(errno));
-				close(fd);
-				tracefs_cpu_close(tcpu);
-				goto out;
-			}
-			events += hs_dat_count_events(buf, (size_t)n, b->subbuf);
-			bytes += (uint64_t)n;
-		}
-		tracefs_cpu_close(tcpu);
-		close(fd);
-	}
-	double t_drain = now_s() - t0;
-	if (!final)
-		tracefs_trace_on(s->inst);
-	st = hs_dat_write(path, s->ps->session->clock, (int)b->cpus, files, s->ev.list, true, b->msg);
-	s->st.snapshots++;
-	s->st.snapshot_events = events;
-	s->st.snapshot_entries = entries;
-	s->st.snapshot_s = now_s() - t0;
-	if (st == HS_OK)
-		say(b, "%s: wrote %s: %" PRIu64 " events (ring entries %" PRIu64 "%s), %.1f MB raw, drain %.3f s, "
-		       "total %.3f s",
-		    name, path, events, entries, events == entries ? ", all of them" : ", MISMATCH",
-		    (double)bytes / 1048576.0, t_drain, s->st.snapshot_s);
-out:
-	for (unsigned c = 0; files && c < b->cpus; c++) {
-		if (files[c])
-			unlink(files[c]);
-		free(files[c]);
-	}
-	free(files);
-	free(buf);
-	return st;
-}
-
 hs_status hs_backend_snapshot(hs_backend *b, size_t session_i, const char *path, bool final)
 {
 	if (session_i >= b->n || b->stopped)
@@ -566,7 +450,7 @@ hs_status hs_backend_snapshot(hs_backend *b, size_t session_i, const char *path,
 		s->dirty = true; /* a request always writes, even with nothing new */
 		return flush_stream(b, session_i, p);
 	}
-	return snapshot_ring(b, s, p, final);
+	return hs_ftrace_snapshot_ring(b, s, p, final);
 }
 
 hs_status hs_backend_set_observer(hs_backend *b, hs_key_event_fn fn, void *ctx)
@@ -586,7 +470,7 @@ hs_status hs_backend_session_status(hs_backend *b, size_t i, const hs_session_st
 	if (i >= b->n)
 		return HS_EINVAL;
 	if (!b->stopped && b->s[i].inst)
-		read_stats(b, &b->s[i]);
+		hs_ftrace_read_stats(b, &b->s[i]);
 	b->s[i].st.cpu = b->s[i].cpu;
 	*out = &b->s[i].st;
 	return HS_OK;
@@ -608,7 +492,7 @@ static void close_session(hs_backend *b, session *s)
 		tracefs_trace_off(s->inst);
 		/* Every fd on the instance must be closed first, or rmdir says EBUSY. */
 		if (tracefs_instance_destroy(s->inst) < 0)
-			say(b, "could not remove tracefs instance '%s': %s", s->ps->session->logger_name,
+			hs_ftrace_say(b, "could not remove tracefs instance '%s': %s", s->ps->session->logger_name,
 			    strerror(errno));
 		tracefs_instance_free(s->inst);
 		s->inst = NULL;
@@ -624,7 +508,7 @@ static void remove_chunks(session *s)
 		struct dirent *e;
 		while ((e = readdir(d)))
 			if (e->d_name[0] != '.') {
-				char *p = path_join(s->chunk_dir, e->d_name);
+				char *p = hs_ftrace_path_join(s->chunk_dir, e->d_name);
 				if (p)
 					unlink(p);
 				free(p);
@@ -652,7 +536,7 @@ hs_status hs_backend_stop(hs_backend *b)
 				st = r;
 		}
 		if (s->inst)
-			read_stats(b, s);
+			hs_ftrace_read_stats(b, s);
 		close_session(b, s);
 	}
 	b->stopped = true;
