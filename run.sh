@@ -11,11 +11,12 @@ if [[ "${1:-}" == "--test" ]]; then
 fi
 
 # What the build needs, and what the tests add: clang + its runtime for the
-# sanitizer/libFuzzer build, node + npm for the JSON Schema validator (ajv).
+# sanitizer/libFuzzer build, node + npm for the JSON Schema validator (ajv),
+# stress-ng for the tests that must hold under load.
 pkgs=(build-essential cmake pkg-config libyaml-dev libpcre2-dev
 	libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd linux-perf)
 if [[ $mode == test ]]; then
-	pkgs+=(clang libclang-rt-dev nodejs npm)
+	pkgs+=(clang libclang-rt-dev nodejs npm stress-ng)
 fi
 
 missing=()

@@ -60,6 +60,7 @@ typedef struct {
 	uint64_t bytes_streamed;  /* file-circular: raw bytes taken from the ring */
 	uint64_t bytes_in_file;   /* file-circular: raw bytes the output file holds now */
 	uint64_t chunks_dropped;  /* file-circular: chunks removed to stay under max_file_mb */
+	uint64_t bytes_lost_disk; /* file-circular: raw bytes not written, the disk full and nothing left to drop */
 	uint64_t snapshots, snapshot_events, snapshot_entries; /* buffering: last snapshot */
 	double snapshot_s;        /* buffering: last snapshot's wall time, drain + write */
 	size_t events_enabled, events_skipped; /* skipped: missing in this kernel or bad filter */

@@ -115,7 +115,6 @@ static hs_status open_chunk(hs_backend *b, session *s, unsigned cpu)
 		hs_ftrace_say(b, "cannot create %s: %s", p, strerror(errno));
 	free(p);
 	sc->cur_bytes = 0;
-	sc->decoded = 0;
 	sc->chunk_bytes[sc->cur % HS_LINUX_STREAM_CHUNKS] = 0;
 	return sc->fd < 0 ? HS_EIO : HS_OK;
 }
@@ -186,8 +185,17 @@ static hs_status setup_session(hs_backend *b, session *s)
 		hs_ftrace_say(b, "cannot create %s: %s", s->chunk_dir, strerror(errno));
 		return HS_EIO;
 	}
+	/* Each CPU gets an equal share of the bound, in whole sub-buffers, cut
+	 * into HS_LINUX_STREAM_CHUNKS chunks so a drop frees 1/N of the share. */
 	uint64_t total = rs->max_file_mb << 20;
-	s->chunk_limit = total / ((uint64_t)b->cpus * HS_LINUX_STREAM_CHUNKS);
+	s->cpu_budget = total / b->cpus;
+	s->cpu_budget -= s->cpu_budget % b->subbuf;
+	if (s->cpu_budget < b->subbuf) {
+		hs_ftrace_say(b, "%s: max_file_mb %" PRIu64 " is less than one %zu-byte page per CPU for %u CPUs", name,
+			      rs->max_file_mb, b->subbuf, b->cpus);
+		return HS_EINVAL;
+	}
+	s->chunk_limit = s->cpu_budget / HS_LINUX_STREAM_CHUNKS;
 	s->chunk_limit -= s->chunk_limit % b->subbuf;
 	if (s->chunk_limit < b->subbuf)
 		s->chunk_limit = b->subbuf;
@@ -262,47 +270,51 @@ fail:
 
 /* ---- streaming ---- */
 
-static void observe(hs_backend *b, size_t si, unsigned cpu)
+/* Hands every event of one sub-buffer, as read from the ring, to the observer. */
+static void observe(hs_backend *b, size_t si, unsigned cpu, void *page)
 {
-	session *s = &b->s[si];
-	stream_cpu *sc = &s->sc[cpu];
-	if (!b->fn) {
-		sc->decoded = sc->cur_bytes;
+	if (!b->fn || kbuffer_load_subbuffer(b->kb, page) < 0)
 		return;
-	}
-	char *p = chunk_path(s, cpu, sc->cur);
-	int fd = p ? open(p, O_RDONLY | O_CLOEXEC) : -1;
-	free(p);
-	if (fd < 0)
-		return;
-	/* The pages were just written: reading them back hits the page cache. */
-	for (; sc->decoded + b->subbuf <= sc->cur_bytes; sc->decoded += b->subbuf) {
-		if (pread(fd, b->page, b->subbuf, (off_t)sc->decoded) != (ssize_t)b->subbuf ||
-		    kbuffer_load_subbuffer(b->kb, b->page) < 0)
+	unsigned long long ts;
+	for (void *d = kbuffer_read_event(b->kb, &ts); d; d = kbuffer_next_event(b->kb, &ts)) {
+		int size = kbuffer_event_size(b->kb);
+		if (size < 8)
 			continue;
-		unsigned long long ts;
-		for (void *d = kbuffer_read_event(b->kb, &ts); d; d = kbuffer_next_event(b->kb, &ts)) {
-			int size = kbuffer_event_size(b->kb);
-			if (size < 8)
-				continue;
-			/* Every ftrace record starts with common_type (u16) and, at 4, common_pid. */
-			uint16_t type;
-			int32_t pid;
-			memcpy(&type, d, sizeof(type));
-			memcpy(&pid, (char *)d + 4, sizeof(pid));
-			struct tep_event *te = tep_find_event(b->tep, type);
-			hs_key_event ev = {.session = si,
-					   .cpu = cpu,
-					   .ts_ns = ts,
-					   .system = te ? te->system : "?",
-					   .name = te ? te->name : "?",
-					   .pid = pid,
-					   .raw = d,
-					   .raw_len = (size_t)size};
-			b->fn(b->fn_ctx, &ev);
-		}
+		/* Every ftrace record starts with common_type (u16) and, at 4, common_pid. */
+		uint16_t type;
+		int32_t pid;
+		memcpy(&type, d, sizeof(type));
+		memcpy(&pid, (char *)d + 4, sizeof(pid));
+		struct tep_event *te = tep_find_event(b->tep, type);
+		hs_key_event ev = {.session = si,
+				   .cpu = cpu,
+				   .ts_ns = ts,
+				   .system = te ? te->system : "?",
+				   .name = te ? te->name : "?",
+				   .pid = pid,
+				   .raw = d,
+				   .raw_len = (size_t)size};
+		b->fn(b->fn_ctx, &ev);
 	}
-	close(fd);
+}
+
+/* Circular: removes the CPU's oldest chunk (never the one being written). */
+static bool drop_oldest(session *s, unsigned cpu)
+{
+	stream_cpu *sc = &s->sc[cpu];
+	if (sc->first >= sc->cur)
+		return false;
+	char *p = chunk_path(s, cpu, sc->first);
+	if (p)
+		unlink(p);
+	free(p);
+	uint64_t *bytes = &sc->chunk_bytes[sc->first % HS_LINUX_STREAM_CHUNKS];
+	sc->cpu_bytes -= *bytes;
+	s->st.bytes_in_file -= *bytes;
+	*bytes = 0;
+	sc->first++;
+	s->st.chunks_dropped++;
+	return true;
 }
 
 static hs_status rotate(hs_backend *b, session *s, unsigned cpu)
@@ -311,20 +323,52 @@ static hs_status rotate(hs_backend *b, session *s, unsigned cpu)
 	fdatasync(sc->fd);
 	close(sc->fd);
 	sc->fd = -1;
-	sc->chunk_bytes[sc->cur % HS_LINUX_STREAM_CHUNKS] = sc->cur_bytes;
 	sc->cur++;
-	if (sc->cur - sc->first >= HS_LINUX_STREAM_CHUNKS) {
-		/* Circular: the oldest chunk goes before the new one can make the
-		 * set exceed the bound. */
-		char *p = chunk_path(s, cpu, sc->first);
-		if (p)
-			unlink(p);
-		free(p);
-		s->st.bytes_in_file -= sc->chunk_bytes[sc->first % HS_LINUX_STREAM_CHUNKS];
-		sc->first++;
-		s->st.chunks_dropped++;
-	}
+	/* The ring of chunk slots is full: the oldest goes before its slot is reused. */
+	if (sc->cur - sc->first >= HS_LINUX_STREAM_CHUNKS)
+		drop_oldest(s, cpu);
 	return open_chunk(b, s, cpu);
+}
+
+/* Appends one sub-buffer to the CPU's current chunk. The bound is checked
+ * before every write, by bytes: the chunks on disk never hold more than the
+ * CPU's share of max_file_mb, whatever the load (a splice could move 16 pages
+ * at once and overshoot a chunk by all of them). A full disk evicts old chunks
+ * to make room; with nothing left to evict the page is counted as lost. */
+static hs_status append_page(hs_backend *b, session *s, unsigned cpu, const void *page, size_t n)
+{
+	stream_cpu *sc = &s->sc[cpu];
+	hs_status st;
+	if (sc->cur_bytes + n > s->chunk_limit && (st = rotate(b, s, cpu)) != HS_OK)
+		return st;
+	while (sc->cpu_bytes + n > s->cpu_budget && drop_oldest(s, cpu))
+		;
+	for (;;) {
+		ssize_t w = pwrite(sc->fd, page, n, (off_t)sc->cur_bytes);
+		if (w == (ssize_t)n)
+			break;
+		int err = w < 0 ? errno : ENOSPC; /* a short write is a full disk */
+		if (err == EINTR)
+			continue;
+		if ((err == ENOSPC || err == EDQUOT) && drop_oldest(s, cpu))
+			continue;
+		if (err != ENOSPC && err != EDQUOT) {
+			hs_ftrace_say(b, "%s: writing CPU %u's chunk: %s", s->ps->session->logger_name, cpu, strerror(err));
+			return HS_EIO;
+		}
+		if (!s->st.bytes_lost_disk)
+			hs_ftrace_say(b, "%s: the disk is full and CPU %u has no older chunk to drop: key events are being "
+					 "lost until space is freed",
+				      s->ps->session->logger_name, cpu);
+		s->st.bytes_lost_disk += n;
+		return HS_OK;
+	}
+	sc->cur_bytes += n;
+	sc->cpu_bytes += n;
+	sc->chunk_bytes[sc->cur % HS_LINUX_STREAM_CHUNKS] = sc->cur_bytes;
+	s->st.bytes_in_file += n;
+	s->dirty = true;
+	return HS_OK;
 }
 
 static hs_status drain_cpu(hs_backend *b, size_t si, unsigned cpu, bool flush)
@@ -334,20 +378,24 @@ static hs_status drain_cpu(hs_backend *b, size_t si, unsigned cpu, bool flush)
 	for (;;) {
 		if (sc->fd < 0)
 			return HS_EIO;
-		/* Until empty: one splice per wake-up loses events under load. */
-		int n = flush ? tracefs_cpu_flush_write(sc->tcpu, sc->fd) : tracefs_cpu_write(sc->tcpu, sc->fd, true);
-		if (n <= 0)
-			break;
-		sc->cur_bytes += (uint64_t)n;
-		s->st.bytes_streamed += (uint64_t)n;
-		s->st.bytes_in_file += (uint64_t)n;
-		s->dirty = true;
-		observe(b, si, cpu);
-		if (sc->cur_bytes >= s->chunk_limit) {
-			hs_status st = rotate(b, s, cpu);
-			if (st != HS_OK)
-				return st;
+		/* Until empty: one read per wake-up loses events under load. The
+		 * buffered read splices full sub-buffers into a pipe and hands them
+		 * out one at a time (the kernel's copy, without waking per page);
+		 * only a flush takes the partly filled page the writer is on. */
+		int n = flush ? tracefs_cpu_flush(sc->tcpu, b->page) : tracefs_cpu_buffered_read(sc->tcpu, b->page, true);
+		if (n < 0 && errno == EAGAIN)
+			n = 0;
+		if (n < 0) {
+			hs_ftrace_say(b, "%s: reading CPU %u's ring: %s", s->ps->session->logger_name, cpu, strerror(errno));
+			return HS_EIO;
 		}
+		if (n == 0)
+			break;
+		s->st.bytes_streamed += (uint64_t)n;
+		hs_status st = append_page(b, s, cpu, b->page, (size_t)n);
+		if (st != HS_OK)
+			return st;
+		observe(b, si, cpu, b->page);
 	}
 	return HS_OK;
 }

@@ -9,14 +9,14 @@
 #include "ftrace/instance.h"
 #include "hindsight/backend.h"
 
-/* A file-circular session's per-CPU reader: splices full sub-buffers into the
- * current chunk file; chunks [first, cur] exist on disk. */
+/* A file-circular session's per-CPU reader: appends sub-buffers to the current
+ * chunk file; chunks [first, cur] exist on disk and hold cpu_bytes together. */
 typedef struct {
 	struct tracefs_cpu *tcpu;
 	int fd;
 	unsigned first, cur;
 	uint64_t cur_bytes, *chunk_bytes; /* [HS_LINUX_STREAM_CHUNKS], by seq % N */
-	uint64_t decoded;                 /* bytes of the current chunk the observer has seen */
+	uint64_t cpu_bytes;               /* all chunks of this CPU: at most the session's cpu_budget */
 } stream_cpu;
 
 typedef struct {
@@ -27,7 +27,7 @@ typedef struct {
 	char *output;    /* run_dir/output */
 	char *chunk_dir; /* file-circular: run_dir/.<output>.chunks */
 	stream_cpu *sc;  /* file-circular: [cpus] */
-	uint64_t chunk_limit;
+	uint64_t chunk_limit, cpu_budget; /* file-circular: bytes per chunk, per CPU */
 	bool dirty;      /* data streamed since the file was last rebuilt */
 	double next_flush;
 	hs_ftrace_events ev;
