@@ -115,4 +115,31 @@
  * reading is bounded so a hostile file cannot make us allocate its size. */
 #define HS_ELF_MAX_NOTES_BYTES (1u << 20)
 
+/* Linux: libtracecmd 1.x (trace-cmd 3.1.6) keeps each CPU's data size in an
+ * int (struct cpu_data_source in trace-output.c), and its compressed copy in
+ * unsigned ints: a CPU with 2 GiB or more of ring data fails with EINVAL
+ * ("did not match size"), which is the "~3.7 GB" failure of a two-CPU ring. A
+ * snapshot keeps at most this much (the newest) per CPU and says so. */
+#define HS_LINUX_DAT_MAX_CPU_BYTES ((1ull << 31) - (1ull << 20))
+
+/* Linux: the kernel forgets comms (saved_cmdlines is a small ring) and the
+ * .dat only names a pid that the list holds when it is written, so the writer
+ * remembers every pid->comm it has seen, in a table of this many slots
+ * (PID_MAX_DEFAULT: a pid never collides with another below it). */
+#define HS_LINUX_COMM_CACHE 32768
+
+/* Linux: a snapshot on a full disk leaves this much free for what the engine
+ * still writes after it (run.json, main.log lines, the key-event rebuild's
+ * copies are budgeted separately from their own sizes). */
+#define HS_LINUX_SNAPSHOT_RESERVE_BYTES (1ull << 20)
+
+/* Linux: how many times a snapshot retries with less of the ring when the disk
+ * fills anyway (the compression ratio is estimated from a sample); each try
+ * keeps 60% of the previous one's data, so 6 tries go down to ~5%. */
+#define HS_LINUX_SNAPSHOT_DISKFULL_TRIES 6
+
+/* Linux: the sample of the newest ring data compressed to estimate the ratio
+ * before a snapshot that does not fit uncompressed: 4 MB costs ~10 ms. */
+#define HS_LINUX_SNAPSHOT_SAMPLE_BYTES (4ull << 20)
+
 #endif

@@ -1,14 +1,20 @@
 /* ftrace/dat.c: writes trace-cmd's trace.dat from raw per-CPU ring pages, through libtracecmd's output API. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <traceevent/event-parse.h>
 #include <traceevent/kbuffer.h>
+#include <tracefs/tracefs.h>
 
 #include "ftrace/ftrace.h"
+#include "hindsight/limits.h"
 
 /*
  * libtracecmd exports its output API but ships the declarations only in the
@@ -17,83 +23,301 @@
  * append_buffer_cpu_data changed its arguments between 2.x and 3.x.
  */
 struct tracecmd_output;
-struct tracecmd_output *tracecmd_output_create(const char *output_file);
+struct tracecmd_compression;
+struct tracecmd_msg_handle;
+struct tracecmd_output *tracecmd_output_create_fd(int fd);
 void tracecmd_set_quiet(struct tracecmd_output *handle, bool set_quiet);
 void tracecmd_set_out_clock(struct tracecmd_output *handle, const char *clock);
 int tracecmd_output_set_kallsyms(struct tracecmd_output *handle, const char *kallsyms);
+int tracecmd_output_set_trace_dir(struct tracecmd_output *handle, const char *tracing_dir);
+int tracecmd_output_set_compression(struct tracecmd_output *handle, const char *compression);
 int tracecmd_output_write_headers(struct tracecmd_output *handle, struct hs_dat_event_list *list);
 int tracecmd_write_cmdlines(struct tracecmd_output *handle);
 int tracecmd_append_cpu_data(struct tracecmd_output *handle, int cpus, char *const *cpu_data_files);
 void tracecmd_output_close(struct tracecmd_output *handle);
+struct tracecmd_compression *tracecmd_compress_alloc(const char *name, const char *version, int fd,
+						     struct tep_handle *tep, struct tracecmd_msg_handle *msg);
+void tracecmd_compress_destroy(struct tracecmd_compression *handle);
+int tracecmd_compress_copy_from(struct tracecmd_compression *handle, int fd, int chunk_size,
+				unsigned long long *read_size, unsigned long long *write_size);
 
-static hs_status fsync_path(const char *path, bool dir)
+/* ---- comm names ----
+ * libtracecmd reads saved_cmdlines twice (once to size it, once to copy it)
+ * and, when a process came or went in between, writes a section whose length
+ * field disagrees with its bytes ("error in size of file"), silently: readers
+ * then parse a truncated or overlong list. The kernel's list is also a small
+ * ring that forgets. So the writer reads it once, merges it into a table of
+ * every pid->comm seen in this process, and hands libtracecmd that table as a
+ * stable file, through a private tracing directory of symbolic links. */
+
+typedef struct {
+	int pid; /* 0: empty */
+	char comm[16];
+} comm_slot;
+
+static comm_slot *g_comms; /* [HS_LINUX_COMM_CACHE], by pid % N: a newer pid takes the slot */
+
+static void comms_merge(const char *text)
 {
-	int fd = open(path, (dir ? O_RDONLY | O_DIRECTORY : O_RDWR) | O_CLOEXEC);
-	if (fd < 0)
-		return HS_EIO;
-	int rc = fsync(fd);
-	close(fd);
-	return rc ? HS_EIO : HS_OK;
+	if (!g_comms && !(g_comms = calloc(HS_LINUX_COMM_CACHE, sizeof(*g_comms))))
+		return;
+	for (const char *line = text; line && *line;) {
+		char *end;
+		long pid = strtol(line, &end, 10);
+		const char *nl = strchr(line, '\n');
+		if (end != line && *end == ' ' && pid > 0 && pid <= 0x7fffffff) {
+			const char *c = end + 1;
+			size_t n = nl ? (size_t)(nl - c) : strlen(c);
+			/* "<...>" is the kernel saying it forgot: keep what we knew. */
+			if (n && strncmp(c, "<...>", n)) {
+				comm_slot *sl = &g_comms[(unsigned long)pid % HS_LINUX_COMM_CACHE];
+				if (n >= sizeof(sl->comm))
+					n = sizeof(sl->comm) - 1;
+				sl->pid = (int)pid;
+				memcpy(sl->comm, c, n);
+				sl->comm[n] = '\0';
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
 }
 
-hs_status hs_dat_write(const char *path, const char *clock, int ncpu, char *const *cpu_files,
-		       struct hs_dat_event_list *events, bool kallsyms, FILE *msg)
+/* A memfd holding saved_cmdlines' format ("pid comm\n") for every known pid. */
+static int comms_file(void)
+{
+	char *text = tracefs_instance_file_read(NULL, "saved_cmdlines", NULL);
+	if (text)
+		comms_merge(text);
+	free(text);
+	if (!g_comms)
+		return -1;
+	int fd = memfd_create("hs-cmdlines", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	FILE *f = fdopen(dup(fd), "w");
+	if (!f) {
+		close(fd);
+		return -1;
+	}
+	for (size_t i = 0; i < HS_LINUX_COMM_CACHE; i++)
+		if (g_comms[i].pid)
+			fprintf(f, "%d %s\n", g_comms[i].pid, g_comms[i].comm);
+	if (fclose(f)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A private tracing directory: links to everything in the real one but
+ * saved_cmdlines, which points at `comm_fd`. Returns the malloc'd path, or NULL
+ * (the caller then lets libtracecmd read the real directory). */
+static char *fake_tracing_dir(const char *near, int comm_fd)
+{
+	const char *real = tracefs_tracing_dir();
+	const char *bases[] = {near, getenv("TMPDIR"), "/tmp"};
+	char *dir = NULL;
+	if (!real)
+		return NULL;
+	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]) && !dir; i++) {
+		if (!bases[i])
+			continue;
+		size_t n = strlen(bases[i]) + 32;
+		if (!(dir = malloc(n)))
+			return NULL;
+		snprintf(dir, n, "%s/.hs-tracing.XXXXXX", bases[i]);
+		if (!mkdtemp(dir)) {
+			free(dir);
+			dir = NULL;
+		}
+	}
+	if (!dir)
+		return NULL;
+	DIR *d = opendir(real);
+	struct dirent *e;
+	char from[4096], to[4096];
+	bool ok = d != NULL;
+	while (ok && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(to, sizeof(to), "%s/%s", dir, e->d_name);
+		if (!strcmp(e->d_name, "saved_cmdlines"))
+			snprintf(from, sizeof(from), "/proc/self/fd/%d", comm_fd);
+		else
+			snprintf(from, sizeof(from), "%s/%s", real, e->d_name);
+		ok = symlink(from, to) == 0;
+	}
+	if (d)
+		closedir(d);
+	if (ok)
+		return dir;
+	hs_dat_remove_dir(dir);
+	free(dir);
+	return NULL;
+}
+
+void hs_dat_remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char p[4096];
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+			unlink(p);
+		}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+/* ---- the writer ---- */
+
+hs_status hs_dat_write_opts(const char *path, int ncpu, char *const *cpu_files, hs_dat_opts *o)
 {
 	hs_status st = HS_EIO;
 	struct tracecmd_output *h = NULL;
 	size_t n = strlen(path);
-	char *tmp = malloc(n + 5), *dirbuf = strdup(path);
+	char *tmp = malloc(n + 5), *dirbuf = strdup(path), *dirbuf2 = strdup(path), *fake = NULL;
 	const char *step = "allocating";
-	if (!tmp || !dirbuf) {
+	int fd = -1, keep = -1, comm_fd = -1, err = 0;
+	o->err = 0;
+	o->header_bytes = o->file_bytes = 0;
+	if (!tmp || !dirbuf || !dirbuf2) {
 		st = HS_ENOMEM;
 		goto fail;
 	}
 	memcpy(tmp, path, n);
 	memcpy(tmp + n, ".tmp", 5);
 	unlink(tmp);
+	if ((comm_fd = comms_file()) >= 0)
+		fake = fake_tracing_dir(dirname(dirbuf2), comm_fd);
 	step = "creating";
-	h = tracecmd_output_create(tmp);
+	/* Our own fd: 0600 like everything in a run folder (libtracecmd's create
+	 * makes 0644), and a duplicate to sync after libtracecmd closes it. */
+	if ((fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0 || (keep = dup(fd)) < 0)
+		goto fail;
+	h = tracecmd_output_create_fd(fd);
 	if (!h)
 		goto fail;
+	fd = -1; /* the handle owns it */
 	tracecmd_set_quiet(h, true);
-	if (clock)
-		tracecmd_set_out_clock(h, clock);
+	if (o->clock)
+		tracecmd_set_out_clock(h, o->clock);
+	if (fake && tracecmd_output_set_trace_dir(h, fake) < 0)
+		goto fail;
+	/* libtracecmd's best algorithm ("any": zstd when it was built with it). */
+	step = "setting the compression of";
+	if (o->compress && tracecmd_output_set_compression(h, "any") < 0)
+		goto fail;
 	/* An empty kallsyms section instead of /proc/kallsyms: the headers would
 	 * otherwise be rewritten at 5 MB on every flush of a key-event file. */
 	step = "leaving kernel symbols out of";
-	if (!kallsyms && tracecmd_output_set_kallsyms(h, "/dev/null") < 0)
+	if (!o->kallsyms && tracecmd_output_set_kallsyms(h, "/dev/null") < 0)
 		goto fail;
 	step = "writing the headers of";
-	if (tracecmd_output_write_headers(h, events) < 0)
+	if (tracecmd_output_write_headers(h, o->events) < 0)
 		goto fail;
 	step = "writing the command lines of";
 	if (tracecmd_write_cmdlines(h) < 0)
 		goto fail;
+	off_t hdr = lseek(keep, 0, SEEK_CUR);
+	o->header_bytes = hdr > 0 ? (uint64_t)hdr : 0;
 	step = "writing the ring data of";
 	if (tracecmd_append_cpu_data(h, ncpu, cpu_files) < 0)
 		goto fail;
 	tracecmd_output_close(h);
 	h = NULL;
+	/* One sync at the end, not per write: a snapshot must not cause an I/O
+	 * storm beside a game; the rename then publishes a complete file. */
 	step = "syncing";
-	if (fsync_path(tmp, false) != HS_OK)
+	struct stat sb;
+	if (fdatasync(keep) || fstat(keep, &sb))
 		goto fail;
+	o->file_bytes = (uint64_t)sb.st_size;
+	close(keep);
+	keep = -1;
 	step = "renaming";
 	if (rename(tmp, path))
 		goto fail;
-	fsync_path(dirname(dirbuf), true);
-	free(tmp);
-	free(dirbuf);
-	return HS_OK;
+	int dfd = open(dirname(dirbuf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	st = HS_OK;
+	goto out;
 fail:
-	if (msg)
-		fprintf(msg, "engine: failed %s %s: %s\n", step, tmp ? tmp : path, strerror(errno));
+	err = errno;
+	if (o->msg && !(o->quiet_enospc && (err == ENOSPC || err == EDQUOT)))
+		fprintf(o->msg, "engine: failed %s %s: %s\n", step, tmp ? tmp : path, strerror(err));
 	if (h)
 		tracecmd_output_close(h);
+	if (fd >= 0)
+		close(fd);
 	if (tmp)
 		unlink(tmp);
+	o->err = err;
+out:
+	if (keep >= 0)
+		close(keep);
+	if (fake) {
+		hs_dat_remove_dir(fake);
+		free(fake);
+	}
+	if (comm_fd >= 0)
+		close(comm_fd);
 	free(tmp);
 	free(dirbuf);
+	free(dirbuf2);
 	return st;
+}
+
+hs_status hs_dat_write(const char *path, const char *clock, int ncpu, char *const *cpu_files,
+		       struct hs_dat_event_list *events, bool kallsyms, FILE *msg)
+{
+	hs_dat_opts o = {.clock = clock, .events = events, .kallsyms = kallsyms, .msg = msg};
+	return hs_dat_write_opts(path, ncpu, cpu_files, &o);
+}
+
+hs_status hs_dat_check_cpu_bytes(uint64_t per_cpu_bytes, char *why, size_t why_len)
+{
+	if (per_cpu_bytes <= HS_LINUX_DAT_MAX_CPU_BYTES)
+		return HS_OK;
+	if (why && why_len)
+		snprintf(why, why_len,
+			 "%llu MB per CPU is more than libtracecmd " HS_LIBTRACECMD_VERSION " can write in one .dat "
+			 "(%llu MB per CPU: it keeps sizes in 32-bit ints); a snapshot would keep only the newest %llu MB "
+			 "of each CPU",
+			 (unsigned long long)(per_cpu_bytes >> 20), (unsigned long long)(HS_LINUX_DAT_MAX_CPU_BYTES >> 20),
+			 (unsigned long long)(HS_LINUX_DAT_MAX_CPU_BYTES >> 20));
+	return HS_ELIMIT;
+}
+
+double hs_dat_compression_ratio(int fd, uint64_t off, uint64_t len, size_t subbuf)
+{
+	double ratio = 1.0;
+	struct tep_handle *tep = tep_alloc();
+	int out = memfd_create("hs-sample", MFD_CLOEXEC);
+	struct tracecmd_compression *c = NULL;
+	unsigned long long rsize = len, wsize = 0;
+	if (!tep || out < 0 || !len)
+		goto out;
+	if (!(c = tracecmd_compress_alloc(NULL, NULL, out, tep, NULL)))
+		goto out; /* no compression: the data is written as it is */
+	/* The same chunking as libtracecmd's own CPU-data copy (10 pages). */
+	if (lseek(fd, (off_t)off, SEEK_SET) == (off_t)-1 ||
+	    tracecmd_compress_copy_from(c, fd, (int)(10 * subbuf), &rsize, &wsize) < 0 || !rsize)
+		goto out;
+	ratio = (double)wsize / (double)rsize;
+out:
+	if (c)
+		tracecmd_compress_destroy(c);
+	if (out >= 0)
+		close(out);
+	if (tep)
+		tep_free(tep);
+	return ratio;
 }
 
 uint64_t hs_dat_count_events(const void *buf, size_t len, size_t subbuf)
@@ -102,13 +326,19 @@ uint64_t hs_dat_count_events(const void *buf, size_t len, size_t subbuf)
 	uint64_t n = 0;
 	if (!kb)
 		return 0;
-	for (size_t off = 0; off + subbuf <= len; off += subbuf) {
-		unsigned long long ts;
-		if (kbuffer_load_subbuffer(kb, (char *)buf + off) < 0)
-			continue;
-		for (void *ev = kbuffer_read_event(kb, &ts); ev; ev = kbuffer_next_event(kb, &ts))
-			n++;
-	}
+	for (size_t off = 0; off + subbuf <= len; off += subbuf)
+		n += hs_dat_count_page(kb, (char *)buf + off);
 	kbuffer_free(kb);
+	return n;
+}
+
+unsigned hs_dat_count_page(struct kbuffer *kb, void *page)
+{
+	unsigned long long ts;
+	unsigned n = 0;
+	if (kbuffer_load_subbuffer(kb, page) < 0)
+		return 0;
+	for (void *ev = kbuffer_read_event(kb, &ts); ev; ev = kbuffer_next_event(kb, &ts))
+		n++;
 	return n;
 }
