@@ -63,6 +63,11 @@ typedef struct {
 	uint64_t bytes_lost_disk; /* file-circular: raw bytes not written, the disk full and nothing left to drop */
 	uint64_t snapshots, snapshot_events, snapshot_entries; /* buffering: last snapshot */
 	double snapshot_s;        /* buffering: last snapshot's wall time, drain + write */
+	/* buffering, last snapshot: raw ring bytes drained, the .dat's size, and
+	 * what was left out (the oldest) because the disk was full or a CPU held
+	 * more than libtracecmd can write (snapshot_events counts what was kept:
+	 * snapshot_events + snapshot_events_dropped = the ring's entries). */
+	uint64_t snapshot_raw_bytes, snapshot_file_bytes, snapshot_bytes_dropped, snapshot_events_dropped;
 	size_t events_enabled, events_skipped; /* skipped: missing in this kernel or bad filter */
 	/* ETW only (zero on Linux), from EVENT_TRACE_CONTROL_QUERY: the buffers
 	 * the kernel really gave the session, and what it lost. */
