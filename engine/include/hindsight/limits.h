@@ -46,6 +46,14 @@
  * pieces; 8 keeps each drop at 12.5% of the bound. */
 #define HS_LINUX_STREAM_CHUNKS 8
 
+/* Linux: a file-circular session's output file is rewritten from its chunks
+ * (which reach the disk every flush interval) at most so often that the
+ * rewrites (each writes the events twice: a per-CPU copy and the file) average
+ * this many bytes per second. A full 64 MB key-event file rewritten every 5 s
+ * made the engine write 483 MB in 20 quiet seconds; at 1 MB/s it is rewritten
+ * every ~2 minutes, and files up to 2.5 MB still follow every 5 s flush. */
+#define HS_LINUX_REBUILD_BYTES_PER_S (1024.0 * 1024.0)
+
 /* Linux: the streaming reader wakes at least this often. Measured: one splice
  * per 50 ms lost 9.2M of 9.7M events under stress, so every wake-up drains each
  * CPU until empty; 50 ms keeps a 1 MB per-CPU ring far from full at 1.4 MB/s. */

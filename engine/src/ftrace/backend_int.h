@@ -30,6 +30,7 @@ typedef struct {
 	uint64_t chunk_limit, cpu_budget; /* file-circular: bytes per chunk, per CPU */
 	bool dirty;      /* data streamed since the file was last rebuilt */
 	double next_flush;
+	double next_rebuild; /* the periodic rewrite of the output file waits until then */
 	hs_ftrace_events ev;
 } session;
 
