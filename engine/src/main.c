@@ -209,6 +209,14 @@ int main(int argc, char **argv)
 		fputs("engine: --json goes with --plan or --estimate\n", stderr);
 		return EXIT_USAGE;
 	}
+	if (cpus && !plan_only) {
+		/* Recording sizes its rings for the CPUs it runs on; a plan for N
+		 * others would print sizes and pinned memory the kernel never sees. */
+		fputs("engine: --cpus goes with --plan (it sizes the printed plan for another machine); recording, "
+		      "--launch and --estimate use this machine's CPUs\n",
+		      stderr);
+		return EXIT_USAGE;
+	}
 	if (estimate_sec && (plan_only || launch || duration_sec)) {
 		fputs("engine: --estimate is a recording of its own; it does not go with --plan, --launch or --duration-sec\n",
 		      stderr);
