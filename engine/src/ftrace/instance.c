@@ -1,10 +1,22 @@
 /* ftrace/instance.c: tracefs instance helpers shared by the backend and launch mode. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ftrace/instance.h"
+
+/* Where the instance locks live: /run is a tmpfs, so the locks go at reboot
+ * together with the instances they guard, and only root writes there (as only
+ * root makes instances). Mechanism, not policy: the name pairs with tracefs's
+ * one global namespace of instance names, whatever the rules' run folder. */
+#define HS_FTRACE_LOCK_DIR "/run/hindsight"
 
 static void say(const char *who, FILE *msg, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void say(const char *who, FILE *msg, const char *fmt, ...)
@@ -20,10 +32,204 @@ static void say(const char *who, FILE *msg, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* ---- instance locks: one file per instance name, locked while its owner lives ---- */
+
+/* The names this process holds. POSIX record locks belong to the process and
+ * vanish when any of its fds on the file closes, so each file is opened once
+ * and kept open until hs_ftrace_release (or exit, which is what kill -9 does). */
+typedef struct {
+	char *name, *path;
+	int fd;
+} claim;
+static claim *g_claims;
+static size_t g_n_claims;
+
+static claim *find_claim(const char *name)
+{
+	for (size_t i = 0; i < g_n_claims; i++)
+		if (!strcmp(g_claims[i].name, name))
+			return &g_claims[i];
+	return NULL;
+}
+
+static char *lock_path(const char *name)
+{
+	size_t len = strlen(HS_FTRACE_LOCK_DIR) + strlen(name) + 8;
+	char *p = malloc(len);
+	if (p)
+		snprintf(p, len, "%s/%s.lock", HS_FTRACE_LOCK_DIR, name);
+	return p;
+}
+
+/* The whole file as text (the previous owner's "pid\nnote\n"), or NULL. */
+static char *read_all(int fd)
+{
+	char *buf = malloc(PATH_MAX + 64);
+	if (!buf)
+		return NULL;
+	ssize_t n = pread(fd, buf, PATH_MAX + 63, 0);
+	if (n <= 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = 0;
+	return buf;
+}
+
+static hs_status write_owner(int fd, const char *note)
+{
+	char head[32];
+	int hl = snprintf(head, sizeof(head), "%ld\n", (long)getpid());
+	size_t nl = note ? strlen(note) : 0;
+	if (ftruncate(fd, 0) || pwrite(fd, head, (size_t)hl, 0) != hl ||
+	    (note && (pwrite(fd, note, nl, hl) != (ssize_t)nl || pwrite(fd, "\n", 1, hl + (off_t)nl) != 1)))
+		return HS_EIO;
+	return HS_OK;
+}
+
+hs_status hs_ftrace_claim(const char *name, const char *who, FILE *msg, long *prev_pid, char **prev_note)
+{
+	hs_status st = HS_ENOMEM;
+	char *path = NULL, *old = NULL;
+	int fd = -1;
+	if (prev_pid)
+		*prev_pid = 0;
+	if (prev_note)
+		*prev_note = NULL;
+	if (find_claim(name))
+		return HS_OK;
+	if (strchr(name, '/') || !(path = lock_path(name)))
+		return strchr(name, '/') ? HS_EINVAL : HS_ENOMEM;
+	if (mkdir(HS_FTRACE_LOCK_DIR, 0700) && errno != EEXIST) {
+		say(who, msg, "cannot create %s (%s): a second engine with the same instance names would not be noticed",
+		    HS_FTRACE_LOCK_DIR, strerror(errno));
+		free(path);
+		return HS_OK; /* the lock protects; it is not needed to record */
+	}
+	struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	int locked = -1;
+	/* A clean release unlinks the file while holding the lock, so a lock
+	 * taken on a file that is no longer at the path is on a dead inode: take
+	 * it again on the new file (a few rounds at most, one per racing release). */
+	for (int round = 0; round < 8; round++) {
+		struct stat by_fd, by_path;
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			say(who, msg,
+			    "cannot open %s (%s): a second engine with the same instance names would not be noticed",
+			    path, strerror(errno));
+			free(path);
+			return HS_OK;
+		}
+		locked = fcntl(fd, F_SETLK, &lk);
+		if (locked || (!fstat(fd, &by_fd) && !stat(path, &by_path) && by_fd.st_ino == by_path.st_ino &&
+			       by_fd.st_dev == by_path.st_dev))
+			break;
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		say(who, msg, "%s keeps being replaced; another engine is starting and stopping with these names", path);
+		st = HS_EIO;
+		goto fail;
+	}
+	if (locked) {
+		int err = errno;
+		struct flock who_has = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+		st = HS_EIO;
+		if (err != EAGAIN && err != EACCES) {
+			say(who, msg, "cannot lock %s: %s", path, strerror(err));
+			goto fail;
+		}
+		/* The kernel knows the holder; the file's first line is a fallback. */
+		long pid = !fcntl(fd, F_GETLK, &who_has) && who_has.l_type != F_UNLCK ? (long)who_has.l_pid : 0;
+		if (!pid && (old = read_all(fd)))
+			pid = strtol(old, NULL, 10);
+		if (pid > 0)
+			say(who, msg,
+			    "tracefs instance '%s' belongs to a running engine, pid %ld (it holds %s); stop that engine "
+			    "first, or give this profile other logger_name values",
+			    name, pid, path);
+		else
+			say(who, msg, "tracefs instance '%s' belongs to a running engine (it holds %s); stop it first",
+			    name, path);
+		goto fail;
+	}
+	/* Ours now. A file with something in it is from an owner that died
+	 * holding it (a clean stop removes the file). */
+	if ((old = read_all(fd))) {
+		char *nl = strchr(old, '\n');
+		if (prev_pid)
+			*prev_pid = strtol(old, NULL, 10);
+		if (prev_note && nl && nl[1]) {
+			char *end = strchr(nl + 1, '\n');
+			if (end)
+				*end = 0;
+			if (!(*prev_note = strdup(nl + 1)))
+				goto fail;
+		}
+	}
+	st = HS_EIO;
+	if (write_owner(fd, NULL) != HS_OK) {
+		say(who, msg, "cannot write %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	st = HS_ENOMEM;
+	claim *c = realloc(g_claims, (g_n_claims + 1) * sizeof(*c));
+	if (!c)
+		goto fail;
+	g_claims = c;
+	if (!(c[g_n_claims].name = strdup(name)))
+		goto fail;
+	c[g_n_claims].path = path;
+	c[g_n_claims++].fd = fd;
+	free(old);
+	return HS_OK;
+fail:
+	if (prev_note) {
+		free(*prev_note);
+		*prev_note = NULL;
+	}
+	if (fd >= 0)
+		close(fd); /* also lets go of the lock, if it was taken */
+	free(old);
+	free(path);
+	return st;
+}
+
+hs_status hs_ftrace_claim_note(const char *name, const char *note)
+{
+	claim *c = find_claim(name);
+	return c ? write_owner(c->fd, note) : HS_ENOENT;
+}
+
+void hs_ftrace_release(const char *name)
+{
+	claim *c = find_claim(name);
+	if (!c)
+		return;
+	/* Gone means "stopped cleanly": the next owner finds no note and nothing
+	 * to rescue, and /run keeps no file per name ever used. Unlinked while
+	 * still locked, so a racing claim sees the inode change and retries. */
+	unlink(c->path);
+	close(c->fd);
+	free(c->name);
+	free(c->path);
+	*c = g_claims[--g_n_claims];
+	if (!g_n_claims) {
+		free(g_claims);
+		g_claims = NULL;
+	}
+}
+
 /* An instance with a session's name can only be ours from an engine that died
- * (instances outlive their creator and keep tracing into pinned memory). */
+ * (instances outlive their creator and keep tracing into pinned memory): the
+ * name's lock says so, since a live owner still holds it. */
 hs_status hs_ftrace_remove_stale(const char *name, const char *who, FILE *msg)
 {
+	hs_status st = hs_ftrace_claim(name, who, msg, NULL, NULL);
+	if (st != HS_OK)
+		return st;
 	if (!tracefs_instance_exists(name))
 		return HS_OK;
 	struct tracefs_instance *old = tracefs_instance_alloc(NULL, name);
@@ -148,10 +354,76 @@ skip:
 	return HS_OK;
 }
 
+/* The engine's own syscalls and exits must not fill the sessions it runs (its
+ * fsyncs and its exit would be recorded as if the machine did them). Every
+ * thread is listed by its id (the kernel matches tasks, not processes), and
+ * event-fork makes threads and children started later inherit the exclusion:
+ * the snapshot writer's workers, say. A session scoped by set_event_pid (launch
+ * mode) already leaves the engine out; there the exclusion is not written, so
+ * it can never swallow the launched tree, whenever that tree was forked. */
+static hs_status exclude_self(struct tracefs_instance *inst, const char *iname, const char *who, FILE *msg)
+{
+	char *scope = tracefs_instance_file_read(inst, "set_event_pid", NULL);
+	bool scoped = scope && strspn(scope, " \t\n") != strlen(scope);
+	free(scope);
+	if (scoped)
+		return HS_OK;
+	if (!tracefs_file_exists(inst, "set_event_notrace_pid")) {
+		say(who, msg, "%s: this kernel has no set_event_notrace_pid (before 5.8): the engine's own events are "
+			      "recorded too", iname);
+		return HS_OK;
+	}
+	hs_status st = HS_ENOMEM;
+	size_t len = 0, cap = 256;
+	char *list = malloc(cap);
+	DIR *d = opendir("/proc/self/task");
+	if (!list)
+		goto out;
+	list[0] = 0;
+	st = HS_EIO;
+	if (!d) {
+		say(who, msg,
+		    "%s: cannot list the engine's threads (/proc/self/task: %s): its own events are recorded too",
+		    iname, strerror(errno));
+		st = HS_OK;
+		goto out;
+	}
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		size_t n = strlen(e->d_name);
+		if (len + n + 2 > cap) {
+			char *l = realloc(list, cap *= 2);
+			if (!l) {
+				st = HS_ENOMEM;
+				goto out;
+			}
+			list = l;
+		}
+		len += (size_t)snprintf(list + len, cap - len, "%s%s", len ? " " : "", e->d_name);
+	}
+	if (tracefs_option_enable(inst, TRACEFS_OPTION_EVENT_FORK) < 0 ||
+	    tracefs_instance_file_write(inst, "set_event_notrace_pid", list) < 0) {
+		say(who, msg, "%s: cannot leave the engine (threads %s) out of its events: %s; its own events are recorded "
+			      "too", iname, list, strerror(errno));
+		st = HS_OK;
+		goto out;
+	}
+	st = HS_OK;
+out:
+	if (d)
+		closedir(d);
+	free(list);
+	return st;
+}
+
 hs_status hs_ftrace_enable_events(struct tracefs_instance *inst, struct tep_handle *tep, const hs_plan_session *ps,
 				  const char *who, FILE *msg, hs_ftrace_events *ev)
 {
 	const char *iname = ps->session->logger_name;
+	/* Before any event is enabled, so not one of the engine's gets in. */
+	if (exclude_self(inst, iname, who, msg) == HS_ENOMEM)
+		return HS_ENOMEM;
 	for (size_t i = 0; i < ps->n_providers; i++) {
 		const hs_plan_provider *pp = &ps->providers[i];
 		const char *sys = pp->provider->system ? pp->provider->system : pp->provider->name;
@@ -185,4 +457,211 @@ void hs_ftrace_events_free(hs_ftrace_events *ev)
 	free(ev->globs);
 	ev->globs = NULL;
 	ev->n_globs = 0;
+}
+
+/* ---- what a dead owner left in its run folder ---- */
+
+typedef struct {
+	unsigned cpu, seq;
+} chunk_id;
+
+static int chunk_cmp(const void *a, const void *b)
+{
+	const chunk_id *x = a, *y = b;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static char *join(const char *a, const char *b)
+{
+	size_t len = strlen(a) + strlen(b) + 2;
+	char *p = malloc(len);
+	if (p)
+		snprintf(p, len, "%s/%s", a, b);
+	return p;
+}
+
+/* Appends the whole sub-buffers of `from` to `out`; a page cut short by a
+ * crash is left out (the .dat reader would take it for a corrupt page). */
+static hs_status append_pages(int out, const char *from, size_t subbuf, void *page, uint64_t *events)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return HS_EIO;
+	hs_status st = HS_OK;
+	for (;;) {
+		size_t got = 0;
+		while (got < subbuf) {
+			ssize_t n = read(in, (char *)page + got, subbuf - got);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+		}
+		if (got < subbuf)
+			break;
+		if (write(out, page, subbuf) != (ssize_t)subbuf) {
+			st = HS_EIO;
+			break;
+		}
+		*events += hs_dat_count_events(page, subbuf, subbuf);
+	}
+	close(in);
+	return st;
+}
+
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		for (struct dirent *e; (e = readdir(d));) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			char *p = join(dir, e->d_name);
+			if (p)
+				unlink(p);
+			free(p);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+hs_status hs_ftrace_rescue_chunks(const hs_plan_session *ps, const char *run_dir, long pid, const char *who, FILE *msg)
+{
+	const hs_session *rs = ps->session;
+	hs_status st = HS_ENOMEM;
+	char *dir = NULL, *out = NULL, **files = NULL;
+	chunk_id *ids = NULL;
+	size_t n_ids = 0, cap = 0;
+	unsigned ncpu = 0;
+	uint64_t events = 0;
+	void *page = NULL;
+	hs_ftrace_events ev = {0};
+	DIR *d = NULL;
+	if (rs->mode != HS_MODE_FILE_CIRCULAR || !rs->output)
+		return HS_OK;
+	size_t dlen = strlen(rs->output) + sizeof(HS_FTRACE_CHUNK_DIR_FMT);
+	char *dname = malloc(dlen);
+	if (!dname)
+		return HS_ENOMEM;
+	snprintf(dname, dlen, HS_FTRACE_CHUNK_DIR_FMT, rs->output);
+	dir = join(run_dir, dname);
+	free(dname);
+	if (!dir || !(out = join(run_dir, rs->output)))
+		goto done;
+	if (!(d = opendir(dir))) {
+		st = HS_OK; /* it stopped after its last flush, or the folder is gone: nothing left behind */
+		goto done;
+	}
+	for (struct dirent *e; (e = readdir(d));) {
+		chunk_id id;
+		int used = 0;
+		if (sscanf(e->d_name, HS_FTRACE_CHUNK_FMT "%n", &id.cpu, &id.seq, &used) != 2 || e->d_name[used] ||
+		    id.cpu >= 65536)
+			continue; /* not a chunk (a half-written rebuild input, say) */
+		if (n_ids == cap) {
+			chunk_id *grown = realloc(ids, (cap = cap ? cap * 2 : 64) * sizeof(*ids));
+			if (!grown)
+				goto done;
+			ids = grown;
+		}
+		ids[n_ids++] = id;
+		if (id.cpu + 1 > ncpu)
+			ncpu = id.cpu + 1;
+	}
+	closedir(d);
+	d = NULL;
+	if (!n_ids) {
+		say(who, msg, "removed %s, an empty chunk folder of the engine (pid %ld) that did not stop cleanly", dir,
+		    pid);
+		remove_dir(dir);
+		st = HS_OK;
+		goto done;
+	}
+	qsort(ids, n_ids, sizeof(*ids), chunk_cmp);
+	/* The .dat has a file per CPU of the machine, empty ones included. */
+	long conf = sysconf(_SC_NPROCESSORS_CONF);
+	if (conf > 0 && (unsigned long)conf > ncpu)
+		ncpu = (unsigned)conf;
+	size_t subbuf = (size_t)getpagesize();
+	if (!(files = calloc(ncpu, sizeof(*files))) || !(page = malloc(subbuf)))
+		goto done;
+	size_t next = 0;
+	st = HS_OK;
+	for (unsigned c = 0; c < ncpu; c++) {
+		char name[32];
+		snprintf(name, sizeof(name), "rescue.cpu%u", c);
+		if (!(files[c] = join(dir, name))) {
+			st = HS_ENOMEM;
+			goto undone;
+		}
+		int fd = open(files[c], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			say(who, msg, "cannot create %s: %s", files[c], strerror(errno));
+			st = HS_EIO;
+			goto undone;
+		}
+		/* Oldest first: chunk numbers grow as the stream rotates. */
+		for (; next < n_ids && ids[next].cpu == c; next++) {
+			char cn[48];
+			snprintf(cn, sizeof(cn), HS_FTRACE_CHUNK_FMT, ids[next].cpu, ids[next].seq);
+			char *p = join(dir, cn);
+			st = p ? append_pages(fd, p, subbuf, page, &events) : HS_ENOMEM;
+			free(p);
+			if (st != HS_OK)
+				break;
+		}
+		if (close(fd) || st != HS_OK) {
+			say(who, msg, "cannot gather the chunks of CPU %u in %s", c, dir);
+			st = HS_EIO;
+			goto undone;
+		}
+	}
+	if (!events) {
+		/* Nothing whole to add: the .dat it may have written stays as it is. */
+		say(who, msg,
+		    "removed %s, the chunk folder of the engine (pid %ld) that did not stop cleanly: its %zu chunk "
+		    "files hold no whole page of events",
+		    dir, pid, n_ids);
+		goto undone;
+	}
+	/* The formats of what the session enables; a glob the kernel lacks names nothing. */
+	for (size_t i = 0; i < ps->n_providers; i++) {
+		const hs_plan_provider *pp = &ps->providers[i];
+		const char *sys = pp->provider->system ? pp->provider->system : pp->provider->name;
+		st = HS_ENOMEM;
+		if (!pp->n_events && add_glob(&ev, sys, NULL) != HS_OK)
+			goto undone;
+		for (size_t e = 0; e < pp->n_events; e++)
+			if (add_glob(&ev, sys, pp->events[e].name) != HS_OK)
+				goto undone;
+	}
+	st = hs_dat_write(out, rs->clock, (int)ncpu, files, ev.list, false, msg);
+	if (st == HS_OK)
+		say(who, msg,
+		    "rebuilt %s from the %zu chunk files the engine (pid %ld) left when it was killed: %" PRIu64
+		    " key events, including those after its last flush; removed %s",
+		    out, n_ids, pid, events, dir);
+undone:
+	if (st != HS_OK)
+		say(who, msg,
+		    "could not rebuild %s from the chunks the engine (pid %ld) left (%s); it stays as that engine "
+		    "last wrote it, and %s is removed",
+		    out, pid, hs_strerror(st), dir);
+	for (unsigned c = 0; files && c < ncpu; c++)
+		free(files[c]);
+	remove_dir(dir);
+done:
+	if (d)
+		closedir(d);
+	hs_ftrace_events_free(&ev);
+	free(files);
+	free(page);
+	free(ids);
+	free(dir);
+	free(out);
+	return st;
 }

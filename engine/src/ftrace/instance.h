@@ -23,9 +23,42 @@ typedef struct {
 
 /* Messages go to `msg` as "<who>: ...". */
 
-/* Removes an instance of that name left by an engine that died (and says so).
- * HS_EIO when it exists and cannot be removed. */
+/* A file-circular session's chunks: run_dir/.<output>.chunks/cpu<N>.<seq>,
+ * seq growing as the stream rotates. The backend writes them; a later engine
+ * rescues what a killed one left (hs_ftrace_rescue_chunks). */
+#define HS_FTRACE_CHUNK_DIR_FMT ".%s.chunks"
+#define HS_FTRACE_CHUNK_FMT "cpu%u.%u"
+
+/*
+ * Claims the instance name for this process: a POSIX lock on a file per name
+ * under /run/hindsight, held until hs_ftrace_release or the process ends
+ * (kill -9 included), so it never outlives its owner. HS_OK when this process
+ * already holds it. HS_EIO, after saying which pid holds it, when a live
+ * engine does. When the lock files cannot be made at all, says so and returns
+ * HS_OK (the lock protects; recording does not need it). *prev_pid and
+ * *prev_note (malloc'd, or NULL) are what an owner that died holding the name
+ * left with hs_ftrace_claim_note; either pointer may be NULL.
+ */
+hs_status hs_ftrace_claim(const char *name, const char *who, FILE *msg, long *prev_pid, char **prev_note);
+/* Leaves a one-line note (the run folder) with a claimed name for whoever
+ * claims it after this process dies without releasing it. */
+hs_status hs_ftrace_claim_note(const char *name, const char *note);
+/* Lets the name go as stopped cleanly: the lock file is removed (a file left
+ * behind, with its note, is what an owner that died leaves). */
+void hs_ftrace_release(const char *name);
+
+/* Claims the name (see hs_ftrace_claim; fails while a live engine holds it),
+ * then removes an instance of that name, which can only be left by an engine
+ * that died (and says so). HS_EIO when it exists and cannot be removed. */
 hs_status hs_ftrace_remove_stale(const char *name, const char *who, FILE *msg);
+
+/* For a file-circular session: the chunks an engine (pid) killed while
+ * recording into run_dir left behind. Their events are newer than the .dat it
+ * last rebuilt, so the .dat is rebuilt from them (and the event counts said);
+ * then the chunk folder is removed, also when the rebuild fails (which is
+ * said, and leaves the old .dat as it was). HS_OK when there is none. */
+hs_status hs_ftrace_rescue_chunks(const hs_plan_session *ps, const char *run_dir, long pid, const char *who,
+				  FILE *msg);
 
 /* Event formats of every system the sessions name (to verify filters and to
  * name records). NULL on failure, with a message. Free with tep_free. */

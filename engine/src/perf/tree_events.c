@@ -252,6 +252,8 @@ void hs_tree_events_free(hs_tree_events *t)
 	}
 	if (t->tep)
 		tep_free(t->tep);
+	/* The instance is gone: another launch (or engine) may have the name now. */
+	hs_ftrace_release(t->ps->session->logger_name);
 	hs_ftrace_events_free(&t->ev);
 	free(t->files);
 	free(t->fd);

@@ -7,9 +7,23 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "hindsight/plan.h"
+
 /* 0 when this process may record; otherwise the reason is printed on stderr
  * (with what to do) and the engine's exit status for it is returned. */
 int hs_os_check_privilege(void);
+
+/* The plan's kernel session names, claimed for this run before anything is
+ * made (Linux: a lock per tracefs instance name that dies with the process),
+ * so a second engine with the same names stops here instead of removing the
+ * first one's sessions. 0, or the exit status after saying who holds them. */
+int hs_os_sessions_claim(const hs_plan *plan);
+/* Leaves the run folder with the claims, then deals with what an engine that
+ * died holding them left in its own run folder (Linux: the key-event file is
+ * rebuilt from its chunks). Messages on stdout. */
+void hs_os_sessions_adopt(const hs_plan *plan, const char *run_dir);
+/* Lets the names go (the run stopped cleanly or never started). */
+void hs_os_sessions_release(const hs_plan *plan);
 
 /* Files created from now on are readable by their owner only where the
  * platform decides that per process (umask); traces hold command lines and paths. */

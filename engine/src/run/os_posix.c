@@ -1,16 +1,19 @@
 /* run/os_posix.c: the recording mode's OS layer on Linux: root check, signals, the main.log tee thread, files and clocks. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ftrace/instance.h"
 #include "run/os.h"
 
-enum { EXIT_NOT_ROOT = 4 };
+enum { EXIT_RUN_FAILED = 2, EXIT_NOT_ROOT = 4 };
 
 int hs_os_check_privilege(void)
 {
@@ -21,6 +24,71 @@ int hs_os_check_privilege(void)
 	      "without root.\n",
 	      stderr);
 	return EXIT_NOT_ROOT;
+}
+
+/* ---- the sessions' tracefs instance names ---- */
+
+/* What a previous owner that died left with each name (index = plan session),
+ * from the claim until the run folder is known. */
+static long *g_prev_pid;
+static char **g_prev_dir;
+
+static void forget_previous(const hs_plan *plan)
+{
+	for (size_t i = 0; g_prev_dir && i < plan->n_sessions; i++)
+		free(g_prev_dir[i]);
+	free(g_prev_dir);
+	free(g_prev_pid);
+	g_prev_dir = NULL;
+	g_prev_pid = NULL;
+}
+
+int hs_os_sessions_claim(const hs_plan *plan)
+{
+	if (plan->platform != HS_PLATFORM_LINUX)
+		return 0;
+	if (!(g_prev_pid = calloc(plan->n_sessions + 1, sizeof(*g_prev_pid))) ||
+	    !(g_prev_dir = calloc(plan->n_sessions + 1, sizeof(*g_prev_dir)))) {
+		forget_previous(plan);
+		fputs("engine: out of memory\n", stderr);
+		return EXIT_RUN_FAILED;
+	}
+	for (size_t i = 0; i < plan->n_sessions; i++) {
+		const char *name = plan->sessions[i].session->logger_name;
+		if (name && hs_ftrace_claim(name, "engine", stderr, &g_prev_pid[i], &g_prev_dir[i]) != HS_OK) {
+			fputs("engine: nothing was started\n", stderr);
+			hs_os_sessions_release(plan);
+			return EXIT_RUN_FAILED;
+		}
+	}
+	return 0;
+}
+
+void hs_os_sessions_adopt(const hs_plan *plan, const char *run_dir)
+{
+	if (plan->platform != HS_PLATFORM_LINUX)
+		return;
+	char *abs = realpath(run_dir, NULL);
+	for (size_t i = 0; i < plan->n_sessions; i++) {
+		const char *name = plan->sessions[i].session->logger_name;
+		if (name)
+			hs_ftrace_claim_note(name, abs ? abs : run_dir);
+	}
+	free(abs);
+	/* Only now, with this run's note in place: a rescue that itself dies is not retried forever. */
+	for (size_t i = 0; g_prev_dir && i < plan->n_sessions; i++)
+		if (g_prev_dir[i])
+			hs_ftrace_rescue_chunks(&plan->sessions[i], g_prev_dir[i], g_prev_pid[i], "engine", stdout);
+	forget_previous(plan);
+	fflush(stdout);
+}
+
+void hs_os_sessions_release(const hs_plan *plan)
+{
+	for (size_t i = 0; plan->platform == HS_PLATFORM_LINUX && i < plan->n_sessions; i++)
+		if (plan->sessions[i].session->logger_name)
+			hs_ftrace_release(plan->sessions[i].session->logger_name);
+	forget_previous(plan);
 }
 
 void hs_os_private_files(void)

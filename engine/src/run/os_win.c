@@ -27,6 +27,26 @@ int hs_os_check_privilege(void)
 	return EXIT_NOT_ELEVATED;
 }
 
+/* Not yet on Windows: the ETW backend still takes a running session of the
+ * same name for a stale one and stops it. A named kernel mutex per session
+ * name (gone with its owner, like the Linux lock) would be the equivalent. */
+int hs_os_sessions_claim(const hs_plan *plan)
+{
+	(void)plan;
+	return 0;
+}
+
+void hs_os_sessions_adopt(const hs_plan *plan, const char *run_dir)
+{
+	(void)plan;
+	(void)run_dir;
+}
+
+void hs_os_sessions_release(const hs_plan *plan)
+{
+	(void)plan;
+}
+
 void hs_os_private_files(void)
 {
 	/* Files inherit the run folder's ACL; under the user's profile or an

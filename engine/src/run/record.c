@@ -267,6 +267,10 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	int denied = hs_os_check_privilege();
 	if (denied)
 		return denied;
+	/* Before the run folder: a second engine refuses without leaving an empty one. */
+	if ((rc = hs_os_sessions_claim(plan)) != 0)
+		return rc;
+	rc = EXIT_RUN_FAILED;
 	hs_os_private_files(); /* traces hold command lines, paths and addresses */
 	dir = make_run_dir(&rs->run, o->dir_suffix);
 	if (!dir) {
@@ -286,6 +290,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	volatile int *stop = hs_os_stop_requests();
 
 	printf("engine: run folder %s (pid %lu)\n", dir, hs_getpid());
+	hs_os_sessions_adopt(plan, dir);
 	if (hs_plan_print_text(plan, stdout) != HS_OK)
 		goto fail;
 	fflush(stdout);
@@ -364,6 +369,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 fail:
 	hs_os_set_busy(NULL);
 	hs_backend_free(b);
+	hs_os_sessions_release(plan);
 	if (tee)
 		hs_os_tee_stop();
 	hs_os_run_finished();
