@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -316,6 +317,8 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 	int go[2] = {-1, -1}, err[2] = {-1, -1};
 	pid_t child = -1;
 	bool reaped = false;
+	bool umask_set = false;
+	mode_t umask_was = 0;
 	char **argv = NULL;
 	uint64_t *ids = NULL;
 	struct pollfd *pfd = NULL;
@@ -405,6 +408,12 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 		child_run(go[0], err[1], path, argv, o->cwd);
 	}
 	setpgid(child, child); /* also here: no race with kill(-child) */
+	/* The outputs hold the program's paths, command line and addresses:
+	 * owner-only, as the recording mode makes a run folder's files (umask
+	 * 077). Only here, in the parent after the fork: the program keeps the
+	 * umask it was given, and libtracecmd's .dat gets it too. */
+	umask_was = umask(077);
+	umask_set = true;
 	close(go[0]);
 	close(err[1]);
 	go[0] = err[1] = -1;
@@ -559,5 +568,7 @@ fail:
 	free(ids);
 	free(argv);
 	free(l.scratch);
+	if (umask_set)
+		umask(umask_was);
 	return st;
 }
