@@ -18,7 +18,8 @@
  * Ownership: an hs_event is a view of the record it was made from. Every
  * pointer in it (provider, name, comm, payload, source) is borrowed from that
  * record and valid only while the record is, i.e. during the reader's
- * callback. Copy what must outlive it.
+ * callback. Copy what must outlive it. The key is a plain value: keep it as
+ * long as you like.
  *
  * Time: `time_ns` is nanoseconds since the Unix epoch (UTC) when
  * `time_is_unix` is set. ETL records always have it (their FILETIME is
@@ -31,6 +32,37 @@
 
 typedef enum { HS_EVENT_ETL = 1, HS_EVENT_TRACEDAT = 2 } hs_event_format;
 
+/*
+ * Which event a record is, across formats: the identity records are counted,
+ * named and (later) matched under. Defined once here; every counter, namer and
+ * report uses these numbers.
+ *
+ * The version is not part of it: the counts format, the catalogs and the
+ * rules' whitelists all name an ETW event by id alone, so versions of one
+ * event count together (hs_event.version still says which one a record is).
+ */
+typedef enum {
+	HS_EVCLS_KERNEL = 1, /* ETL kernel record (system, compact, perfinfo header): group + opcode */
+	HS_EVCLS_ID = 2,     /* ETL EVENT_HEADER (manifest, TraceLogging): provider GUID + event id */
+	HS_EVCLS_OPCODE = 3, /* ETL classic (full, instance header): provider GUID + opcode */
+	HS_EVCLS_WPP = 4,    /* ETL WPP message: message number */
+	HS_EVCLS_FTRACE = 5, /* trace.dat: the file's 16-bit event id (common_type) */
+} hs_event_class;
+
+/* Compared and hashed as bytes, so it has no padding (every byte is a field)
+ * and is always made whole by hs_event_from_* or a {0} initialiser plus
+ * field stores. */
+typedef struct {
+	uint8_t cls;        /* hs_event_class */
+	uint8_t group;      /* KERNEL: the group (HookId >> 8); 0 otherwise */
+	uint16_t zero;      /* always 0 (explicit, so there is no padding) */
+	uint32_t num;       /* KERNEL, OPCODE: opcode; ID: event id; WPP: message number; FTRACE: event id */
+	uint32_t name_hash; /* ID: hs_event_name_hash of a TraceLogging event's name, which tells apart the
+			       events a TraceLogging provider logs under one id; 0 otherwise. Counters that
+			       show ids only (the counts format) set it to 0. */
+	hs_guid guid;       /* ID, OPCODE: the provider; zero otherwise */
+} hs_event_key;
+
 typedef struct {
 	hs_event_format format;
 	uint64_t time_ns;  /* see above */
@@ -41,7 +73,7 @@ typedef struct {
 	/* who: ETW provider GUID, or the ftrace system name */
 	bool has_guid;
 	hs_guid guid;
-	const char *provider; /* ftrace system; NULL for ETL (use guid) */
+	const char *provider; /* ftrace system; TraceLogging: the provider's own name or NULL; other ETL: NULL (use guid) */
 	const char *buffer;   /* trace.dat: "" top buffer or the instance name; NULL for ETL */
 	/* what */
 	uint32_t id;          /* ETW event id (kernel events: 0); ftrace event id within the file */
@@ -52,6 +84,10 @@ typedef struct {
 	const char *comm;     /* trace.dat: task name from the file's cmdlines; NULL for ETL */
 	const uint8_t *payload; /* event data (trace.dat: the whole record, common fields first) */
 	size_t payload_len;
+	/* which event: the identity it is counted and named under */
+	hs_event_key key;
+	/* ETL: the logfile header record; its time is the session's start, not an event's */
+	bool session_header;
 	/* private: the record this view was made from, for the field accessors */
 	const void *source;
 } hs_event;
@@ -59,6 +95,9 @@ typedef struct {
 /* Views of a reader's record (no copies, no allocation). */
 void hs_event_from_etl(const hs_etl_record *r, hs_event *out);
 void hs_event_from_tracedat(const hs_tracedat_record *r, hs_event *out);
+
+/* The 32-bit FNV-1a hash of a TraceLogging event name for hs_event_key.name_hash (never 0). */
+uint32_t hs_event_name_hash(const char *name);
 
 /* Named fields, when the format knows field names: trace.dat always (the
  * event formats are in the file); ETL not yet (manifest and TraceLogging

@@ -1,0 +1,137 @@
+/* event/names.c: names for event identities, from the rules' catalogs, the kernel groups and the trace's own names. */
+#include "hindsight/event_names.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Kernel event groups (the high byte of a HookId): fixed by the format. */
+const char *hs_event_kernel_group_name(uint8_t group)
+{
+	switch (group) {
+	case 0x00: return "EventTrace";
+	case 0x01: return "DiskIo";
+	case 0x02: return "PageFault";
+	case 0x03: return "Process";
+	case 0x04: return "FileIo";
+	case 0x05: return "Thread";
+	case 0x06: return "TcpIp";
+	case 0x07: return "Job";
+	case 0x08: return "UdpIp";
+	case 0x09: return "Registry";
+	case 0x0A: return "DbgPrint";
+	case 0x0B: return "EventTraceConfig";
+	case 0x0C: return "Pool";
+	case 0x0F: return "PerfInfo";
+	case 0x10: return "Heap";
+	case 0x11: return "Object";
+	case 0x12: return "Power";
+	case 0x13: return "Modbound";
+	case 0x14: return "ImageLoad";
+	case 0x15: return "Dpc";
+	case 0x17: return "Cc";
+	case 0x18: return "StackWalk";
+	case 0x1A: return "ALPC";
+	case 0x1B: return "SplitIo";
+	case 0x20: return "ThreadPool";
+	case 0x22: return "Hypervisor";
+	}
+	return NULL;
+}
+
+const hs_provider *hs_event_find_provider_guid(const hs_ruleset *rs, const hs_guid *g)
+{
+	for (size_t i = 0; rs && i < rs->n_providers; i++) {
+		const hs_provider *p = &rs->providers[i];
+		if (p->has_guid && memcmp(&p->guid, g, sizeof *g) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+const hs_provider *hs_event_find_provider_system(const hs_ruleset *rs, const char *system)
+{
+	for (size_t i = 0; rs && system && i < rs->n_providers; i++) {
+		const hs_provider *p = &rs->providers[i];
+		if (p->kind == HS_PKIND_FTRACE && p->system && strcmp(p->system, system) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+void hs_event_names_label(const hs_event_names *n, const hs_event_key *k, const char *provider_name,
+			  const char *event_name, hs_event_label *out)
+{
+	const hs_ruleset *rs = n ? n->rules : NULL;
+	out->catalog = NULL;
+	out->cat_event = NULL;
+	char g[37];
+	switch (k->cls) {
+	case HS_EVCLS_KERNEL: {
+		const char *gn = n && n->kernel_group_name ? n->kernel_group_name(k->group) : NULL;
+		if (gn)
+			snprintf(out->provider, sizeof out->provider, "kernel %s (0x%02x)", gn, k->group);
+		else
+			snprintf(out->provider, sizeof out->provider, "kernel group 0x%02x", k->group);
+		snprintf(out->event, sizeof out->event, "opcode %u", k->num);
+		return;
+	}
+	case HS_EVCLS_WPP:
+		snprintf(out->provider, sizeof out->provider, "WPP");
+		snprintf(out->event, sizeof out->event, "message %u", k->num);
+		return;
+	case HS_EVCLS_FTRACE: {
+		/* The catalog names the system's provider; the event keeps the kernel's name. */
+		const hs_provider *p = hs_event_find_provider_system(rs, provider_name);
+		snprintf(out->provider, sizeof out->provider, "%s", p ? p->name : provider_name ? provider_name : "?");
+		snprintf(out->event, sizeof out->event, "%s", event_name ? event_name : "?");
+		out->catalog = p;
+		out->cat_event = p && event_name ? hs_provider_find_event(p, -1, event_name) : NULL;
+		return;
+	}
+	default:
+		break;
+	}
+	/* ID and OPCODE: a provider GUID. A catalog name beats the trace's own. */
+	hs_guid_format_lower(&k->guid, g);
+	const hs_provider *p = hs_event_find_provider_guid(rs, &k->guid);
+	if (p)
+		snprintf(out->provider, sizeof out->provider, "%s", p->name);
+	else if (provider_name && provider_name[0])
+		snprintf(out->provider, sizeof out->provider, "%s {%s}", provider_name, g);
+	else
+		snprintf(out->provider, sizeof out->provider, "{%s}", g);
+	/* Catalogs name manifest events by id; classic opcodes are not in them. */
+	const hs_cat_event *ce = p && k->cls == HS_EVCLS_ID ? hs_provider_find_event(p, (int)k->num, NULL) : NULL;
+	if (event_name && event_name[0])
+		snprintf(out->event, sizeof out->event, "%s (id %u)", event_name, k->num);
+	else if (ce && ce->name)
+		snprintf(out->event, sizeof out->event, "%s (id %u)", ce->name, k->num);
+	else
+		snprintf(out->event, sizeof out->event, "%s %u", k->cls == HS_EVCLS_ID ? "id" : "opcode", k->num);
+	out->catalog = p;
+	out->cat_event = ce;
+}
+
+const char *hs_event_key_counts_id(const hs_event_key *k, const char *system, char *buf, size_t cap)
+{
+	char g[37];
+	switch (k->cls) {
+	case HS_EVCLS_KERNEL:
+		snprintf(buf, cap, "kernel:0x%02x", k->group);
+		return "opcode";
+	case HS_EVCLS_WPP:
+		snprintf(buf, cap, "wpp");
+		return "msg";
+	case HS_EVCLS_FTRACE:
+		snprintf(buf, cap, "%s", system ? system : "?");
+		return "event";
+	case HS_EVCLS_ID:
+		hs_guid_format_lower(&k->guid, g);
+		snprintf(buf, cap, "%s", g);
+		return "id";
+	default:
+		hs_guid_format_lower(&k->guid, g);
+		snprintf(buf, cap, "%s", g);
+		return "opcode";
+	}
+}

@@ -1,0 +1,59 @@
+/* util/vec.c: the growable array (see vec.h). */
+#include "util/vec.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* First allocation: a handful of elements, so small arrays stay small. */
+#define VEC_MIN_CAP 8u
+
+hs_status hs_vec_reserve(hs_vec *v, size_t n)
+{
+	if (n <= v->cap)
+		return HS_OK;
+	size_t ncap = v->cap ? v->cap : VEC_MIN_CAP;
+	while (ncap < n) {
+		if (ncap > SIZE_MAX / 2)
+			return HS_ENOMEM;
+		ncap *= 2;
+	}
+	if (ncap > SIZE_MAX / v->elem)
+		return HS_ENOMEM;
+	void *p = realloc(v->data, ncap * v->elem);
+	if (!p)
+		return HS_ENOMEM;
+	v->data = p;
+	v->cap = ncap;
+	return HS_OK;
+}
+
+void *hs_vec_push(hs_vec *v)
+{
+	if (v->len == SIZE_MAX || hs_vec_reserve(v, v->len + 1) != HS_OK)
+		return NULL;
+	void *e = (unsigned char *)v->data + v->len * v->elem;
+	memset(e, 0, v->elem);
+	v->len++;
+	return e;
+}
+
+void *hs_vec_at(const hs_vec *v, size_t i)
+{
+	return (unsigned char *)v->data + i * v->elem;
+}
+
+void *hs_vec_take(hs_vec *v)
+{
+	void *p = v->data;
+	v->data = NULL;
+	v->len = v->cap = 0;
+	return p;
+}
+
+void hs_vec_free(hs_vec *v)
+{
+	free(v->data);
+	v->data = NULL;
+	v->len = v->cap = 0;
+}
