@@ -39,41 +39,6 @@ int analyze_report_problems(const hs_etl *etl);
 /* Adds "problems": [...] to an open JSON object. */
 void analyze_json_problems(hs_json *j, const hs_etl *etl);
 
-/* ---- tally.c: records counted per identity ---- */
-
-enum { CLS_KERNEL, CLS_ID, CLS_OPCODE, CLS_WPP };
-
-/* The identity a record is counted under; name_hash separates TraceLogging
- * events that share a provider and id but not a name (0 otherwise). */
-typedef struct {
-	uint8_t cls; /* CLS_* */
-	uint8_t group;
-	hs_guid guid;
-	uint32_t num;
-	uint32_t name_hash;
-} tally_key;
-
-typedef struct {
-	tally_key key;
-	uint64_t count;
-	bool used;
-	char name[64];       /* callers may keep a display name here */
-	char provider_name[64];
-	uint64_t first_time, last_time; /* FILETIME range, for callers that track it */
-} tally_slot;
-
-typedef struct {
-	tally_slot *slots; /* open addressing; owned */
-	size_t cap, used;
-	uint64_t total;
-	bool oom;
-} tally;
-
-void tally_key_of(const hs_etl_record *r, tally_key *out);
-/* Counts one record under k; returns its slot (NULL on OOM, which sets oom). */
-tally_slot *tally_add(tally *t, const tally_key *k);
-void tally_free(tally *t);
-
 /* ---- names.c: the rules catalogs as a dictionary for trace records ---- */
 
 typedef struct {
@@ -86,9 +51,7 @@ typedef struct {
  * and returns an exit code when it cannot. */
 int analyze_load_rules(const analyze_opts *o, analyze_rules *out);
 void analyze_free_rules(analyze_rules *r);
-/* The catalog provider with this GUID, or NULL. Borrowed from r. */
-const hs_provider *analyze_find_provider(const analyze_rules *r, const hs_guid *g);
-/* "Process", "Thread", ... for a kernel group, or NULL. */
+/* "Process", "Thread", ... for a kernel group, or NULL (hs_event_kernel_group_name). */
 const char *analyze_kernel_group_name(uint8_t group);
 /* ISO 8601 UTC with 100 ns digits, "-" for 0. */
 void analyze_format_filetime(uint64_t ft, char *buf, size_t cap);

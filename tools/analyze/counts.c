@@ -5,10 +5,13 @@
 #include <string.h>
 
 #include "analyze.h"
+#include "hindsight/event.h"
+#include "hindsight/event_counts.h"
+#include "hindsight/event_names.h"
 #include "util/json.h"
 
 typedef struct {
-	tally t;
+	hs_event_counts *counts;
 	const hs_etl *etl;
 } counts_ctx;
 
@@ -16,9 +19,12 @@ static int on_record(const hs_etl_record *r, void *vctx)
 {
 	counts_ctx *ctx = vctx;
 	analyze_progress(ctx->etl, r);
-	tally_key k;
-	tally_key_of(r, &k);
-	tally_add(&ctx->t, &k);
+	hs_event e;
+	hs_event_from_etl(r, &e);
+	/* The counts format names events by id: TraceLogging names do not split them. */
+	hs_event_key k = e.key;
+	k.name_hash = 0;
+	hs_event_counts_add(ctx->counts, &k, NULL);
 	return 0;
 }
 
@@ -29,24 +35,11 @@ typedef struct {
 	uint64_t count;
 } row;
 
-static void format_row(const tally_slot *s, row *out)
+static void format_row(const hs_event_count *n, row *out)
 {
-	const tally_key *k = &s->key;
-	switch (k->cls) {
-	case CLS_KERNEL:
-		snprintf(out->provider, sizeof out->provider, "kernel:0x%02x", k->group);
-		out->keyname = "opcode";
-		break;
-	case CLS_WPP:
-		snprintf(out->provider, sizeof out->provider, "wpp");
-		out->keyname = "msg";
-		break;
-	default:
-		hs_guid_format_lower(&k->guid, out->provider);
-		out->keyname = k->cls == CLS_ID ? "id" : "opcode";
-	}
-	out->num = k->num;
-	out->count = s->count;
+	out->keyname = hs_event_key_counts_id(&n->key, NULL, out->provider, sizeof out->provider);
+	out->num = n->key.num;
+	out->count = n->count;
 }
 
 static int cmp_row(const void *a, const void *b)
@@ -70,21 +63,18 @@ int analyze_counts(const analyze_opts *o)
 	if (rc)
 		return rc;
 	counts_ctx ctx = {.etl = etl};
-	hs_etl_foreach(etl, HS_ETL_FILE_ORDER, on_record, &ctx);
-	tally t = ctx.t;
-	analyze_progress_done();
-	row *rows = calloc(t.used + 1, sizeof(*rows));
-	if (t.oom || !rows) {
-		fprintf(stderr, "analyze: out of memory counting events\n");
-		free(rows);
-		tally_free(&t);
-		hs_etl_close(etl);
-		return ANALYZE_EXIT_USAGE;
-	}
+	row *rows = NULL;
 	size_t n = 0;
-	for (size_t i = 0; i < t.cap; i++)
-		if (t.slots[i].used)
-			format_row(&t.slots[i], &rows[n++]);
+	if (hs_event_counts_new(&ctx.counts) != HS_OK)
+		goto oom;
+	hs_etl_foreach(etl, HS_ETL_FILE_ORDER, on_record, &ctx);
+	analyze_progress_done();
+	n = hs_event_counts_len(ctx.counts);
+	rows = calloc(n + 1, sizeof(*rows));
+	if (hs_event_counts_failed(ctx.counts) || !rows)
+		goto oom;
+	for (size_t i = 0; i < n; i++)
+		format_row(hs_event_counts_at(ctx.counts, i), &rows[i]);
 	qsort(rows, n, sizeof(*rows), cmp_row);
 	if (o->json) {
 		hs_strbuf sb = {0};
@@ -92,7 +82,7 @@ int analyze_counts(const analyze_opts *o)
 		hs_json_init(&j, &sb);
 		hs_json_obj_begin(&j);
 		hs_json_kstr(&j, "file", o->file);
-		hs_json_kuint(&j, "events", t.total);
+		hs_json_kuint(&j, "events", hs_event_counts_total(ctx.counts));
 		hs_json_key(&j, "counts");
 		hs_json_arr_begin(&j);
 		for (size_t i = 0; i < n; i++) {
@@ -111,11 +101,18 @@ int analyze_counts(const analyze_opts *o)
 		for (size_t i = 0; i < n; i++)
 			printf("%s\t%s=%" PRIu32 "\t%" PRIu64 "\n", rows[i].provider, rows[i].keyname, rows[i].num,
 			       rows[i].count);
-		printf("TOTAL\t%" PRIu64 "\n", t.total);
+		printf("TOTAL\t%" PRIu64 "\n", hs_event_counts_total(ctx.counts));
 	}
 	rc = analyze_report_problems(etl);
 	free(rows);
-	tally_free(&t);
+	hs_event_counts_free(ctx.counts);
 	hs_etl_close(etl);
 	return rc;
+oom:
+	analyze_progress_done();
+	fprintf(stderr, "analyze: out of memory counting events\n");
+	free(rows);
+	hs_event_counts_free(ctx.counts);
+	hs_etl_close(etl);
+	return ANALYZE_EXIT_USAGE;
 }

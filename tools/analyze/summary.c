@@ -5,107 +5,58 @@
 #include <string.h>
 
 #include "analyze.h"
-#include "etl/etl_format.h"
+#include "hindsight/event.h"
+#include "hindsight/event_counts.h"
+#include "hindsight/event_names.h"
 
 enum { TOP_EVENTS = 15 };
 
 typedef struct {
-	tally t;
+	hs_event_counts *counts;
 	uint64_t first, last; /* FILETIME of the earliest and latest event */
 	hs_etl *etl;
 } summary_ctx;
-
-static uint32_t fnv32(const char *s)
-{
-	uint32_t h = 2166136261u;
-	for (; *s; s++) {
-		h ^= (uint8_t)*s;
-		h *= 16777619u;
-	}
-	return h ? h : 1;
-}
 
 static int on_record(const hs_etl_record *r, void *vctx)
 {
 	summary_ctx *c = vctx;
 	analyze_progress(c->etl, r);
-	tally_key k;
-	tally_key_of(r, &k);
-	hs_etl_tl_info tl;
-	bool is_tl = r->kind == HS_ETL_EVENT && hs_etl_tl_decode(r, &tl) && tl.event_name;
-	if (is_tl)
-		k.name_hash = fnv32(tl.event_name);
-	tally_slot *s = tally_add(&c->t, &k);
-	if (!s)
+	hs_event e;
+	hs_event_from_etl(r, &e);
+	if (!hs_event_counts_add(c->counts, &e.key, &e))
 		return 1;
-	if (is_tl && !s->name[0]) {
-		snprintf(s->name, sizeof s->name, "%s", tl.event_name);
-		/* TraceLogging providers carry their own name in the events. */
-		if (tl.provider_name)
-			snprintf(s->provider_name, sizeof s->provider_name, "%s", tl.provider_name);
-	}
-	if (r->filetime && !(r->kind == HS_ETL_SYSTEM && r->group == HS_ETL_GROUP_HEADER && r->opcode == 0)) {
+	if (r->filetime && !e.session_header) {
 		if (!c->first || r->filetime < c->first)
 			c->first = r->filetime;
 		if (r->filetime > c->last)
 			c->last = r->filetime;
-		if (!s->first_time || r->filetime < s->first_time)
-			s->first_time = r->filetime;
-		if (r->filetime > s->last_time)
-			s->last_time = r->filetime;
 	}
 	return 0;
 }
 
 /* One line per event kind, as shown and sorted. */
 typedef struct {
-	const tally_slot *slot;
-	char provider[160];
-	char event[96];
+	const hs_event_count *n;
+	char provider[HS_EVENT_LABEL_PROVIDER];
+	char event[HS_EVENT_LABEL_EVENT];
 	const char *story;
 	bool guessed;
 } line;
 
-static void describe(const analyze_rules *rules, const tally_slot *s, line *l)
+static void describe(const hs_event_names *names, const hs_event_count *n, line *l)
 {
-	const tally_key *k = &s->key;
-	l->slot = s;
-	char g[37];
-	switch (k->cls) {
-	case CLS_KERNEL: {
-		const char *gn = analyze_kernel_group_name(k->group);
-		if (gn)
-			snprintf(l->provider, sizeof l->provider, "kernel %s (0x%02x)", gn, k->group);
-		else
-			snprintf(l->provider, sizeof l->provider, "kernel group 0x%02x", k->group);
-		snprintf(l->event, sizeof l->event, "opcode %u", k->num);
-		return;
-	}
-	case CLS_WPP:
-		snprintf(l->provider, sizeof l->provider, "WPP");
-		snprintf(l->event, sizeof l->event, "message %u", k->num);
-		return;
-	default:
-		break;
-	}
-	hs_guid_format_lower(&k->guid, g);
-	const hs_provider *p = analyze_find_provider(rules, &k->guid);
-	if (p)
-		snprintf(l->provider, sizeof l->provider, "%s", p->name);
-	else if (s->provider_name[0])
-		snprintf(l->provider, sizeof l->provider, "%s {%s}", s->provider_name, g);
-	else
-		snprintf(l->provider, sizeof l->provider, "{%s}", g);
-	const hs_cat_event *ce = p && k->cls == CLS_ID ? hs_provider_find_event(p, (int)k->num, NULL) : NULL;
-	if (s->name[0])
-		snprintf(l->event, sizeof l->event, "%s (id %u)", s->name, k->num);
-	else if (ce && ce->name)
-		snprintf(l->event, sizeof l->event, "%s (id %u)", ce->name, k->num);
-	else
-		snprintf(l->event, sizeof l->event, "%s %u", k->cls == CLS_ID ? "id" : "opcode", k->num);
-	if (ce) {
-		l->story = ce->story;
-		l->guessed = ce->name_guessed;
+	/* summary has always shown the trace's own names cut to 63 bytes. */
+	char pn[64], en[64];
+	snprintf(pn, sizeof pn, "%s", n->provider ? n->provider : "");
+	snprintf(en, sizeof en, "%s", n->name ? n->name : "");
+	hs_event_label lab;
+	hs_event_names_label(names, &n->key, pn, en, &lab);
+	l->n = n;
+	memcpy(l->provider, lab.provider, sizeof l->provider);
+	memcpy(l->event, lab.event, sizeof l->event);
+	if (lab.cat_event) {
+		l->story = lab.cat_event->story;
+		l->guessed = lab.cat_event->name_guessed;
 	}
 }
 
@@ -115,16 +66,16 @@ static int cmp_provider_then_count(const void *a, const void *b)
 	int c = strcmp(x->provider, y->provider);
 	if (c)
 		return c;
-	if (x->slot->count != y->slot->count)
-		return x->slot->count > y->slot->count ? -1 : 1;
+	if (x->n->count != y->n->count)
+		return x->n->count > y->n->count ? -1 : 1;
 	return strcmp(x->event, y->event);
 }
 
 static int cmp_count(const void *a, const void *b)
 {
 	const line *x = *(const line *const *)a, *y = *(const line *const *)b;
-	if (x->slot->count != y->slot->count)
-		return x->slot->count > y->slot->count ? -1 : 1;
+	if (x->n->count != y->n->count)
+		return x->n->count > y->n->count ? -1 : 1;
 	return strcmp(x->provider, y->provider);
 }
 
@@ -169,19 +120,20 @@ int analyze_summary(const analyze_opts *o)
 		return rc;
 	}
 	summary_ctx c = {.etl = etl};
+	line *lines = NULL, **top = NULL;
+	size_t n = 0;
+	if (hs_event_counts_new(&c.counts) != HS_OK)
+		goto oom;
 	hs_etl_foreach(etl, HS_ETL_FILE_ORDER, on_record, &c);
 	analyze_progress_done();
-	line *lines = calloc(c.t.used + 1, sizeof(*lines));
-	line **top = calloc(c.t.used + 1, sizeof(*top));
-	if (c.t.oom || !lines || !top) {
-		fprintf(stderr, "analyze: out of memory\n");
-		rc = ANALYZE_EXIT_USAGE;
-		goto out;
-	}
-	size_t n = 0;
-	for (size_t i = 0; i < c.t.cap; i++)
-		if (c.t.slots[i].used)
-			describe(&rules, &c.t.slots[i], &lines[n++]);
+	n = hs_event_counts_len(c.counts);
+	lines = calloc(n + 1, sizeof(*lines));
+	top = calloc(n + 1, sizeof(*top));
+	if (hs_event_counts_failed(c.counts) || !lines || !top)
+		goto oom;
+	hs_event_names names = {rules.rules, hs_event_kernel_group_name};
+	for (size_t i = 0; i < n; i++)
+		describe(&names, hs_event_counts_at(c.counts, i), &lines[i]);
 	qsort(lines, n, sizeof(*lines), cmp_provider_then_count);
 	for (size_t i = 0; i < n; i++)
 		top[i] = &lines[i];
@@ -220,7 +172,7 @@ int analyze_summary(const analyze_opts *o)
 		hs_json_kuint(&j, "buffers", nb);
 		hs_json_kuint(&j, "buffers_compressed", compressed);
 		hs_json_kuint(&j, "buffers_flagged_lost", hs_etl_lost_flagged_buffers(etl));
-		hs_json_kuint(&j, "events", c.t.total);
+		hs_json_kuint(&j, "events", hs_event_counts_total(c.counts));
 		hs_json_kuint(&j, "events_lost", h->events_lost);
 		hs_json_kuint(&j, "buffers_lost", h->buffers_lost);
 		hs_json_key(&j, "events_by_kind");
@@ -230,7 +182,7 @@ int analyze_summary(const analyze_opts *o)
 			hs_json_obj_begin(&j);
 			hs_json_kstr(&j, "provider", l->provider);
 			hs_json_kstr(&j, "event", l->event);
-			hs_json_kuint(&j, "count", l->slot->count);
+			hs_json_kuint(&j, "count", l->n->count);
 			hs_json_kstr(&j, "story", l->story);
 			if (l->guessed)
 				hs_json_kbool(&j, "name_guessed", true);
@@ -249,12 +201,12 @@ int analyze_summary(const analyze_opts *o)
 		hs_sb_printf(&sb, "time:      %s .. %s (%.3f s)\n", t0, t1, span);
 		hs_sb_printf(&sb, "buffers:   %zu (%zu compressed, %zu flagged lost)\n", nb, compressed,
 			     hs_etl_lost_flagged_buffers(etl));
-		hs_sb_printf(&sb, "events:    %" PRIu64 "; lost: %u events, %u buffers (per the logger)\n", c.t.total,
+		hs_sb_printf(&sb, "events:    %" PRIu64 "; lost: %u events, %u buffers (per the logger)\n", hs_event_counts_total(c.counts),
 			     h->events_lost, h->buffers_lost);
 		hs_sb_printf(&sb, "names:     %s\n", rules.path);
 		hs_sb_append(&sb, "\nbusiest events:\n");
 		for (size_t i = 0; i < n && i < TOP_EVENTS; i++)
-			hs_sb_printf(&sb, "  %10" PRIu64 "  %s / %s\n", top[i]->slot->count, top[i]->provider, top[i]->event);
+			hs_sb_printf(&sb, "  %10" PRIu64 "  %s / %s\n", top[i]->n->count, top[i]->provider, top[i]->event);
 		hs_sb_append(&sb, "\nevents by provider:\n");
 		const char *prev = "";
 		for (size_t i = 0; i < n; i++) {
@@ -262,11 +214,11 @@ int analyze_summary(const analyze_opts *o)
 			if (strcmp(prev, l->provider) != 0) {
 				uint64_t sum = 0;
 				for (size_t k = i; k < n && strcmp(lines[k].provider, l->provider) == 0; k++)
-					sum += lines[k].slot->count;
+					sum += lines[k].n->count;
 				hs_sb_printf(&sb, "  %s: %" PRIu64 "\n", l->provider, sum);
 				prev = l->provider;
 			}
-			hs_sb_printf(&sb, "    %10" PRIu64 "  %s%s", l->slot->count, l->event, l->guessed ? " [name unverified]" : "");
+			hs_sb_printf(&sb, "    %10" PRIu64 "  %s%s", l->n->count, l->event, l->guessed ? " [name unverified]" : "");
 			if (l->story)
 				hs_sb_printf(&sb, " - %s", l->story);
 			hs_sb_putc(&sb, '\n');
@@ -276,10 +228,15 @@ int analyze_summary(const analyze_opts *o)
 		rc = ANALYZE_EXIT_USAGE;
 	if (!rc)
 		rc = analyze_report_problems(etl);
+	goto out;
+oom:
+	analyze_progress_done();
+	fprintf(stderr, "analyze: out of memory\n");
+	rc = ANALYZE_EXIT_USAGE;
 out:
 	free(lines);
 	free(top);
-	tally_free(&c.t);
+	hs_event_counts_free(c.counts);
 	hs_etl_close(etl);
 	analyze_free_rules(&rules);
 	return rc;
