@@ -4,102 +4,32 @@
 #include <string.h>
 
 #include "estimate/estimate_int.h"
-#include "etl/etl_format.h"
 #include "hindsight/etl.h"
 #include "hindsight/event.h"
+#include "hindsight/event_counts.h"
+#include "hindsight/event_names.h"
 #include "hindsight/tracedat.h"
 #include "util/compat.h"
 
-/* ---- the tally: open addressing over a record's identity ---- */
-
-enum { CLS_DAT, CLS_KERNEL, CLS_ID, CLS_OPCODE, CLS_WPP };
-
+/* One walk: events and bytes per identity in the library's counting table, named at the end. */
 typedef struct {
-	uint8_t cls, group;
-	hs_guid guid;
-	uint32_t num;
-	uint32_t name_hash; /* TraceLogging event name (0 otherwise) */
-} kind_key;
-
-typedef struct {
-	kind_key key;
-	bool used;
-	hs_estimate_kind kind;
-} slot;
-
-typedef struct {
-	slot *slots;
-	size_t cap, used;
+	hs_event_counts *counts;
 	hs_estimate_trace *t;
 	const hs_estimate_read_opts *opts;
 	const hs_etl *etl;
 	bool oom;
 } tally;
 
-static uint64_t hash_key(const kind_key *k)
+/* Counts one record of e with its stored size; NULL on OOM (which stops the walk). */
+static hs_event_count *count_kind(tally *t, const hs_event *e, uint64_t bytes)
 {
-	/* FNV-1a over the fields (the struct has padding). */
-	uint64_t h = 1469598103934665603ull;
-	uint8_t b[2 + 16 + 8];
-	b[0] = k->cls;
-	b[1] = k->group;
-	memcpy(b + 2, &k->guid.data1, 4);
-	memcpy(b + 6, &k->guid.data2, 2);
-	memcpy(b + 8, &k->guid.data3, 2);
-	memcpy(b + 10, k->guid.data4, 8);
-	memcpy(b + 18, &k->num, 4);
-	memcpy(b + 22, &k->name_hash, 4);
-	for (size_t i = 0; i < sizeof b; i++) {
-		h ^= b[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
-static bool key_eq(const kind_key *a, const kind_key *b)
-{
-	return a->cls == b->cls && a->group == b->group && a->num == b->num && a->name_hash == b->name_hash &&
-	       memcmp(&a->guid, &b->guid, sizeof a->guid) == 0;
-}
-
-static bool grow(tally *t)
-{
-	size_t ncap = t->cap ? t->cap * 2 : 256;
-	slot *ns = calloc(ncap, sizeof(*ns));
-	if (!ns)
-		return false;
-	for (size_t i = 0; i < t->cap; i++) {
-		if (!t->slots[i].used)
-			continue;
-		size_t j = hash_key(&t->slots[i].key) & (ncap - 1);
-		while (ns[j].used)
-			j = (j + 1) & (ncap - 1);
-		ns[j] = t->slots[i];
-	}
-	free(t->slots);
-	t->slots = ns;
-	t->cap = ncap;
-	return true;
-}
-
-/* The slot for k; *fresh says it was just made (the caller names it). */
-static slot *find_or_add(tally *t, const kind_key *k, bool *fresh)
-{
-	*fresh = false;
-	if ((t->used + 1) * 2 > t->cap && !grow(t)) {
+	hs_event_count *n = hs_event_counts_add(t->counts, &e->key, e);
+	if (!n) {
 		t->oom = true;
 		return NULL;
 	}
-	size_t j = hash_key(k) & (t->cap - 1);
-	while (t->slots[j].used && !key_eq(&t->slots[j].key, k))
-		j = (j + 1) & (t->cap - 1);
-	if (!t->slots[j].used) {
-		t->slots[j].used = true;
-		t->slots[j].key = *k;
-		t->used++;
-		*fresh = true;
-	}
-	return &t->slots[j];
+	n->bytes += bytes;
+	return n;
 }
 
 /* Grows the per-CPU table to n entries (new ones zero). */
@@ -159,37 +89,19 @@ void hs_estimate_problem(hs_estimate_trace *t, const char *fmt, ...)
 
 /* ---- trace.dat ---- */
 
-static const hs_provider *find_system(const hs_ruleset *rs, const char *system)
-{
-	for (size_t i = 0; rs && i < rs->n_providers; i++) {
-		const hs_provider *p = &rs->providers[i];
-		if (p->kind == HS_PKIND_FTRACE && p->system && strcmp(p->system, system) == 0)
-			return p;
-	}
-	return NULL;
-}
-
 static int on_dat(const hs_tracedat_record *r, void *vctx)
 {
 	tally *t = vctx;
 	hs_estimate_trace *tr = t->t;
-	kind_key k = {.cls = CLS_DAT, .num = (uint32_t)r->id & 0xFFFFu};
-	bool fresh;
-	slot *s = find_or_add(t, &k, &fresh);
-	if (!s)
-		return 1;
-	if (fresh) {
-		const hs_provider *p = find_system(t->opts->rules, r->system);
-		snprintf(s->kind.provider, sizeof s->kind.provider, "%s", p ? p->name : r->system);
-		snprintf(s->kind.event, sizeof s->kind.event, "%s", r->name);
-	}
+	hs_event e;
+	hs_event_from_tracedat(r, &e);
 	uint64_t bytes = r->record_size;
+	if (!count_kind(t, &e, bytes))
+		return 1;
 	if (r->missed_events > 0)
 		tr->dat_missed_events += (uint64_t)r->missed_events;
 	else if (r->missed_events < 0)
 		tr->dat_missed_unknown++;
-	s->kind.events++;
-	s->kind.bytes += bytes;
 	tr->events++;
 	tr->bytes += bytes;
 	count_span(tr, r->ts);
@@ -226,111 +138,19 @@ static hs_status read_dat(const char *path, tally *t)
 
 /* ---- .etl ---- */
 
-static uint32_t fnv32(const char *s)
-{
-	uint32_t h = 2166136261u;
-	for (; *s; s++) {
-		h ^= (uint8_t)*s;
-		h *= 16777619u;
-	}
-	return h ? h : 1;
-}
-
-static const hs_provider *find_guid(const hs_ruleset *rs, const hs_guid *g)
-{
-	for (size_t i = 0; rs && i < rs->n_providers; i++) {
-		const hs_provider *p = &rs->providers[i];
-		if (p->has_guid && memcmp(&p->guid, g, sizeof *g) == 0)
-			return p;
-	}
-	return NULL;
-}
-
-/* The names `analyze summary` shows for the same record. */
-static void name_etl(tally *t, const kind_key *k, const hs_etl_tl_info *tl, hs_estimate_kind *out)
-{
-	char g[37];
-	switch (k->cls) {
-	case CLS_KERNEL: {
-		const char *gn = t->opts->kernel_group_name ? t->opts->kernel_group_name(k->group) : NULL;
-		if (gn)
-			snprintf(out->provider, sizeof out->provider, "kernel %s (0x%02x)", gn, k->group);
-		else
-			snprintf(out->provider, sizeof out->provider, "kernel group 0x%02x", k->group);
-		snprintf(out->event, sizeof out->event, "opcode %u", k->num);
-		return;
-	}
-	case CLS_WPP:
-		snprintf(out->provider, sizeof out->provider, "WPP");
-		snprintf(out->event, sizeof out->event, "message %u", k->num);
-		return;
-	default:
-		break;
-	}
-	hs_guid_format_lower(&k->guid, g);
-	const hs_provider *p = find_guid(t->opts->rules, &k->guid);
-	if (p)
-		snprintf(out->provider, sizeof out->provider, "%s", p->name);
-	else if (tl && tl->provider_name)
-		snprintf(out->provider, sizeof out->provider, "%s {%s}", tl->provider_name, g);
-	else
-		snprintf(out->provider, sizeof out->provider, "{%s}", g);
-	const hs_cat_event *ce = p && k->cls == CLS_ID ? hs_provider_find_event(p, (int)k->num, NULL) : NULL;
-	if (tl && tl->event_name)
-		snprintf(out->event, sizeof out->event, "%s (id %u)", tl->event_name, k->num);
-	else if (ce && ce->name)
-		snprintf(out->event, sizeof out->event, "%s (id %u)", ce->name, k->num);
-	else
-		snprintf(out->event, sizeof out->event, "%s %u", k->cls == CLS_ID ? "id" : "opcode", k->num);
-}
-
 static int on_etl(const hs_etl_record *r, void *vctx)
 {
 	tally *t = vctx;
 	hs_estimate_trace *tr = t->t;
-	kind_key k = {0};
-	switch (r->kind) {
-	case HS_ETL_SYSTEM:
-	case HS_ETL_COMPACT:
-	case HS_ETL_PERFINFO:
-		k.cls = CLS_KERNEL;
-		k.group = r->group;
-		k.num = r->opcode;
-		break;
-	case HS_ETL_EVENT:
-		k.cls = CLS_ID;
-		k.guid = r->guid;
-		k.num = r->id;
-		break;
-	case HS_ETL_FULL:
-	case HS_ETL_INSTANCE:
-		k.cls = CLS_OPCODE;
-		k.guid = r->guid;
-		k.num = r->opcode;
-		break;
-	case HS_ETL_MESSAGE:
-		k.cls = CLS_WPP;
-		k.num = r->id;
-		break;
-	}
-	hs_etl_tl_info tl;
-	bool is_tl = r->kind == HS_ETL_EVENT && hs_etl_tl_decode(r, &tl) && tl.event_name;
-	if (is_tl)
-		k.name_hash = fnv32(tl.event_name);
-	bool fresh;
-	slot *s = find_or_add(t, &k, &fresh);
-	if (!s)
-		return 1;
-	if (fresh)
-		name_etl(t, &k, is_tl ? &tl : NULL, &s->kind);
+	hs_event e;
+	hs_event_from_etl(r, &e);
 	uint64_t bytes = r->raw_len;
-	s->kind.events++;
-	s->kind.bytes += bytes;
+	if (!count_kind(t, &e, bytes))
+		return 1;
 	tr->events++;
 	tr->bytes += bytes;
 	/* The logfile header record carries the session's start, not an event's time. */
-	bool header = r->kind == HS_ETL_SYSTEM && r->group == HS_ETL_GROUP_HEADER && r->opcode == 0;
-	bool timed = r->filetime && !header;
+	bool timed = r->filetime && !e.session_header;
 	uint64_t ns = r->filetime * 100u;
 	if (timed)
 		count_span(tr, ns);
@@ -388,14 +208,23 @@ static int cmp_row(const void *a, const void *b)
 
 static hs_status finish(tally *t)
 {
-	size_t n = t->used;
-	sort_row *rows = calloc(n + 1, sizeof(*rows));
+	size_t m = hs_event_counts_len(t->counts);
+	sort_row *rows = calloc(m + 1, sizeof(*rows));
 	if (!rows)
 		return HS_ENOMEM;
-	size_t m = 0;
-	for (size_t i = 0; i < t->cap; i++)
-		if (t->slots[i].used)
-			rows[m++].k = t->slots[i].kind;
+	/* The names `analyze summary` shows for the same events. */
+	hs_event_names names = {t->opts->rules, t->opts->kernel_group_name};
+	for (size_t i = 0; i < m; i++) {
+		const hs_event_count *n = hs_event_counts_at(t->counts, i);
+		hs_event_label lab;
+		hs_event_names_label(&names, &n->key, n->provider, n->name, &lab);
+		hs_estimate_kind *k = &rows[i].k;
+		/* Cut to the report's columns (a label may be longer). */
+		snprintf(k->provider, sizeof k->provider, "%.*s", (int)sizeof k->provider - 1, lab.provider);
+		snprintf(k->event, sizeof k->event, "%.*s", (int)sizeof k->event - 1, lab.event);
+		k->events = n->count;
+		k->bytes = n->bytes;
+	}
 	/* A provider's total over its events (names repeat across identities). */
 	for (size_t i = 0; i < m; i++)
 		for (size_t j = 0; j < m; j++)
@@ -424,8 +253,13 @@ hs_status hs_estimate_read(const char *path, const hs_estimate_read_opts *opts, 
 		return HS_ENOMEM;
 	tally t = {.t = tr, .opts = opts ? opts : &none};
 	hs_status st;
+	if (hs_event_counts_new(&t.counts) != HS_OK) {
+		free(tr);
+		return HS_ENOMEM;
+	}
 	FILE *f = hs_fopen(path, "rb");
 	if (!f) {
+		hs_event_counts_free(t.counts);
 		free(tr);
 		return HS_ENOENT;
 	}
@@ -438,7 +272,7 @@ hs_status hs_estimate_read(const char *path, const hs_estimate_read_opts *opts, 
 		st = read_etl(path, &t);
 	}
 	hs_status fs = t.oom ? HS_ENOMEM : finish(&t);
-	free(t.slots);
+	hs_event_counts_free(t.counts);
 	if (st == HS_OK)
 		st = fs;
 	if (st != HS_OK && !tr->events && !tr->n_problems) {
