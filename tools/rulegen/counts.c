@@ -7,6 +7,9 @@
 #include <string.h>
 
 #include "hindsight/etl.h"
+#include "hindsight/event.h"
+#include "hindsight/event_counts.h"
+#include "hindsight/event_names.h"
 #include "hindsight/tracedat.h"
 #include "rulegen.h"
 #include "util/text.h"
@@ -371,37 +374,91 @@ static bool parse_text(rg_counts *c, const char *path, char *text, size_t len, c
 
 /* ---- traces ---- */
 
+/* One walk: records per identity in the library's counting table, and the span they cover. */
 typedef struct {
-	char *system, *name;
-	uint64_t count;
-} td_slot;
-
-typedef struct {
-	td_slot *slots; /* by the 16-bit ftrace id */
-	uint64_t first, last, total;
+	hs_event_counts *counts;
+	uint64_t first, last; /* trace.dat: trace clock ns; ETL: FILETIME */
 	bool any, oom;
-} td_ctx;
+} trace_ctx;
+
+static void span(trace_ctx *t, uint64_t ts)
+{
+	if (!t->any || ts < t->first)
+		t->first = ts;
+	if (!t->any || ts > t->last)
+		t->last = ts;
+	t->any = true;
+}
 
 static int on_td(const hs_tracedat_record *r, void *vctx)
 {
-	td_ctx *t = vctx;
-	td_slot *s = &t->slots[(unsigned)r->id & 0xFFFFu];
-	if (!s->system) {
-		s->system = strdup(r->system ? r->system : "?");
-		s->name = strdup(r->name ? r->name : "?");
-		if (!s->system || !s->name) {
-			t->oom = true;
-			return 1;
-		}
+	trace_ctx *t = vctx;
+	hs_event e;
+	hs_event_from_tracedat(r, &e);
+	if (!hs_event_counts_add(t->counts, &e.key, &e)) {
+		t->oom = true;
+		return 1;
 	}
-	s->count++;
-	t->total++;
-	if (!t->any || r->ts < t->first)
-		t->first = r->ts;
-	if (!t->any || r->ts > t->last)
-		t->last = r->ts;
-	t->any = true;
+	span(t, r->ts);
 	return 0;
+}
+
+static int on_etl(const hs_etl_record *r, void *vctx)
+{
+	trace_ctx *t = vctx;
+	hs_event e;
+	hs_event_from_etl(r, &e);
+	/* Counts files name ETW events by id, as analyze counts prints them. */
+	hs_event_key k = e.key;
+	k.name_hash = 0;
+	if (!hs_event_counts_add(t->counts, &k, NULL)) {
+		t->oom = true;
+		return 1;
+	}
+	if (r->filetime)
+		span(t, r->filetime);
+	return 0;
+}
+
+/* The table's entries as counts rows: PROVIDER, KEY, VALUE (a number or an ftrace event name). */
+static bool push_counts(rg_counts *c, const hs_event_counts *counts)
+{
+	for (size_t i = 0; i < hs_event_counts_len(counts); i++) {
+		const hs_event_count *n = hs_event_counts_at(counts, i);
+		char provider[256], num[16]; /* an ftrace system is a tracefs directory name: at most 255 bytes */
+		const char *key = hs_event_key_counts_id(&n->key, n->provider, provider, sizeof provider);
+		const char *value = num;
+		if (n->key.cls == HS_EVCLS_FTRACE)
+			value = n->name ? n->name : "?";
+		else
+			snprintf(num, sizeof num, "%u", n->key.num);
+		if (!push_row(c, provider, key, value, n->count, 0))
+			return false;
+	}
+	return true;
+}
+
+/* Adds the walk's rows, seconds and total to c, or says why not. `ticks_per_s`: the trace clock's rate. */
+static bool add_trace(rg_counts *c, trace_ctx *t, const char *path, double ticks_per_s, hs_pos at, hs_diags *d)
+{
+	bool ok = !t->oom && !hs_event_counts_failed(t->counts) && push_counts(c, t->counts);
+	uint64_t total = hs_event_counts_total(t->counts);
+	hs_event_counts_free(t->counts);
+	t->counts = NULL;
+	if (!ok) {
+		hs_diag_add(d, HS_D_LIMIT, at, NULL, "out of memory counting '%s'", path);
+		return false;
+	}
+	if (t->last <= t->first) {
+		hs_diag_add(d, HS_D_RANGE, at, "a rate needs at least two events at different times",
+			    "trace '%s' spans no time (%" PRIu64 " events)", path, total);
+		return false;
+	}
+	c->seconds += (double)(t->last - t->first) / ticks_per_s;
+	c->total += total;
+	c->n_files++;
+	rg_counts_sort(c);
+	return true;
 }
 
 static bool count_tracedat(rg_counts *c, const char *path, hs_pos at, hs_diags *d)
@@ -416,128 +473,15 @@ static bool count_tracedat(rg_counts *c, const char *path, hs_pos at, hs_diags *
 		hs_tracedat_close(td);
 		return false;
 	}
-	td_ctx t = {.slots = calloc(65536, sizeof(td_slot))};
-	bool ok = t.slots != NULL;
-	if (ok)
+	trace_ctx t = {0};
+	if (hs_event_counts_new(&t.counts) == HS_OK)
 		hs_tracedat_foreach(td, on_td, &t);
+	else
+		t.oom = true;
 	for (size_t i = 0; i < hs_tracedat_problem_count(td); i++)
 		fprintf(stderr, "rulegen: %s: %s\n", path, hs_tracedat_problem_at(td, i));
-	ok = ok && !t.oom;
-	for (size_t i = 0; ok && i < 65536; i++)
-		if (t.slots[i].count && !push_row(c, t.slots[i].system, "event", t.slots[i].name, t.slots[i].count, 0))
-			ok = false;
-	for (size_t i = 0; t.slots && i < 65536; i++) {
-		free(t.slots[i].system);
-		free(t.slots[i].name);
-	}
-	free(t.slots);
 	hs_tracedat_close(td);
-	if (!ok) {
-		hs_diag_add(d, HS_D_LIMIT, at, NULL, "out of memory counting '%s'", path);
-		return false;
-	}
-	if (t.last <= t.first) {
-		hs_diag_add(d, HS_D_RANGE, at, "a rate needs at least two events at different times",
-			    "trace '%s' spans no time (%" PRIu64 " events)", path, t.total);
-		return false;
-	}
-	c->seconds += (double)(t.last - t.first) / 1e9;
-	c->total += t.total;
-	c->n_files++;
-	rg_counts_sort(c);
-	return true;
-}
-
-/* ETL records keyed by their printed identity, as analyze counts prints them. */
-typedef struct {
-	char *key; /* "provider\tkey\tvalue" */
-	uint64_t count;
-} etl_slot;
-
-typedef struct {
-	etl_slot *slots;
-	size_t cap, used;
-	uint64_t first, last, total;
-	bool any, oom;
-} etl_ctx;
-
-static uint64_t fnv(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
-static bool etl_grow(etl_ctx *t)
-{
-	size_t ncap = t->cap ? t->cap * 2 : 256;
-	etl_slot *ns = calloc(ncap, sizeof(*ns));
-	if (!ns)
-		return false;
-	for (size_t i = 0; i < t->cap; i++) {
-		if (!t->slots[i].key)
-			continue;
-		size_t j = fnv(t->slots[i].key) & (ncap - 1);
-		while (ns[j].key)
-			j = (j + 1) & (ncap - 1);
-		ns[j] = t->slots[i];
-	}
-	free(t->slots);
-	t->slots = ns;
-	t->cap = ncap;
-	return true;
-}
-
-static int on_etl(const hs_etl_record *r, void *vctx)
-{
-	etl_ctx *t = vctx;
-	char key[96], guid[37];
-	switch (r->kind) {
-	case HS_ETL_SYSTEM:
-	case HS_ETL_COMPACT:
-	case HS_ETL_PERFINFO:
-		snprintf(key, sizeof key, "kernel:0x%02x\topcode\t%u", r->group, r->opcode);
-		break;
-	case HS_ETL_EVENT:
-		hs_guid_format_lower(&r->guid, guid);
-		snprintf(key, sizeof key, "%s\tid\t%u", guid, r->id);
-		break;
-	case HS_ETL_FULL:
-	case HS_ETL_INSTANCE:
-		hs_guid_format_lower(&r->guid, guid);
-		snprintf(key, sizeof key, "%s\topcode\t%u", guid, r->opcode);
-		break;
-	default:
-		snprintf(key, sizeof key, "wpp\tmsg\t%u", r->id);
-	}
-	if ((t->used + 1) * 2 > t->cap && !etl_grow(t)) {
-		t->oom = true;
-		return 1;
-	}
-	size_t j = fnv(key) & (t->cap - 1);
-	while (t->slots[j].key && strcmp(t->slots[j].key, key) != 0)
-		j = (j + 1) & (t->cap - 1);
-	if (!t->slots[j].key) {
-		t->slots[j].key = strdup(key);
-		if (!t->slots[j].key) {
-			t->oom = true;
-			return 1;
-		}
-		t->used++;
-	}
-	t->slots[j].count++;
-	t->total++;
-	if (r->filetime) {
-		if (!t->any || r->filetime < t->first)
-			t->first = r->filetime;
-		if (!t->any || r->filetime > t->last)
-			t->last = r->filetime;
-		t->any = true;
-	}
-	return 0;
+	return add_trace(c, &t, path, 1e9, at, d);
 }
 
 static bool count_etl(rg_counts *c, const char *path, hs_pos at, hs_diags *d)
@@ -549,40 +493,17 @@ static bool count_etl(rg_counts *c, const char *path, hs_pos at, hs_diags *d)
 		hs_etl_close(etl);
 		return false;
 	}
-	etl_ctx t = {0};
-	hs_etl_foreach(etl, HS_ETL_FILE_ORDER, on_etl, &t);
+	trace_ctx t = {0};
+	if (hs_event_counts_new(&t.counts) == HS_OK)
+		hs_etl_foreach(etl, HS_ETL_FILE_ORDER, on_etl, &t);
+	else
+		t.oom = true;
 	for (size_t i = 0; i < hs_etl_problem_count(etl); i++) {
 		const hs_etl_problem *pr = hs_etl_problem_at(etl, i);
 		fprintf(stderr, "rulegen: %s: offset 0x%" PRIx64 ": %s\n", path, pr->offset, pr->message);
 	}
 	hs_etl_close(etl);
-	bool ok = !t.oom;
-	for (size_t i = 0; i < t.cap; i++) {
-		if (!t.slots[i].key)
-			continue;
-		char *prov = t.slots[i].key, *k = strchr(prov, '\t'), *v = k ? strchr(k + 1, '\t') : NULL;
-		if (ok && k && v) {
-			*k++ = '\0';
-			*v++ = '\0';
-			ok = push_row(c, prov, k, v, t.slots[i].count, 0);
-		}
-		free(t.slots[i].key);
-	}
-	free(t.slots);
-	if (!ok) {
-		hs_diag_add(d, HS_D_LIMIT, at, NULL, "out of memory counting '%s'", path);
-		return false;
-	}
-	if (t.last <= t.first) {
-		hs_diag_add(d, HS_D_RANGE, at, "a rate needs at least two events at different times",
-			    "trace '%s' spans no time (%" PRIu64 " events)", path, t.total);
-		return false;
-	}
-	c->seconds += (double)(t.last - t.first) / 1e7; /* FILETIME: 100 ns */
-	c->total += t.total;
-	c->n_files++;
-	rg_counts_sort(c);
-	return true;
+	return add_trace(c, &t, path, 1e7, at, d); /* FILETIME: 100 ns */
 }
 
 static bool ends_with(const char *s, const char *suffix)
