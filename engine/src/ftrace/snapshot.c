@@ -202,6 +202,7 @@ typedef struct {
 	session *s;
 	const char *path;
 	bool final;
+	uint64_t entries; /* the frozen ring's, read before the drain */
 	hs_status st;
 } snap_job;
 
@@ -231,12 +232,7 @@ static void *snapshot_thread(void *arg)
 			goto out;
 		}
 	}
-	/* Freeze first: draining a live ring chases the writer and yields mostly
-	 * empty pages (measured: 1.3 GB for 2.8M events). This kernel has no
-	 * snapshot buffer, so events arriving until tracing resumes are lost. */
-	tracefs_trace_off(s->inst);
-	hs_ftrace_read_stats(b, s);
-	uint64_t entries = hs_ftrace_sum_entries(s, b->cpus);
+	uint64_t entries = sj->entries;
 	/* Every CPU's ring at once: the copies are independent kernel work. */
 	for (unsigned c = 0; c < b->cpus; c++)
 		started[c] = !pthread_create(&tids[c], NULL, drain_cpu_thread, &jobs[c]);
@@ -367,7 +363,16 @@ out:
 hs_status hs_ftrace_snapshot_ring(hs_backend *b, session *s, const char *path, bool final)
 {
 	/* In a thread of its own so its priority is lowered without the engine's. */
-	snap_job sj = {.b = b, .s = s, .path = path, .final = final, .st = HS_EIO};
+	/* Freeze first, here at the caller's priority: the low-priority thread may
+	 * wait seconds for a CPU under load, while the ring, in overwrite mode,
+	 * replaces the moment we were asked to keep. Draining a live ring would
+	 * also chase the writer and yield mostly empty pages (measured: 1.3 GB
+	 * for 2.8M events). This kernel has no snapshot buffer, so events
+	 * arriving until tracing resumes are lost. */
+	tracefs_trace_off(s->inst);
+	hs_ftrace_read_stats(b, s);
+	snap_job sj = {.b = b, .s = s, .path = path, .final = final, .st = HS_EIO,
+		       .entries = hs_ftrace_sum_entries(s, b->cpus)};
 	pthread_t t;
 	if (pthread_create(&t, NULL, snapshot_thread, &sj))
 		snapshot_thread(&sj);
