@@ -13,15 +13,12 @@
  * what comes next), so one event has one name everywhere. Names come, best
  * first, from the rules' catalogs (provider by GUID or ftrace system, event
  * by id or name), from the trace (TraceLogging provider and event names,
- * ftrace system and event names) and from the format (kernel groups), with
- * the numbers as the last resort.
+ * ftrace system and event names) and from the caller's kernel group names,
+ * with the numbers as the last resort.
  *
  * Ownership: an hs_event_names borrows its ruleset; an hs_event_label's
  * catalog pointers are borrowed from that ruleset, its strings are its own.
  */
-
-/* "Process", "Thread", ... for an ETL kernel event group (HookId >> 8), or NULL. */
-const char *hs_event_kernel_group_name(uint8_t group);
 
 /* The catalog provider with this GUID / for this ftrace system, or NULL. rs may be NULL. */
 const hs_provider *hs_event_find_provider_guid(const hs_ruleset *rs, const hs_guid *g);
@@ -29,7 +26,10 @@ const hs_provider *hs_event_find_provider_system(const hs_ruleset *rs, const cha
 
 typedef struct {
 	const hs_ruleset *rules; /* catalogs; may be NULL */
-	/* Kernel group names (hs_event_kernel_group_name, usually); NULL shows groups by number only. */
+	/* "Process" for kernel group 0x03, ...; NULL shows groups by number only. The
+	 * names are not in the library: its policy check (tests/policy) keeps names
+	 * that catalogs also use (ImageLoad, StackWalk) out of engine/ C, so
+	 * `analyze` supplies them (analyze_kernel_group_name). */
 	const char *(*kernel_group_name)(uint8_t group);
 } hs_event_names;
 
