@@ -52,7 +52,7 @@ char *hs_ftrace_path_join(const char *a, const char *b)
 static char *chunk_path(const session *s, unsigned cpu, unsigned seq)
 {
 	char name[64];
-	snprintf(name, sizeof(name), "cpu%u.%u", cpu, seq);
+	snprintf(name, sizeof(name), HS_FTRACE_CHUNK_FMT, cpu, seq);
 	return hs_ftrace_path_join(s->chunk_dir, name);
 }
 
@@ -168,15 +168,21 @@ static hs_status setup_session(hs_backend *b, session *s)
 		return st;
 	hs_ftrace_say(b, "%s: %zu event%s or systems enabled, %zu skipped", name, s->st.events_enabled,
 	    s->st.events_enabled == 1 ? "" : "s", s->st.events_skipped);
-	if (rs->mode != HS_MODE_FILE_CIRCULAR)
+	if (rs->mode != HS_MODE_FILE_CIRCULAR) {
+		/* libtracecmd cannot write 2 GiB or more of one CPU: say so now,
+		 * not when the moment is being saved. */
+		char why[256];
+		if (hs_dat_check_cpu_bytes(s->st.real_per_cpu_kb * 1024, why, sizeof why) != HS_OK)
+			hs_ftrace_say(b, "%s: WARNING: %s", name, why);
 		return HS_OK;
+	}
 
 	/* Streaming: one reader and one chunk file per CPU. */
 	size_t dlen = strlen(rs->output) + 16;
 	char *dname = malloc(dlen);
 	if (!dname)
 		return HS_ENOMEM;
-	snprintf(dname, dlen, ".%s.chunks", rs->output);
+	snprintf(dname, dlen, HS_FTRACE_CHUNK_DIR_FMT, rs->output);
 	s->chunk_dir = hs_ftrace_path_join(b->run_dir, dname);
 	free(dname);
 	if (!s->chunk_dir)
@@ -239,11 +245,8 @@ hs_status hs_backend_start(const hs_plan *plan, const char *run_dir, const hs_ba
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	b->cpus = ncpu > 0 ? (unsigned)ncpu : 1;
 	b->subbuf = (size_t)getpagesize();
-	if (geteuid() != 0) {
-		hs_ftrace_say(b, "tracefs needs root");
-		st = HS_EPERM;
-		goto fail;
-	}
+	/* Privilege: the recording mode checks it first (hs_os_check_privilege);
+	 * other callers get EPERM from the first tracefs write. */
 	if ((st = ensure_tracefs(b)) != HS_OK)
 		goto fail;
 	st = HS_ENOMEM;
@@ -443,7 +446,10 @@ out:
 	return st;
 }
 
-static hs_status flush_stream(hs_backend *b, size_t si, const char *path)
+/* Drains the session's rings to its chunks and syncs them; then rewrites the
+ * output file (`path`, or the session's own when NULL) if it is stale and
+ * either `force` or the rewrite cap allows it. */
+static hs_status flush_stream(hs_backend *b, size_t si, const char *path, bool force)
 {
 	session *s = &b->s[si];
 	hs_status st = HS_OK;
@@ -460,8 +466,8 @@ static hs_status flush_stream(hs_backend *b, size_t si, const char *path)
 	/* The chunks are on disk now. Rewriting the whole file costs I/O in
 	 * proportion to its size (a full 64 MB file rewritten every 5 s wrote
 	 * 24 MB/s), so a periodic rewrite waits until its bytes, averaged over
-	 * the wait, stay under the cap; requests (path given) always write. */
-	if (!path && now < s->next_rebuild)
+	 * the wait, stay under the cap; requests and stop always write. */
+	if (!force && now < s->next_rebuild)
 		return HS_OK;
 	st = rebuild(b, s, path ? path : s->output);
 	if (!path || !strcmp(path, s->output))
@@ -487,7 +493,7 @@ hs_status hs_backend_poll(hs_backend *b, int timeout_ms)
 			continue;
 		hs_status r = HS_OK;
 		if (now >= s->next_flush)
-			r = flush_stream(b, i, NULL);
+			r = flush_stream(b, i, NULL, false);
 		else
 			for (unsigned c = 0; c < b->cpus && r == HS_OK; c++)
 				r = drain_cpu(b, i, c, false);
@@ -505,7 +511,7 @@ hs_status hs_backend_snapshot(hs_backend *b, size_t session_i, const char *path,
 	const char *p = path ? path : s->output;
 	if (s->ps->session->mode == HS_MODE_FILE_CIRCULAR) {
 		s->dirty = true; /* a request always writes, even with nothing new */
-		return flush_stream(b, session_i, p);
+		return flush_stream(b, session_i, p, true);
 	}
 	return hs_ftrace_snapshot_ring(b, s, p, final);
 }
@@ -586,7 +592,7 @@ hs_status hs_backend_stop(hs_backend *b)
 			/* Stop producing, take everything left, and write the file once more. */
 			tracefs_trace_off(s->inst);
 			s->dirty = true;
-			hs_status r = flush_stream(b, i, NULL);
+			hs_status r = flush_stream(b, i, NULL, true);
 			if (r == HS_OK)
 				remove_chunks(s);
 			else
@@ -607,6 +613,8 @@ void hs_backend_free(hs_backend *b)
 	for (size_t i = 0; i < b->n; i++) {
 		session *s = &b->s[i];
 		close_session(b, s);
+		/* The instance name's lock (taken by whoever started us) goes with it. */
+		hs_ftrace_release(s->ps->session->logger_name);
 		if (s->sc)
 			for (unsigned c = 0; c < b->cpus; c++)
 				free(s->sc[c].chunk_bytes);

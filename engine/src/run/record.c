@@ -126,10 +126,15 @@ static hs_status write_manifest(const char *path, const hs_ruleset *rs, const hs
 			hs_json_kuint(&j, "bytes_streamed", s->bytes_streamed);
 			hs_json_kuint(&j, "bytes_in_file", s->bytes_in_file);
 			hs_json_kuint(&j, "chunks_dropped", s->chunks_dropped);
+			hs_json_kuint(&j, "bytes_lost_disk", s->bytes_lost_disk);
 		} else {
 			hs_json_kuint(&j, "snapshots", s->snapshots);
 			hs_json_kuint(&j, "snapshot_events", s->snapshot_events);
 			hs_json_kuint(&j, "snapshot_entries", s->snapshot_entries);
+			hs_json_kuint(&j, "snapshot_events_dropped", s->snapshot_events_dropped);
+			hs_json_kuint(&j, "snapshot_raw_bytes", s->snapshot_raw_bytes);
+			hs_json_kuint(&j, "snapshot_bytes_dropped", s->snapshot_bytes_dropped);
+			hs_json_kuint(&j, "snapshot_file_bytes", s->snapshot_file_bytes);
 			hs_json_key(&j, "snapshot_s");
 			hs_json_double(&j, s->snapshot_s, 3);
 		}
