@@ -167,11 +167,29 @@ typedef struct {
 	bool ran;
 } round_frames;
 
+/* CPU time the host took from this VM (steal) and the time every CPU was
+ * busy, in seconds since boot (/proc/stat): noise beside the recorder. */
+static void cpu_times(double *steal, double *busy)
+{
+	unsigned long long v[8] = {0};
+	FILE *f = fopen("/proc/stat", "r");
+	*steal = *busy = 0;
+	if (!f)
+		return;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+		   &v[7]) == 8) {
+		double hz = (double)sysconf(_SC_CLK_TCK);
+		*steal = (double)v[7] / hz;
+		*busy = (double)(v[0] + v[1] + v[2] + v[5] + v[6]) / hz; /* user nice system irq softirq */
+	}
+	fclose(f);
+}
+
 /* ---- one round ---- */
 
 typedef struct {
 	double t_snap0, t_snap1; /* the snapshot call, CLOCK_MONOTONIC s; 0 when none */
-	double snap_s, fill_s;
+	double snap_s, fill_s, snap_cpu_s;
 	uint64_t snap_events, snap_mb;
 	bool wrapped;
 } round_info;
@@ -222,9 +240,11 @@ static int run_frames(pid_t child, int go_w, hs_backend *b, size_t ring_i, round
 		if (!snapped && bench_now_s() - t0 >= SNAP_AT_S) {
 			char path[8192];
 			snprintf(path, sizeof(path), "%s/frame-snap.dat", g_dir);
+			double c0 = bench_cpu_s(RUSAGE_SELF); /* every thread the snapshot may use */
 			ri->t_snap0 = bench_now_s();
 			hs_status st = hs_backend_snapshot(b, ring_i, path, false);
 			ri->t_snap1 = bench_now_s();
+			ri->snap_cpu_s = bench_cpu_s(RUSAGE_SELF) - c0;
 			snapped = true;
 			if (st != HS_OK) {
 				fprintf(stderr, "bench: the snapshot failed (%s)\n", hs_strerror(st));
@@ -277,7 +297,7 @@ static void fill_ring(hs_backend *b, const char *ring_name, unsigned cpus, doubl
 static void usage(FILE *f)
 {
 	fputs("usage: bench_frame_pacing [--rounds N] [--seconds S] [--fill-sec S] [--rules FILE] [--dir DIR]\n"
-	      "                          [-v]\n",
+	      "                          [--conditions off,on,snapshot] [-v]\n",
 	      f);
 }
 
@@ -295,13 +315,25 @@ int main(int argc, char **argv)
 	const char *rules = HS_BENCH_RULES_DIR "/stutter.yaml", *dir = NULL;
 	double secs = 10, fill_s = 30;
 	unsigned rounds = 5;
-	bool verbose = false;
-	static const struct option lo[] = {{"rounds", 1, 0, 'n'}, {"seconds", 1, 0, 's'}, {"fill-sec", 1, 0, 'f'},
+	bool verbose = false, want[NCOND] = {true, true, true};
+	static const struct option lo[] = {{"conditions", 1, 0, 'c'}, {"rounds", 1, 0, 'n'}, {"seconds", 1, 0, 's'}, {"fill-sec", 1, 0, 'f'},
 					   {"rules", 1, 0, 'r'},  {"dir", 1, 0, 'd'},	  {"verbose", 0, 0, 'v'},
 					   {"help", 0, 0, 'h'},	  {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
 		switch (c) {
+		case 'c':
+			/* A subset, to chase one condition's cost; the verdict needs all three. */
+			for (int k = 0; k < NCOND; k++) {
+				const char *m = strstr(optarg, cond_name[k]);
+				want[k] = m && (m == optarg || m[-1] == ',') && (!m[strlen(cond_name[k])] ||
+										m[strlen(cond_name[k])] == ',');
+			}
+			if (!want[OFF] && !want[ON] && !want[SNAP]) {
+				usage(stderr);
+				return 2;
+			}
+			break;
 		case 'n': rounds = (unsigned)atoi(optarg); break;
 		case 's': secs = atof(optarg); break;
 		case 'f': fill_s = atof(optarg); break;
@@ -376,6 +408,8 @@ int main(int argc, char **argv)
 	unsigned rounds_done = 0;
 	for (unsigned r = 0; r < rounds && !g_stop && !rc; r++) {
 		for (int cond = OFF; cond < NCOND && !g_stop && !rc; cond++) {
+			if (!want[cond])
+				continue;
 			round_info ri = {0};
 			bench_plan bp;
 			hs_backend *b = NULL;
@@ -399,10 +433,14 @@ int main(int argc, char **argv)
 			bench_nap(SETTLE_S);
 			if (b)
 				hs_backend_poll(b, 0);
+			double st0, bz0, st1, bz1, rec0 = bench_cpu_s(RUSAGE_SELF);
+			cpu_times(&st0, &bz0);
 			if (!rc && !g_stop)
 				rc = run_frames(g_frame_pid, go[1], b, cond == SNAP ? ring_k : SIZE_MAX, &ri);
 			else
 				close(go[1]);
+			cpu_times(&st1, &bz1);
+			double rec_cpu = bench_cpu_s(RUSAGE_SELF) - rec0;
 			stop_frames();
 			if (b) {
 				if (hs_backend_stop(b) != HS_OK)
@@ -443,25 +481,37 @@ int main(int argc, char **argv)
 			printf("round %u %-8s: %5" PRIu64 " frames, p50 %.3f p99 %.3f max %.3f ms, %" PRIu64 " > 2x period",
 			       r + 1, cond_name[cond], s.n, s.p50, s.p99, s.max, s.over2);
 			if (cond == SNAP)
-				printf("; ring %s after %.1f s of load, snapshot %.3f s (%" PRIu64 " events, %" PRIu64 " MB)",
-				       ri.wrapped ? "full" : "NOT full", ri.fill_s, ri.t_snap1 - ri.t_snap0, ri.snap_events,
-				       ri.snap_mb);
-			putchar('\n');
+				printf("; ring %s after %.1f s of load, snapshot %.3f s, CPU %.3f s (%" PRIu64 " events, %" PRIu64
+				       " MB)",
+				       ri.wrapped ? "full" : "NOT full", ri.fill_s, ri.t_snap1 - ri.t_snap0, ri.snap_cpu_s,
+				       ri.snap_events, ri.snap_mb);
+			/* The machine's busy time includes the frame loop (a quarter of one
+			 * CPU) and the recorder: the rest is the load beside them. */
+			printf("; recorder CPU %.2f s, machine busy %.0f%% of %ld CPUs, steal %.2f s\n", rec_cpu,
+			       100.0 * (bz1 - bz0) / (secs * (double)sysconf(_SC_NPROCESSORS_ONLN)),
+			       sysconf(_SC_NPROCESSORS_ONLN), st1 - st0);
+			if (verbose)
+				for (size_t i = 0; i < rf->n; i++)
+					if (rf->ms[i] > 2.0 * (double)PERIOD_NS / 1e6)
+						printf("    frame at %.3f s: %.3f ms\n", rf->at[i], rf->ms[i]);
 			fflush(stdout);
 			free(round.ms);
-			if (cond == SNAP)
-				rounds_done = r + 1;
+			rounds_done = r + 1;
 		}
 	}
 	if (g_stop) {
 		fputs("bench: interrupted; cleaning up\n", stderr);
 		rc = 1;
 	}
-	if (!rc && rounds_done) {
+	if (!rc && rounds_done && (!want[OFF] || !want[ON] || !want[SNAP]))
+		printf("\n(--conditions: no pooled table or verdict without all three conditions)\n");
+	else if (!rc && rounds_done) {
 		/* Each round's snapshot window, applied to the off and on rounds of
 		 * the same round at the same offsets: like for like. */
 		for (unsigned r = 0; r < rounds_done; r++) {
 			const round_frames *sn = &rfs[r * NCOND + SNAP];
+			if (!sn->ran)
+				continue;
 			for (int k = 0; k < NCOND; k++) {
 				const round_frames *rf = &rfs[r * NCOND + (unsigned)k];
 				for (size_t i = 0; i < rf->n; i++)

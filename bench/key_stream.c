@@ -110,7 +110,7 @@ typedef struct {
 	uint64_t generated, recorded, other, dropped, overrun, chunks_dropped, in_file;
 	double cpu_s, wall_s, stop_s, gen_cpu_s;
 	double max_poll_s, bytes_per_event, ring_kb;
-	bool lost, short_of_rate, file_ok;
+	bool lost, ring_lost, short_of_rate, file_ok;
 } step_result;
 
 static int run_step(const hs_plan *plan, size_t keys_i, double rate, double secs, unsigned procs, double flush_s,
@@ -222,7 +222,11 @@ static int run_step(const hs_plan *plan, size_t keys_i, double rate, double secs
 	unlink(path);
 	/* The file holds everything streamed, unless the circular bound evicted chunks. */
 	res->file_ok = res->in_file == cnt.ours + cnt.other || (s->chunks_dropped && res->in_file != UINT64_MAX);
-	res->lost = res->recorded != res->generated || res->dropped || res->overrun || !res->file_ok;
+	/* Two kinds of loss: the recorder fell behind the ring (what limits the
+	 * rate), or the file it leaves does not hold what it streamed (a defect
+	 * at any rate). Both fail the step. */
+	res->ring_lost = res->recorded != res->generated || res->dropped || res->overrun;
+	res->lost = res->ring_lost || !res->file_ok;
 	res->short_of_rate = res->achieved < 0.95 * rate;
 	rc = ok ? 0 : 1;
 	if (!ok)
@@ -354,7 +358,8 @@ int main(int argc, char **argv)
 		       r->target, r->achieved, r->generated, r->recorded, r->dropped, r->overrun, r->chunks_dropped,
 		       100.0 * r->cpu_s / r->wall_s, events > 0 ? r->cpu_s * 1e3 / (events / 1e6) : 0.0,
 		       r->generated ? r->gen_cpu_s * 1e6 / ((double)r->generated / EVENTS_PER_CALL) : 0.0,
-		       r->max_poll_s * 1e3, r->lost ? "LOSS" : "ok",
+		       r->max_poll_s * 1e3,
+		       r->ring_lost ? (r->file_ok ? "LOSS" : "LOSS+file") : r->file_ok ? "ok" : "file",
 		       r->short_of_rate ? " (generator short of the rate)" : "");
 		/* How long one CPU's ring lasts at this rate if the generator stays on
 		 * that CPU: a poll (plus its 50 ms sleep) longer than this loses events. */
@@ -369,7 +374,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		/* One lossy step can be a stall from other load on the machine; two
 		 * in a row (or a generator that cannot keep up) end the climb. */
-		lossy_run = r->lost ? lossy_run + 1 : 0;
+		lossy_run = r->ring_lost ? lossy_run + 1 : 0;
 		if ((lossy_run >= 2 || r->short_of_rate) && !all)
 			break;
 	}
@@ -379,21 +384,29 @@ int main(int argc, char **argv)
 	}
 	if (done) {
 		const step_result *best = NULL;
-		for (size_t k = 0; k < done; k++)
-			if (!res[k].lost && (!best || res[k].achieved > best->achieved))
+		unsigned bad_files = 0;
+		for (size_t k = 0; k < done; k++) {
+			if (!res[k].ring_lost && (!best || res[k].achieved > best->achieved))
 				best = &res[k];
-		printf("\nresult (ms CPU/M = the recorder's user+sys CPU per million events it streamed; rec CPU = %% of "
+			bad_files += !res[k].file_ok;
+		}
+		printf("\nresult (LOSS = the recorder fell behind: recorded < generated, or dropped or overrun > 0; file = "
+		       "keyevents.dat does not hold what was streamed;\n        ms CPU/M = the recorder's user+sys CPU per million events it streamed; rec CPU = %% of "
 		       "one CPU; gen us/c = the generator's CPU per fsync call, tracepoints included; max poll = the "
 		       "longest poll after its 50 ms sleep, while the ring is not drained):\n");
 		if (best) {
 			double ev = (double)(best->recorded + best->other);
-			printf("  highest sustained rate with zero loss: %.0f events/s (step %.0f/s), recorder CPU %.1f ms "
-			       "per million events (%.2f%% of one CPU at that rate)\n",
+			printf("  highest sustained rate with zero loss (the recorder kept up): %.0f events/s (step %.0f/s), "
+			       "recorder CPU %.1f ms per million events (%.2f%% of one CPU at that rate)\n",
 			       best->achieved, best->target, ev > 0 ? best->cpu_s * 1e3 / (ev / 1e6) : 0.0,
 			       100.0 * best->cpu_s / best->wall_s);
 		} else
 			printf("  no step was free of loss\n");
-		if (done == n_rates && !res[done - 1].lost)
+		if (bad_files)
+			printf("  keyevents.dat did NOT hold every streamed event after the stop in %u of %zu steps (result "
+			       "'file'): the recorder kept up, but the file it left lost events; an engine defect\n",
+			       bad_files, done);
+		if (done == n_rates && !res[done - 1].ring_lost)
 			printf("  every step was lossless: add higher --rates to find the limit\n");
 	}
 	if (rc)
