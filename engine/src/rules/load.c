@@ -6,6 +6,7 @@
 
 #include "hindsight/limits.h"
 #include "hindsight/rules.h"
+#include "rules/keys.h"
 #include "rules/rules_int.h"
 #include "rules/ynode.h"
 #include "util/compat.h"
@@ -15,6 +16,7 @@
 enum { LOAD_NO_INCLUDES = 1 };
 
 typedef struct {
+	hs_keyread r; /* first: a key's fn gets back to the loader through r.ctx */
 	hs_ruleset *rs;
 	hs_arena *arena;
 	hs_diags *d;
@@ -24,429 +26,54 @@ typedef struct {
 	char *stack[HS_MAX_INCLUDE_DEPTH + 1];
 	int depth;
 	size_t prov_cap, files_cap;
-	bool oom;
+	/* What the fns of the table being read need from the mappings around it. */
+	const hs_provider *provider; /* the provider whose events are read */
+	hs_platform platform;        /* the catalog's platform */
+	const char *file;            /* the file whose includes are read */
+	bool stacks;                 /* whitelist entries are stack-list entries */
 } loader;
 
-/* ---- small typed accessors; each reports its own diagnostic ---- */
+#define LD(r) ((loader *)(r)->ctx)
 
-static const char *kstr(const hs_ynode *map, size_t i)
-{
-	return map->keys[i]->str;
-}
-
-static void check_keys(loader *L, const hs_ynode *map, const char *const *allowed, const char *where)
-{
-	for (size_t i = 0; i < map->n; i++) {
-		const hs_ynode *k = map->keys[i];
-		if (k->type != HS_Y_SCALAR || k->alias || hs_ynode_value(k) != HS_YV_STR)
-			continue; /* reported by the YAML layer */
-		bool ok = false;
-		for (size_t a = 0; allowed[a]; a++)
-			if (strcmp(k->str, allowed[a]) == 0)
-				ok = true;
-		if (ok)
-			continue;
-		const char *near = hs_closest(k->str, allowed);
-		char hint[128];
-		if (near)
-			snprintf(hint, sizeof hint, "did you mean '%s'?", near);
-		hs_diag_add(L->d, HS_D_UNKNOWN_KEY, k->pos, near ? hint : NULL, "unknown key '%s' in %s", k->str,
-			    where);
-	}
-}
-
-static bool want_type(loader *L, const hs_ynode *n, hs_ytype t, const char *key)
-{
-	if (n->type == t)
-		return true;
-	if (n->alias)
-		return false;
-	const char *need = t == HS_Y_MAP ? "a mapping" : t == HS_Y_SEQ ? "a list" : "a scalar";
-	hs_diag_add(L->d, HS_D_TYPE, n->pos, NULL, "'%s' must be %s, not %s", key, need, hs_ynode_type_name(n));
-	return false;
-}
-
-static hs_ynode *get_map(loader *L, const hs_ynode *map, const char *key)
-{
-	hs_ynode *n = hs_ymap_get(map, key);
-	if (n && !want_type(L, n, HS_Y_MAP, key))
-		return NULL;
-	return n;
-}
-
-static hs_ynode *get_seq(loader *L, const hs_ynode *map, const char *key)
-{
-	hs_ynode *n = hs_ymap_get(map, key);
-	if (n && !want_type(L, n, HS_Y_SEQ, key))
-		return NULL;
-	return n;
-}
-
-static bool require(loader *L, const hs_ynode *map, const char *key, const char *where)
-{
-	if (hs_ymap_get(map, key))
-		return true;
-	hs_diag_add(L->d, HS_D_MISSING_KEY, map->pos, NULL, "%s needs '%s'", where, key);
-	return false;
-}
-
-static const char *node_str(loader *L, const hs_ynode *n, const char *key)
-{
-	if (n->alias)
-		return NULL;
-	if (n->type != HS_Y_SCALAR || hs_ynode_value(n) != HS_YV_STR) {
-		hs_diag_add(L->d, HS_D_TYPE, n->pos, n->type == HS_Y_SCALAR ? "quote it to make it a string" : NULL,
-			    "'%s' must be a string, not %s", key, hs_ynode_type_name(n));
-		return NULL;
-	}
-	return n->str;
-}
-
-static const char *get_str(loader *L, const hs_ynode *map, const char *key, hs_pos *pos)
-{
-	hs_ynode *n = hs_ymap_get(map, key);
-	if (!n)
-		return NULL;
-	if (pos)
-		*pos = n->pos;
-	const char *s = node_str(L, n, key);
-	if (s && (s[0] == '\0' || strchr(s, '\n'))) {
-		hs_diag_add(L->d, HS_D_TYPE, n->pos, NULL, "'%s' must be one non-empty line", key);
-		return NULL;
-	}
-	return s;
-}
-
-static bool parse_uint(const char *s, uint64_t *out)
-{
-	int base = 10;
-	if (s[0] == '+')
-		s++;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'o')) {
-		base = s[1] == 'x' ? 16 : 8;
-		s += 2;
-	}
-	if (*s == '-' || *s == '\0')
-		return false;
-	errno = 0;
-	char *end;
-	unsigned long long v = strtoull(s, &end, base);
-	if (errno || *end)
-		return false;
-	*out = v;
-	return true;
-}
-
-static bool node_uint(loader *L, const hs_ynode *n, const char *key, uint64_t min, uint64_t max, uint64_t *out)
-{
-	if (n->alias)
-		return false;
-	if (n->type != HS_Y_SCALAR || hs_ynode_value(n) != HS_YV_INT) {
-		hs_diag_add(L->d, HS_D_TYPE, n->pos, NULL, "'%s' must be an integer, not %s", key,
-			    hs_ynode_type_name(n));
-		return false;
-	}
-	uint64_t v;
-	if (!parse_uint(n->str, &v) || v < min || v > max) {
-		hs_diag_add(L->d, HS_D_RANGE, n->pos, NULL, "'%s' is %s; it must be %llu..%llu", key, n->str,
-			    (unsigned long long)min, (unsigned long long)max);
-		return false;
-	}
-	*out = v;
-	return true;
-}
-
-static bool get_uint(loader *L, const hs_ynode *map, const char *key, uint64_t min, uint64_t max, uint64_t *out,
-		     hs_pos *pos)
-{
-	hs_ynode *n = hs_ymap_get(map, key);
-	if (!n)
-		return false;
-	if (pos)
-		*pos = n->pos;
-	return node_uint(L, n, key, min, max, out);
-}
-
-static bool get_bool(loader *L, const hs_ynode *map, const char *key, bool *out, hs_pos *pos)
-{
-	hs_ynode *n = hs_ymap_get(map, key);
-	if (!n)
-		return false;
-	if (pos)
-		*pos = n->pos;
-	if (n->alias)
-		return false;
-	if (n->type != HS_Y_SCALAR || hs_ynode_value(n) != HS_YV_BOOL) {
-		hs_diag_add(L->d, HS_D_TYPE, n->pos, NULL, "'%s' must be true or false, not %s", key,
-			    hs_ynode_type_name(n));
-		return false;
-	}
-	*out = n->str[0] == 't' || n->str[0] == 'T';
-	return true;
-}
-
-static int pick(loader *L, const hs_ynode *n, const char *key, const char *const *names)
-{
-	const char *s = node_str(L, n, key);
-	if (!s)
-		return -1;
-	for (int i = 0; names[i]; i++)
-		if (strcmp(s, names[i]) == 0)
-			return i;
-	const char *near = hs_closest(s, names);
-	hs_strbuf list = {0};
-	for (int i = 0; names[i]; i++)
-		hs_sb_printf(&list, "%s%s", i ? ", " : "", names[i]);
-	char hint[160];
-	if (near)
-		snprintf(hint, sizeof hint, "did you mean '%s'?", near);
-	hs_diag_add(L->d, HS_D_ENUM, n->pos, near ? hint : NULL, "'%s' is '%s'; it must be one of: %s", key, s,
-		    hs_sb_cstr(&list));
-	hs_sb_free(&list);
-	return -1;
-}
-
-static bool ident_ok(const char *s, size_t max, bool allow_dash, bool first_alpha)
-{
-	size_t n = strlen(s);
-	if (n == 0 || n > max)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-			  (c >= '0' && c <= '9' && !(i == 0 && first_alpha)) || (allow_dash && c == '-');
-		if (!ok)
-			return false;
-	}
-	return true;
-}
-
-static const char *get_ident(loader *L, const hs_ynode *map, const char *key, hs_pos *pos)
-{
-	hs_pos p;
-	const char *s = get_str(L, map, key, &p);
-	if (pos)
-		*pos = p;
-	if (s && !ident_ok(s, HS_MAX_IDENT_CHARS, true, false)) {
-		hs_diag_add(L->d, HS_D_NAME, p, "use 1 to 64 letters, digits, '_' or '-'",
-			    "'%s' is not a valid %s", s, key);
-		return NULL;
-	}
-	return s;
-}
-
-/* A story, or an entry's generated `evidence` (key), which stands in for one
- * and so has the same shape: one line of 1..HS_MAX_STORY_CHARS characters. */
-static const char *node_story_key(loader *L, const hs_ynode *n, const char *key)
-{
-	const char *s = node_str(L, n, key);
-	if (!s)
-		return NULL;
-	size_t len = hs_utf8_len(s);
-	/* A block scalar keeps its final newline; a story still must be one line. */
-	if (len == 0 || strchr(s, '\n') || strchr(s, '\r')) {
-		hs_diag_add(L->d, HS_D_STORY_FORMAT, n->pos, "write one line a person can read next to the event",
-			    len == 0 ? "%s is empty" : "%s spans more than one line", key);
-		return NULL;
-	}
-	if (len > HS_MAX_STORY_CHARS) {
-		hs_diag_add(L->d, HS_D_STORY_FORMAT, n->pos, "shorten it; details belong in docs/",
-			    "%s is %zu characters long; the limit is %d", key, len, HS_MAX_STORY_CHARS);
-		return NULL;
-	}
-	return s;
-}
-
-static const char *node_story(loader *L, const hs_ynode *n)
-{
-	return node_story_key(L, n, "story");
-}
-
-static bool node_guid(loader *L, const hs_ynode *n, const char *key, hs_guid *g)
-{
-	const char *s = node_str(L, n, key);
-	if (!s)
-		return false;
-	if (s[0] == '{' || !hs_guid_parse(s, g)) {
-		hs_diag_add(L->d, HS_D_GUID, n->pos, "write it as XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX (hex digits)",
-			    "'%s' is not a valid GUID", s);
-		return false;
-	}
-	return true;
-}
-
-/* Collects a list of strings (key names). Returns the count; 0 on error. */
-static size_t str_list(loader *L, const hs_ynode *seq, const char *key, const char ***out, hs_pos **pos)
-{
-	*out = hs_arena_alloc(L->arena, (seq->n + 1) * sizeof(char *));
-	*pos = hs_arena_alloc(L->arena, (seq->n + 1) * sizeof(hs_pos));
-	if (!*out || !*pos) {
-		L->oom = true;
-		return 0;
-	}
-	size_t n = 0;
-	for (size_t i = 0; i < seq->n; i++) {
-		const char *s = node_str(L, seq->items[i], key);
-		if (s) {
-			(*pos)[n] = seq->items[i]->pos;
-			(*out)[n++] = s;
-		}
-	}
-	return n;
-}
-
-/* ---- catalogs ---- */
+/*
+ * The rules language, one table per mapping. The tables are what the loader
+ * accepts and requires; tests/rules/keys_agree.py holds the JSON Schema and
+ * docs/rules-language.md to them. A key's order is the order of the "did you
+ * mean" candidates and of the missing-key diagnostics, so it stays as it was.
+ */
 
 static const char *const provider_kinds[] = {"manifest", "tracelogging", "system", "ftrace", NULL};
-
-static void load_cat_event(loader *L, const hs_ynode *n, hs_provider *p, hs_cat_event *e)
-{
-	static const char *const keys[] = {"id", "name", "story", "keywords", "name_guessed", "classic_guid", "alert", NULL};
-	e->id = -1;
-	e->pos = n->pos;
-	if (!want_type(L, n, HS_Y_MAP, "events entry"))
-		return;
-	check_keys(L, n, keys, "a catalog event");
-	uint64_t id;
-	if (get_uint(L, n, "id", 0, HS_MAX_EVENT_ID, &id, NULL))
-		e->id = (int)id;
-	bool ftrace = p->kind == HS_PKIND_FTRACE;
-	if (ftrace && hs_ymap_get(n, "id"))
-		hs_diag_add(L->d, HS_D_KIND_KEY, hs_ymap_get(n, "id")->pos, "ftrace events are named, not numbered",
-			    "an event of an ftrace provider has no 'id'");
-	if (!ftrace && !hs_ymap_get(n, "id"))
-		hs_diag_add(L->d, HS_D_KIND_KEY, n->pos, NULL, "an event of a %s provider needs 'id'",
-			    provider_kinds[p->kind]);
-	require(L, n, "name", "a catalog event");
-	require(L, n, "story", "a catalog event");
-	hs_pos name_pos;
-	e->name = get_str(L, n, "name", &name_pos);
-	if (e->name && hs_utf8_len(e->name) > HS_MAX_PROVIDER_NAME_CHARS) {
-		hs_diag_add(L->d, HS_D_NAME, name_pos, NULL, "event name is longer than %d characters",
-			    HS_MAX_PROVIDER_NAME_CHARS);
-		e->name = NULL;
-	}
-	hs_ynode *sn = hs_ymap_get(n, "story");
-	if (sn)
-		e->story = node_story(L, sn);
-	get_bool(L, n, "name_guessed", &e->name_guessed, NULL);
-	hs_ynode *an = hs_ymap_get(n, "alert");
-	if (an) {
-		int k = pick(L, an, "alert", hs_alert_names);
-		if (k >= 0)
-			e->alert = hs_alert_names[k];
-	}
-	hs_ynode *kw = get_seq(L, n, "keywords");
-	if (kw)
-		e->n_keywords = str_list(L, kw, "keywords", &e->keywords, &e->keyword_pos);
-	hs_ynode *cg = hs_ymap_get(n, "classic_guid");
-	if (cg) {
-		if (p->kind != HS_PKIND_SYSTEM)
-			hs_diag_add(L->d, HS_D_KIND_KEY, cg->pos, NULL,
-				    "'classic_guid' belongs to events of system providers only");
-		else
-			e->has_classic_guid = node_guid(L, cg, "classic_guid", &e->classic_guid);
-		e->classic_guid_given = true;
-	}
-}
-
-static void load_provider(loader *L, const hs_ynode *n, hs_platform platform, hs_provider *p)
-{
-	static const char *const keys[] = {"name", "kind", "guid", "system", "description", "keywords", "events", NULL};
-	p->pos = n->pos;
-	p->platform = platform;
-	p->kind = HS_PKIND_MANIFEST;
-	if (!want_type(L, n, HS_Y_MAP, "providers entry"))
-		return;
-	check_keys(L, n, keys, "a provider");
-	require(L, n, "name", "a provider");
-	require(L, n, "kind", "a provider");
-	hs_pos np;
-	p->name = get_str(L, n, "name", &np);
-	if (p->name && hs_utf8_len(p->name) > HS_MAX_PROVIDER_NAME_CHARS) {
-		hs_diag_add(L->d, HS_D_NAME, np, NULL, "provider name is longer than %d characters",
-			    HS_MAX_PROVIDER_NAME_CHARS);
-	}
-	hs_ynode *kn = hs_ymap_get(n, "kind");
-	if (kn) {
-		int k = pick(L, kn, "kind", provider_kinds);
-		if (k >= 0)
-			p->kind = (hs_provider_kind)k;
-	}
-	p->description = get_str(L, n, "description", NULL);
-	bool ftrace = p->kind == HS_PKIND_FTRACE;
-	hs_ynode *gn = hs_ymap_get(n, "guid");
-	if (gn) {
-		p->guid_pos = gn->pos;
-		if (ftrace)
-			hs_diag_add(L->d, HS_D_KIND_KEY, gn->pos, NULL, "an ftrace provider has no 'guid'");
-		else
-			p->has_guid = node_guid(L, gn, "guid", &p->guid);
-	} else if (!ftrace && kn) {
-		hs_diag_add(L->d, HS_D_KIND_KEY, n->pos, NULL, "a %s provider needs 'guid'", provider_kinds[p->kind]);
-	}
-	hs_ynode *sn = hs_ymap_get(n, "system");
-	if (sn) {
-		if (!ftrace) {
-			hs_diag_add(L->d, HS_D_KIND_KEY, sn->pos, NULL, "only ftrace providers have 'system'");
-		} else {
-			p->system = node_str(L, sn, "system");
-			if (p->system && !ident_ok(p->system, HS_MAX_IDENT_CHARS, false, false)) {
-				hs_diag_add(L->d, HS_D_NAME, sn->pos, NULL, "'%s' is not an ftrace event system name",
-					    p->system);
-				p->system = NULL;
-			}
-		}
-	} else if (ftrace) {
-		hs_diag_add(L->d, HS_D_KIND_KEY, n->pos, "name the directory under events/, e.g. 'sched'",
-			    "an ftrace provider needs 'system'");
-	}
-	hs_ynode *kw = get_map(L, n, "keywords");
-	if (kw && ftrace) {
-		hs_diag_add(L->d, HS_D_KIND_KEY, kw->pos, NULL, "ftrace providers have no keywords");
-	} else if (kw) {
-		p->keywords = hs_arena_alloc(L->arena, (kw->n + 1) * sizeof(*p->keywords));
-		if (!p->keywords) {
-			L->oom = true;
-			return;
-		}
-		for (size_t i = 0; i < kw->n; i++) {
-			const char *name = kstr(kw, i);
-			if (hs_ynode_value(kw->keys[i]) != HS_YV_STR)
-				continue; /* already reported by the YAML layer */
-			if (!ident_ok(name, HS_MAX_IDENT_CHARS, false, true)) {
-				hs_diag_add(L->d, HS_D_NAME, kw->keys[i]->pos, NULL, "'%s' is not a valid keyword name",
-					    name);
-				continue;
-			}
-			hs_keyword *k = &p->keywords[p->n_keywords];
-			k->name = name;
-			k->pos = kw->keys[i]->pos;
-			if (node_uint(L, kw->items[i], name, 1, UINT64_MAX, &k->mask))
-				p->n_keywords++;
-		}
-	}
-	hs_ynode *ev = get_seq(L, n, "events");
-	if (ev) {
-		p->events = hs_arena_alloc(L->arena, (ev->n + 1) * sizeof(*p->events));
-		if (!p->events) {
-			L->oom = true;
-			return;
-		}
-		for (size_t i = 0; i < ev->n; i++)
-			load_cat_event(L, ev->items[i], p, &p->events[p->n_events++]);
-	}
-}
-
-/* ---- profiles ---- */
-
 static const char *const modes[] = {"file-circular", "buffering", "sampling", NULL};
 static const char *const levels[] = {"logalways", "critical", "error", "warning", "information", "verbose", NULL};
+static const char *const call_graphs[] = {"none", "fp", NULL};
+static const char *const platforms[] = {"windows", "linux", NULL};
+static const char *const file_kinds[] = {"catalog", "profile", NULL};
+
+/* ---- whitelist and stack-list entries ---- */
+
+static const hs_key stack_entry_keys[] = {
+	{"id", HS_KEY_UINT, .max = HS_MAX_EVENT_ID, HS_AT(hs_wl_entry, id), .doc = "event id, 0..65535"},
+	{"name", HS_KEY_STR, HS_AT(hs_wl_entry, name), .doc = "event name"},
+	{0},
+};
+static const hs_keytable stack_entry_t = {"stack_entry", "an event entry",
+					  "/definitions/sessionProvider/properties/stacks/else/else/items/else/else",
+					  "Provider entries", NULL, stack_entry_keys};
+
+static const hs_key wl_entry_keys[] = {
+	{"story", HS_KEY_STORY, HS_AT(hs_wl_entry, story), .doc = "overrides the catalog's story"},
+	{"evidence", HS_KEY_STORY, HS_AT(hs_wl_entry, evidence), HS_POS_AT(hs_wl_entry, evidence_pos),
+	 .doc = "written by rulegen: why the event was kept"},
+	{"filter", HS_KEY_STR, HS_AT(hs_wl_entry, filter), HS_POS_AT(hs_wl_entry, filter_pos),
+	 .doc = "Linux: ftrace filter expression applied in the kernel"},
+	{0},
+};
+static const hs_keytable wl_entry_t = {"wl_entry", "an event entry", "/definitions/whitelistObject",
+				       "Provider entries", &stack_entry_t, wl_entry_keys};
 
 /* Reads one whitelist or stack-list entry: a bare id, a bare name, or a map. */
 static bool load_wl_entry(loader *L, const hs_ynode *n, hs_wl_entry *w, bool stacks)
 {
-	static const char *const keys[] = {"id", "name", "story", "evidence", "filter", NULL};
 	memset(w, 0, sizeof(*w));
 	w->id = -1;
 	w->pos = n->pos;
@@ -456,7 +83,7 @@ static bool load_wl_entry(loader *L, const hs_ynode *n, hs_wl_entry *w, bool sta
 		hs_yvalue v = hs_ynode_value(n);
 		if (v == HS_YV_INT) {
 			uint64_t id;
-			if (!node_uint(L, n, "id", 0, HS_MAX_EVENT_ID, &id))
+			if (!hs_key_uint(&L->r, n, "id", 0, HS_MAX_EVENT_ID, &id))
 				return false;
 			w->id = (int)id;
 			return true;
@@ -469,26 +96,16 @@ static bool load_wl_entry(loader *L, const hs_ynode *n, hs_wl_entry *w, bool sta
 			    hs_ynode_type_name(n));
 		return false;
 	}
-	if (!want_type(L, n, HS_Y_MAP, "event entry"))
+	if (!hs_key_want(&L->r, n, HS_Y_MAP, "event entry"))
 		return false;
-	check_keys(L, n, stacks ? (const char *const[]){"id", "name", NULL} : keys, "an event entry");
-	uint64_t id;
-	if (get_uint(L, n, "id", 0, HS_MAX_EVENT_ID, &id, NULL))
-		w->id = (int)id;
-	w->name = get_str(L, n, "name", NULL);
+	hs_keys_check_unknown(&L->r, n, stacks ? &stack_entry_t : &wl_entry_t);
+	hs_keys_read(&L->r, n, &stack_entry_t, w);
 	if (!hs_ymap_get(n, "id") && !hs_ymap_get(n, "name")) {
 		hs_diag_add(L->d, HS_D_ONE_OF, n->pos, NULL, "an event entry needs 'id' or 'name'");
 		return false;
 	}
-	hs_ynode *sn = hs_ymap_get(n, "story");
-	if (sn)
-		w->story = node_story(L, sn);
-	hs_ynode *en = hs_ymap_get(n, "evidence");
-	if (en) {
-		w->evidence_pos = en->pos;
-		w->evidence = node_story_key(L, en, "evidence");
-	}
-	w->filter = get_str(L, n, "filter", &w->filter_pos);
+	/* A stack entry's story is an unknown key, and still checked as one. */
+	hs_keys_read(&L->r, n, &wl_entry_t, w);
 	return true;
 }
 
@@ -496,7 +113,7 @@ static hs_wl_entry *load_wl(loader *L, const hs_ynode *seq, size_t *count, bool 
 {
 	hs_wl_entry *v = hs_arena_alloc(L->arena, (seq->n + 1) * sizeof(*v));
 	if (!v) {
-		L->oom = true;
+		L->r.oom = true;
 		return NULL;
 	}
 	size_t n = 0;
@@ -507,236 +124,622 @@ static hs_wl_entry *load_wl(loader *L, const hs_ynode *seq, size_t *count, bool 
 	return v;
 }
 
-static void load_session_provider(loader *L, const hs_ynode *n, hs_session_provider *sp)
+/* ---- session providers ---- */
+
+static void sp_match(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
 {
-	static const char *const keys[] = {"provider",	    "match",	     "level",  "keywords", "keywords_all",
-					   "ignore_keyword_0", "capture_state", "stacks", "events",   NULL};
-	sp->pos = n->pos;
-	if (!want_type(L, n, HS_Y_MAP, "providers entry"))
-		return;
-	check_keys(L, n, keys, "a session provider");
-	sp->provider = get_str(L, n, "provider", &sp->provider_pos);
-	sp->match = get_str(L, n, "match", &sp->match_pos);
-	if (sp->match)
-		sp->match_node = hs_ymap_get(n, "match");
-	bool hp = hs_ymap_get(n, "provider") != NULL, hm = hs_ymap_get(n, "match") != NULL;
+	(void)k;
+	hs_session_provider *sp = obj;
+	if (ok)
+		sp->match_node = v;
+	bool hp = hs_ymap_get(n, "provider") != NULL, hm = v != NULL;
 	if (hp == hm)
-		hs_diag_add(L->d, HS_D_ONE_OF, n->pos, "name one provider, or select several with a PCRE2 pattern",
+		hs_diag_add(r->d, HS_D_ONE_OF, n->pos, "name one provider, or select several with a PCRE2 pattern",
 			    hp ? "give either 'provider' or 'match', not both" : "a session provider needs 'provider' or 'match'");
-	hs_ynode *lv = hs_ymap_get(n, "level");
-	if (lv) {
-		sp->level_pos = lv->pos;
-		if (lv->type == HS_Y_SCALAR && hs_ynode_value(lv) == HS_YV_INT) {
-			uint64_t v;
-			if (node_uint(L, lv, "level", 0, 255, &v)) {
-				sp->level = (int)v;
-				sp->has_level = true;
-			}
-		} else {
-			int k = pick(L, lv, "level", levels);
-			if (k >= 0) {
-				sp->level = k;
-				sp->has_level = true;
-			}
-		}
-	}
-	hs_ynode *kw = hs_ymap_get(n, "keywords");
-	if (kw) {
-		sp->keywords_pos = hs_ymap_key(n, "keywords")->pos;
-		if (kw->type == HS_Y_SCALAR && hs_ynode_value(kw) == HS_YV_STR && strcmp(kw->str, "all") == 0) {
-			sp->keywords_given = sp->keywords_any_all = true;
-		} else if (kw->type == HS_Y_SEQ && kw->n == 0) {
-			/* MatchAnyKeyword 0 would mean "all": an empty list must not. */
-			sp->keywords_given = true;
-			hs_diag_add(L->d, HS_D_TYPE, kw->pos, "write 'all' to take every keyword, or name at least one",
-				    "'keywords' is an empty list");
-		} else if (kw->type == HS_Y_SEQ) {
-			sp->keywords_given = true;
-			sp->n_keywords = str_list(L, kw, "keywords", &sp->keywords, &sp->keyword_pos);
-		} else if (!kw->alias) {
-			hs_diag_add(L->d, HS_D_TYPE, kw->pos, "write 'all' or a list of keyword names",
-				    "'keywords' must be 'all' or a list of names, not %s", hs_ynode_type_name(kw));
-		}
-	}
-	hs_ynode *ka = get_seq(L, n, "keywords_all");
-	if (ka)
-		sp->n_keywords_all = str_list(L, ka, "keywords_all", &sp->keywords_all, &sp->keywords_all_pos);
-	get_bool(L, n, "ignore_keyword_0", &sp->ignore_keyword_0, &sp->ignore_keyword_0_pos);
-	get_bool(L, n, "capture_state", &sp->capture_state, &sp->capture_state_pos);
-	hs_ynode *st = hs_ymap_get(n, "stacks");
-	if (st) {
-		sp->stacks_pos = st->pos;
-		hs_yvalue v = st->type == HS_Y_SCALAR ? hs_ynode_value(st) : HS_YV_STR;
-		if (st->type == HS_Y_SCALAR && v == HS_YV_BOOL && (st->str[0] == 'f' || st->str[0] == 'F')) {
-			sp->stacks = HS_STACKS_NONE;
-		} else if (st->type == HS_Y_SCALAR && v == HS_YV_STR && strcmp(st->str, "all") == 0) {
-			sp->stacks = HS_STACKS_ALL;
-		} else if (st->type == HS_Y_SEQ) {
-			sp->stacks = HS_STACKS_LIST;
-			sp->stack_events = load_wl(L, st, &sp->n_stack_events, true);
-		} else if (!st->alias) {
-			hs_diag_add(L->d, HS_D_TYPE, st->pos, "write false, 'all' or a list of event ids or names",
-				    "'stacks' must be false, 'all' or a list, not %s", hs_ynode_type_name(st));
-		}
-	}
-	hs_ynode *ev = get_seq(L, n, "events");
-	if (ev) {
-		sp->has_events = true;
-		sp->events_pos = hs_ymap_key(n, "events")->pos;
-		sp->events = load_wl(L, ev, &sp->n_events, false);
+}
+
+static void sp_level(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)r, (void)k, (void)n, (void)v;
+	if (ok)
+		((hs_session_provider *)obj)->has_level = true;
+}
+
+static void sp_keywords(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *kw, bool ok, void *obj)
+{
+	(void)k, (void)ok;
+	hs_session_provider *sp = obj;
+	if (!kw)
+		return;
+	sp->keywords_pos = hs_ymap_key(n, "keywords")->pos;
+	if (kw->type == HS_Y_SCALAR && hs_ynode_value(kw) == HS_YV_STR && strcmp(kw->str, "all") == 0) {
+		sp->keywords_given = sp->keywords_any_all = true;
+	} else if (kw->type == HS_Y_SEQ && kw->n == 0) {
+		/* MatchAnyKeyword 0 would mean "all": an empty list must not. */
+		sp->keywords_given = true;
+		hs_diag_add(r->d, HS_D_TYPE, kw->pos, "write 'all' to take every keyword, or name at least one",
+			    "'keywords' is an empty list");
+	} else if (kw->type == HS_Y_SEQ) {
+		sp->keywords_given = true;
+		sp->n_keywords = hs_key_strlist(r, kw, "keywords", &sp->keywords, &sp->keyword_pos);
+	} else if (!kw->alias) {
+		hs_diag_add(r->d, HS_D_TYPE, kw->pos, "write 'all' or a list of keyword names",
+			    "'keywords' must be 'all' or a list of names, not %s", hs_ynode_type_name(kw));
 	}
 }
+
+static void sp_keywords_all(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok,
+			    void *obj)
+{
+	(void)k, (void)n;
+	hs_session_provider *sp = obj;
+	if (ok)
+		sp->n_keywords_all = hs_key_strlist(r, v, "keywords_all", &sp->keywords_all, &sp->keywords_all_pos);
+}
+
+static void sp_stacks(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *st, bool ok, void *obj)
+{
+	(void)k, (void)n, (void)ok;
+	hs_session_provider *sp = obj;
+	if (!st)
+		return;
+	hs_yvalue v = st->type == HS_Y_SCALAR ? hs_ynode_value(st) : HS_YV_STR;
+	if (st->type == HS_Y_SCALAR && v == HS_YV_BOOL && (st->str[0] == 'f' || st->str[0] == 'F')) {
+		sp->stacks = HS_STACKS_NONE;
+	} else if (st->type == HS_Y_SCALAR && v == HS_YV_STR && strcmp(st->str, "all") == 0) {
+		sp->stacks = HS_STACKS_ALL;
+	} else if (st->type == HS_Y_SEQ) {
+		sp->stacks = HS_STACKS_LIST;
+		sp->stack_events = load_wl(LD(r), st, &sp->n_stack_events, true);
+	} else if (!st->alias) {
+		hs_diag_add(r->d, HS_D_TYPE, st->pos, "write false, 'all' or a list of event ids or names",
+			    "'stacks' must be false, 'all' or a list, not %s", hs_ynode_type_name(st));
+	}
+}
+
+static void sp_events(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *ev, bool ok, void *obj)
+{
+	(void)k;
+	hs_session_provider *sp = obj;
+	if (!ok)
+		return;
+	sp->has_events = true;
+	sp->events_pos = hs_ymap_key(n, "events")->pos;
+	sp->events = load_wl(LD(r), ev, &sp->n_events, false);
+}
+
+static const hs_key session_provider_keys[] = {
+	{"provider", HS_KEY_STR, HS_AT(hs_session_provider, provider), HS_POS_AT(hs_session_provider, provider_pos),
+	 .doc = "one catalog provider by name"},
+	{"match", HS_KEY_STR, HS_AT(hs_session_provider, match), HS_POS_AT(hs_session_provider, match_pos),
+	 .fn = sp_match, .doc = "every provider of this platform whose name matches the PCRE2 pattern"},
+	{"level", HS_KEY_ENUM, HS_KEY_OR_UINT, .max = 255, .values = levels, HS_AT(hs_session_provider, level),
+	 HS_POS_AT(hs_session_provider, level_pos), .fn = sp_level, .doc = "Windows: ETW level"},
+	{"keywords", HS_KEY_CUSTOM, .fn = sp_keywords, .doc = "Windows: 'all' or positive keyword names"},
+	{"keywords_all", HS_KEY_LIST, HS_KEY_OF_STR, .fn = sp_keywords_all,
+	 .doc = "Windows: names that must all be set (MatchAllKeyword)"},
+	{"ignore_keyword_0", HS_KEY_BOOL, HS_AT(hs_session_provider, ignore_keyword_0),
+	 HS_POS_AT(hs_session_provider, ignore_keyword_0_pos), .doc = "Windows: EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0"},
+	{"capture_state", HS_KEY_BOOL, HS_AT(hs_session_provider, capture_state),
+	 HS_POS_AT(hs_session_provider, capture_state_pos), .doc = "Windows: capture state before a flush"},
+	{"stacks", HS_KEY_CUSTOM, .sub = &stack_entry_t, HS_POS_AT(hs_session_provider, stacks_pos), .fn = sp_stacks,
+	 .doc = "false, 'all', or a list of event ids/names"},
+	{"events", HS_KEY_LIST, HS_KEY_OF_EVENT, .sub = &wl_entry_t, .fn = sp_events,
+	 .doc = "whitelist, filtered in the kernel"},
+	{0},
+};
+static const hs_keytable session_provider_t = {"session_provider", "a session provider", "/definitions/sessionProvider",
+					       "Provider entries", NULL, session_provider_keys};
+
+/* ---- sessions ---- */
+
+/* A name's length limit is the platform's, not the YAML's: checked after the string. */
+static void too_long(hs_keyread *r, const hs_ynode *v, const char **s, size_t max, const char *what)
+{
+	if (*s && hs_utf8_len(*s) > max) {
+		hs_diag_add(r->d, HS_D_NAME, v->pos, NULL, "%s is longer than %zu characters", what, max);
+		*s = NULL;
+	}
+}
+
+static void s_logger(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n;
+	if (ok)
+		too_long(r, v, &((hs_session *)obj)->logger_name, HS_ETW_MAX_NAME_CHARS, "logger_name");
+}
+
+static void s_output(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n;
+	if (ok)
+		too_long(r, v, &((hs_session *)obj)->output, HS_MAX_OUTPUT_NAME_CHARS, "output");
+}
+
+static void s_call_graph(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)r, (void)k, (void)n, (void)v;
+	if (ok)
+		((hs_session *)obj)->has_call_graph = true;
+}
+
+static void s_providers(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *pv, bool ok, void *obj)
+{
+	(void)k, (void)n;
+	hs_session *s = obj;
+	if (!ok)
+		return;
+	if (pv->n == 0)
+		hs_diag_add(r->d, HS_D_MISSING_KEY, pv->pos, NULL, "a session needs at least one provider");
+	s->providers = hs_arena_alloc(r->arena, (pv->n + 1) * sizeof(*s->providers));
+	if (!s->providers) {
+		r->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < pv->n; i++) {
+		hs_session_provider *sp = &s->providers[s->n_providers++];
+		const hs_ynode *e = pv->items[i];
+		sp->pos = e->pos;
+		if (hs_key_want(r, e, HS_Y_MAP, "providers entry"))
+			hs_keys_load(r, e, &session_provider_t, sp);
+	}
+}
+
+#define SIZE_KEY(key, field, posfield, text)                                                                      \
+	{key, HS_KEY_UINT, .min = 1, .max = UINT32_MAX, HS_AT(hs_session, field), HS_POS_AT(hs_session, posfield), \
+	 .doc = text}
+
+/* `mode` is read last (MANUAL) because its missing-key diagnostic always came after the others'. */
+static const hs_key session_keys[] = {
+	{"name", HS_KEY_IDENT, HS_KEY_REQUIRED, HS_AT(hs_session, name), HS_POS_AT(hs_session, name_pos),
+	 .doc = "[A-Za-z0-9_-]{1,64}, unique in the platform"},
+	{"logger_name", HS_KEY_STR, HS_KEY_REQUIRED, HS_AT(hs_session, logger_name), HS_POS_AT(hs_session, logger_pos),
+	 .fn = s_logger, .doc = "ETW session name / tracefs instance name"},
+	{"mode", HS_KEY_ENUM, HS_KEY_REQUIRED | HS_KEY_MANUAL, .values = modes, HS_POS_AT(hs_session, mode_pos),
+	 .doc = "file-circular, buffering or sampling"},
+	{"clock", HS_KEY_STR, HS_KEY_REQUIRED, HS_AT(hs_session, clock), HS_POS_AT(hs_session, clock_pos),
+	 .doc = "timestamp clock"},
+	SIZE_KEY("buffer_size_kb", buffer_size_kb, buffer_size_pos, "ETW BufferSize / per-CPU ring in KB"),
+	SIZE_KEY("min_buffers", min_buffers, min_buffers_pos, "Windows: minimum number of ETW buffers"),
+	SIZE_KEY("max_buffers", max_buffers, max_buffers_pos, "Windows: maximum number of ETW buffers"),
+	SIZE_KEY("max_file_mb", max_file_mb, max_file_pos, "size of the circular file in MB"),
+	SIZE_KEY("flush_interval_s", flush_interval_s, flush_pos, "seconds between flushes to the file"),
+	SIZE_KEY("ring_mb", ring_mb, ring_pos, "size of the in-memory ring in MB (total across CPUs)"),
+	SIZE_KEY("sample_hz", sample_hz, sample_pos, "sampling rate in Hz"),
+	{"call_graph", HS_KEY_ENUM, .values = call_graphs, HS_AT(hs_session, call_graph),
+	 HS_POS_AT(hs_session, call_graph_pos), .fn = s_call_graph, .doc = "sampling, Linux: none or fp"},
+	{"output", HS_KEY_STR, HS_KEY_REQUIRED, HS_AT(hs_session, output), HS_POS_AT(hs_session, output_pos),
+	 .fn = s_output, .doc = "a plain file name inside the run folder"},
+	{"providers", HS_KEY_LIST, HS_KEY_REQUIRED, .sub = &session_provider_t, .fn = s_providers,
+	 .doc = "the providers this session enables (at least one)"},
+	{0},
+};
+static const hs_keytable session_t = {"session", "a session", "/definitions/session", "Profiles", NULL,
+				      session_keys};
 
 static void load_session(loader *L, const hs_ynode *n, hs_session *s)
 {
-	static const char *const keys[] = {"name",	   "logger_name",      "mode",	  "clock",     "buffer_size_kb",
-					   "min_buffers",  "max_buffers",      "max_file_mb", "flush_interval_s",
-					   "ring_mb",	   "sample_hz",	       "call_graph",  "output",    "providers",
-					   NULL};
 	s->pos = n->pos;
-	if (!want_type(L, n, HS_Y_MAP, "sessions entry"))
+	if (!hs_key_want(&L->r, n, HS_Y_MAP, "sessions entry"))
 		return;
-	check_keys(L, n, keys, "a session");
-	require(L, n, "name", "a session");
-	require(L, n, "logger_name", "a session");
-	require(L, n, "clock", "a session");
-	require(L, n, "output", "a session");
-	require(L, n, "providers", "a session");
-	s->name = get_ident(L, n, "name", &s->name_pos);
-	s->logger_name = get_str(L, n, "logger_name", &s->logger_pos);
-	if (s->logger_name && hs_utf8_len(s->logger_name) > HS_ETW_MAX_NAME_CHARS) {
-		hs_diag_add(L->d, HS_D_NAME, s->logger_pos, NULL, "logger_name is longer than %d characters",
-			    HS_ETW_MAX_NAME_CHARS);
-		s->logger_name = NULL;
-	}
-	s->clock = get_str(L, n, "clock", &s->clock_pos);
-	s->output = get_str(L, n, "output", &s->output_pos);
-	if (s->output && hs_utf8_len(s->output) > HS_MAX_OUTPUT_NAME_CHARS) {
-		hs_diag_add(L->d, HS_D_NAME, s->output_pos, NULL, "output is longer than %d characters",
-			    HS_MAX_OUTPUT_NAME_CHARS);
-		s->output = NULL;
-	}
-	int mode = -1;
-	hs_ynode *mn = hs_ymap_get(n, "mode");
-	if (mn) {
-		s->mode_pos = mn->pos;
-		mode = pick(L, mn, "mode", modes);
-	} else {
-		require(L, n, "mode", "a session");
-	}
-	get_uint(L, n, "buffer_size_kb", 1, UINT32_MAX, &s->buffer_size_kb, &s->buffer_size_pos);
-	get_uint(L, n, "min_buffers", 1, UINT32_MAX, &s->min_buffers, &s->min_buffers_pos);
-	get_uint(L, n, "max_buffers", 1, UINT32_MAX, &s->max_buffers, &s->max_buffers_pos);
-	get_uint(L, n, "max_file_mb", 1, UINT32_MAX, &s->max_file_mb, &s->max_file_pos);
-	get_uint(L, n, "flush_interval_s", 1, UINT32_MAX, &s->flush_interval_s, &s->flush_pos);
-	get_uint(L, n, "ring_mb", 1, UINT32_MAX, &s->ring_mb, &s->ring_pos);
-	get_uint(L, n, "sample_hz", 1, UINT32_MAX, &s->sample_hz, &s->sample_pos);
-	hs_ynode *cg = hs_ymap_get(n, "call_graph");
-	if (cg) {
-		s->call_graph_pos = cg->pos;
-		int k = pick(L, cg, "call_graph", (const char *const[]){"none", "fp", NULL});
-		if (k >= 0) {
-			s->has_call_graph = true;
-			s->call_graph = (hs_call_graph)k;
+	hs_keys_load(&L->r, n, &session_t, s);
+	hs_keys_read_one(&L->r, n, &session_t, "mode", s);
+	int mode = L->r.index;
+	if (mode < 0)
+		return;
+	s->mode = (hs_session_mode)mode;
+	s->has_mode = true;
+	/* Which size keys make sense is a property of the mode alone, so
+	 * this is structural (the JSON Schema says the same with if/then). */
+	static const struct {
+		hs_session_mode mode;
+		const char *required, *forbidden[4];
+	} rules[] = {
+		{HS_MODE_FILE_CIRCULAR, "max_file_mb", {"ring_mb", "sample_hz", "call_graph", NULL}},
+		{HS_MODE_BUFFERING, "ring_mb", {"max_file_mb", "flush_interval_s", "sample_hz", "call_graph"}},
+		{HS_MODE_SAMPLING, "sample_hz", {"ring_mb", "max_file_mb", NULL, NULL}},
+	};
+	for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
+		if (rules[r].mode != s->mode)
+			continue;
+		if (!hs_ymap_get(n, rules[r].required))
+			hs_diag_add(L->d, HS_D_MODE_KEY, s->mode_pos, NULL, "a %s session needs '%s'", modes[mode],
+				    rules[r].required);
+		for (int f = 0; f < 4 && rules[r].forbidden[f]; f++) {
+			hs_ynode *bad = hs_ymap_get(n, rules[r].forbidden[f]);
+			if (bad)
+				hs_diag_add(L->d, HS_D_MODE_KEY, bad->pos, NULL, "'%s' has no meaning in a %s session",
+					    rules[r].forbidden[f], modes[mode]);
 		}
 	}
-	if (mode >= 0) {
-		s->mode = (hs_session_mode)mode;
-		s->has_mode = true;
-		/* Which size keys make sense is a property of the mode alone, so
-		 * this is structural (the JSON Schema says the same with if/then). */
-		static const struct {
-			hs_session_mode mode;
-			const char *required, *forbidden[4];
-		} rules[] = {
-			{HS_MODE_FILE_CIRCULAR, "max_file_mb", {"ring_mb", "sample_hz", "call_graph", NULL}},
-			{HS_MODE_BUFFERING, "ring_mb", {"max_file_mb", "flush_interval_s", "sample_hz", "call_graph"}},
-			{HS_MODE_SAMPLING, "sample_hz", {"ring_mb", "max_file_mb", NULL, NULL}},
-		};
-		for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
-			if (rules[r].mode != s->mode)
-				continue;
-			if (!hs_ymap_get(n, rules[r].required))
-				hs_diag_add(L->d, HS_D_MODE_KEY, s->mode_pos, NULL, "a %s session needs '%s'",
-					    modes[mode], rules[r].required);
-			for (int f = 0; f < 4 && rules[r].forbidden[f]; f++) {
-				hs_ynode *bad = hs_ymap_get(n, rules[r].forbidden[f]);
-				if (bad)
-					hs_diag_add(L->d, HS_D_MODE_KEY, bad->pos, NULL,
-						    "'%s' has no meaning in a %s session", rules[r].forbidden[f],
-						    modes[mode]);
+}
+
+/* ---- platforms and run ---- */
+
+static void ps_sessions(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *ss, bool ok, void *obj)
+{
+	(void)k, (void)n;
+	hs_platform_rules *pr = obj;
+	if (!ok)
+		return;
+	pr->sessions = hs_arena_alloc(r->arena, (ss->n + 1) * sizeof(*pr->sessions));
+	if (!pr->sessions) {
+		r->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < ss->n; i++)
+		load_session(LD(r), ss->items[i], &pr->sessions[pr->n_sessions++]);
+}
+
+static const hs_key platform_section_keys[] = {
+	{"sessions", HS_KEY_LIST, HS_KEY_REQUIRED, .sub = &session_t, .fn = ps_sessions,
+	 .doc = "trace sessions to run on this platform"},
+	{0},
+};
+static const hs_keytable platform_section_t = {"platform_section", "a platform section",
+					       "/definitions/platformSessions", "Profiles", NULL,
+					       platform_section_keys};
+
+static void pl_platform(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *pn, bool ok, void *obj)
+{
+	(void)n, (void)obj;
+	if (!ok || r->oom)
+		return;
+	hs_platform p = hs_platform_parse(k->name);
+	hs_platform_rules *pr = &LD(r)->rs->platforms[p];
+	pr->present = true;
+	pr->pos = pn->pos;
+	hs_keys_load(r, pn, &platform_section_t, pr);
+}
+
+static const hs_key platforms_keys[] = {
+	{"windows", HS_KEY_MAP, .sub = &platform_section_t, .fn = pl_platform, .doc = "sessions run on Windows (ETW)"},
+	{"linux", HS_KEY_MAP, .sub = &platform_section_t, .fn = pl_platform,
+	 .doc = "sessions run on Linux (ftrace / perf)"},
+	{0},
+};
+static const hs_keytable platforms_t = {"platforms", "platforms", "/definitions/profile/properties/platforms",
+					"Profiles", NULL, platforms_keys};
+
+static const hs_key run_keys[] = {
+	{"dir", HS_KEY_STR, HS_AT(hs_run_rules, dir), HS_POS_AT(hs_run_rules, dir_pos),
+	 .doc = "directory of the run folders"},
+	{"name_format", HS_KEY_STR, HS_AT(hs_run_rules, name_format), HS_POS_AT(hs_run_rules, name_format_pos),
+	 .doc = "strftime pattern of the run folder"},
+	{"log", HS_KEY_STR, HS_AT(hs_run_rules, log), HS_POS_AT(hs_run_rules, log_pos),
+	 .doc = "the engine's log inside the run folder"},
+	{"manifest", HS_KEY_STR, HS_AT(hs_run_rules, manifest), HS_POS_AT(hs_run_rules, manifest_pos),
+	 .doc = "the run manifest (JSON) inside the run folder"},
+	{"stats_interval_s", HS_KEY_UINT, .min = 1, .max = 86400, HS_AT(hs_run_rules, stats_interval_s),
+	 .doc = "seconds between statistics lines in the log"},
+	{0},
+};
+static const hs_keytable run_t = {"run", "run", "/definitions/run", "Profiles", NULL, run_keys};
+
+/* ---- catalogs ---- */
+
+static void ev_id(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)ok, (void)obj;
+	const hs_provider *p = LD(r)->provider;
+	bool ftrace = p->kind == HS_PKIND_FTRACE;
+	if (ftrace && v)
+		hs_diag_add(r->d, HS_D_KIND_KEY, v->pos, "ftrace events are named, not numbered",
+			    "an event of an ftrace provider has no 'id'");
+	if (!ftrace && !v)
+		hs_diag_add(r->d, HS_D_KIND_KEY, n->pos, NULL, "an event of a %s provider needs 'id'",
+			    provider_kinds[p->kind]);
+}
+
+static void ev_name(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n;
+	hs_cat_event *e = obj;
+	if (ok && hs_utf8_len(e->name) > HS_MAX_PROVIDER_NAME_CHARS) {
+		hs_diag_add(r->d, HS_D_NAME, v->pos, NULL, "event name is longer than %d characters",
+			    HS_MAX_PROVIDER_NAME_CHARS);
+		e->name = NULL;
+	}
+}
+
+static void ev_keywords(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n;
+	hs_cat_event *e = obj;
+	if (ok)
+		e->n_keywords = hs_key_strlist(r, v, "keywords", &e->keywords, &e->keyword_pos);
+}
+
+static void ev_classic_guid(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *cg, bool ok,
+			    void *obj)
+{
+	(void)k, (void)n, (void)ok;
+	hs_cat_event *e = obj;
+	if (!cg)
+		return;
+	if (LD(r)->provider->kind != HS_PKIND_SYSTEM)
+		hs_diag_add(r->d, HS_D_KIND_KEY, cg->pos, NULL, "'classic_guid' belongs to events of system providers only");
+	else
+		e->has_classic_guid = hs_key_guid(r, cg, "classic_guid", &e->classic_guid);
+	e->classic_guid_given = true;
+}
+
+static void ev_alert(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n, (void)v;
+	if (ok)
+		((hs_cat_event *)obj)->alert = hs_alert_names[r->index];
+}
+
+static const hs_key cat_event_keys[] = {
+	{"id", HS_KEY_UINT, .max = HS_MAX_EVENT_ID, HS_AT(hs_cat_event, id), .fn = ev_id,
+	 .doc = "windows: 0..65535 (for kind system: the classic opcode)"},
+	{"name", HS_KEY_STR, HS_KEY_REQUIRED, HS_AT(hs_cat_event, name), .fn = ev_name, .doc = "event name"},
+	{"story", HS_KEY_STORY, HS_KEY_REQUIRED, HS_AT(hs_cat_event, story),
+	 .doc = "what it means when you see this event"},
+	{"keywords", HS_KEY_LIST, HS_KEY_OF_STR, .fn = ev_keywords, .doc = "keywords the event is logged with"},
+	{"name_guessed", HS_KEY_BOOL, HS_AT(hs_cat_event, name_guessed),
+	 .doc = "the name is a guess, verify it against the manifest"},
+	{"classic_guid", HS_KEY_GUID, HS_KEY_MANUAL,
+	 .doc = "kind system only: classic event GUID"},
+	{"alert", HS_KEY_ENUM, .values = hs_alert_names, .fn = ev_alert, .doc = "reports flag it"},
+	{0},
+};
+static const hs_keytable cat_event_t = {"cat_event", "a catalog event", "/definitions/catalogEvent", "Catalogs",
+					NULL, cat_event_keys};
+
+static void load_cat_event(loader *L, const hs_ynode *n, hs_cat_event *e)
+{
+	e->id = -1;
+	e->pos = n->pos;
+	if (!hs_key_want(&L->r, n, HS_Y_MAP, "events entry"))
+		return;
+	hs_keys_load(&L->r, n, &cat_event_t, e);
+	/* classic_guid depends on the provider's kind: its fn decides, not a typed reading. */
+	ev_classic_guid(&L->r, NULL, n, hs_ymap_get(n, "classic_guid"), true, e);
+}
+
+static void pv_name(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n;
+	const hs_provider *p = obj;
+	/* Reported, but the name is kept: the checker still finds duplicates by it. */
+	if (ok && hs_utf8_len(p->name) > HS_MAX_PROVIDER_NAME_CHARS)
+		hs_diag_add(r->d, HS_D_NAME, v->pos, NULL, "provider name is longer than %d characters",
+			    HS_MAX_PROVIDER_NAME_CHARS);
+}
+
+static void pv_guid(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *gn, bool ok, void *obj)
+{
+	(void)k, (void)ok;
+	hs_provider *p = obj;
+	bool ftrace = p->kind == HS_PKIND_FTRACE;
+	if (gn) {
+		p->guid_pos = gn->pos;
+		if (ftrace)
+			hs_diag_add(r->d, HS_D_KIND_KEY, gn->pos, NULL, "an ftrace provider has no 'guid'");
+		else
+			p->has_guid = hs_key_guid(r, gn, "guid", &p->guid);
+	} else if (!ftrace && hs_ymap_get(n, "kind")) {
+		hs_diag_add(r->d, HS_D_KIND_KEY, n->pos, NULL, "a %s provider needs 'guid'", provider_kinds[p->kind]);
+	}
+}
+
+static void pv_system(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *sn, bool ok, void *obj)
+{
+	(void)k, (void)ok;
+	hs_provider *p = obj;
+	bool ftrace = p->kind == HS_PKIND_FTRACE;
+	if (sn) {
+		if (!ftrace) {
+			hs_diag_add(r->d, HS_D_KIND_KEY, sn->pos, NULL, "only ftrace providers have 'system'");
+		} else {
+			p->system = hs_key_str(r, sn, "system");
+			if (p->system && !hs_key_ident_ok(p->system, HS_MAX_IDENT_CHARS, false, false)) {
+				hs_diag_add(r->d, HS_D_NAME, sn->pos, NULL, "'%s' is not an ftrace event system name",
+					    p->system);
+				p->system = NULL;
 			}
 		}
-	}
-	hs_ynode *pv = get_seq(L, n, "providers");
-	if (pv) {
-		if (pv->n == 0)
-			hs_diag_add(L->d, HS_D_MISSING_KEY, pv->pos, NULL, "a session needs at least one provider");
-		s->providers = hs_arena_alloc(L->arena, (pv->n + 1) * sizeof(*s->providers));
-		if (!s->providers) {
-			L->oom = true;
-			return;
-		}
-		for (size_t i = 0; i < pv->n; i++)
-			load_session_provider(L, pv->items[i], &s->providers[s->n_providers++]);
+	} else if (ftrace) {
+		hs_diag_add(r->d, HS_D_KIND_KEY, n->pos, "name the directory under events/, e.g. 'sched'",
+			    "an ftrace provider needs 'system'");
 	}
 }
 
-static void load_platforms(loader *L, const hs_ynode *n)
+static void pv_keywords(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *kw, bool ok, void *obj)
 {
-	static const char *const keys[] = {"windows", "linux", NULL};
-	check_keys(L, n, keys, "platforms");
-	for (int p = HS_PLATFORM_WINDOWS; p < HS_PLATFORM_COUNT; p++) {
-		hs_ynode *pn = get_map(L, n, hs_platform_name((hs_platform)p));
-		if (!pn)
+	(void)k, (void)n;
+	hs_provider *p = obj;
+	if (!ok)
+		return;
+	if (p->kind == HS_PKIND_FTRACE) {
+		hs_diag_add(r->d, HS_D_KIND_KEY, kw->pos, NULL, "ftrace providers have no keywords");
+		return;
+	}
+	p->keywords = hs_arena_alloc(r->arena, (kw->n + 1) * sizeof(*p->keywords));
+	if (!p->keywords) {
+		r->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < kw->n; i++) {
+		const char *name = kw->keys[i]->str;
+		if (hs_ynode_value(kw->keys[i]) != HS_YV_STR)
+			continue; /* already reported by the YAML layer */
+		if (!hs_key_ident_ok(name, HS_MAX_IDENT_CHARS, false, true)) {
+			hs_diag_add(r->d, HS_D_NAME, kw->keys[i]->pos, NULL, "'%s' is not a valid keyword name", name);
 			continue;
-		hs_platform_rules *pr = &L->rs->platforms[p];
-		pr->present = true;
-		pr->pos = pn->pos;
-		check_keys(L, pn, (const char *const[]){"sessions", NULL}, "a platform section");
-		require(L, pn, "sessions", "a platform section");
-		hs_ynode *ss = get_seq(L, pn, "sessions");
-		if (!ss)
-			continue;
-		pr->sessions = hs_arena_alloc(L->arena, (ss->n + 1) * sizeof(*pr->sessions));
-		if (!pr->sessions) {
-			L->oom = true;
-			return;
 		}
-		for (size_t i = 0; i < ss->n; i++)
-			load_session(L, ss->items[i], &pr->sessions[pr->n_sessions++]);
+		hs_keyword *kwd = &p->keywords[p->n_keywords];
+		kwd->name = name;
+		kwd->pos = kw->keys[i]->pos;
+		if (hs_key_uint(r, kw->items[i], name, 1, UINT64_MAX, &kwd->mask))
+			p->n_keywords++;
 	}
 }
 
-static void load_run(loader *L, const hs_ynode *n)
+static void pv_events(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *ev, bool ok, void *obj)
 {
-	static const char *const keys[] = {"dir", "name_format", "log", "manifest", "stats_interval_s", NULL};
-	hs_run_rules *r = &L->rs->run;
-	check_keys(L, n, keys, "run");
-	r->dir = get_str(L, n, "dir", &r->dir_pos);
-	r->name_format = get_str(L, n, "name_format", &r->name_format_pos);
-	r->log = get_str(L, n, "log", &r->log_pos);
-	r->manifest = get_str(L, n, "manifest", &r->manifest_pos);
-	get_uint(L, n, "stats_interval_s", 1, 86400, &r->stats_interval_s, NULL);
+	(void)k, (void)n;
+	hs_provider *p = obj;
+	if (!ok)
+		return;
+	p->events = hs_arena_alloc(r->arena, (ev->n + 1) * sizeof(*p->events));
+	if (!p->events) {
+		r->oom = true;
+		return;
+	}
+	LD(r)->provider = p;
+	for (size_t i = 0; i < ev->n; i++)
+		load_cat_event(LD(r), ev->items[i], &p->events[p->n_events++]);
 }
+
+static const hs_key provider_keys[] = {
+	{"name", HS_KEY_STR, HS_KEY_REQUIRED, HS_AT(hs_provider, name), .fn = pv_name,
+	 .doc = "unique across all loaded catalogs"},
+	{"kind", HS_KEY_ENUM, HS_KEY_REQUIRED, .values = provider_kinds, HS_AT(hs_provider, kind),
+	 .doc = "manifest, tracelogging, system or ftrace"},
+	{"guid", HS_KEY_GUID, HS_KEY_MANUAL, .doc = "windows kinds: required, unique"},
+	{"system", HS_KEY_STR, HS_KEY_MANUAL, .doc = "ftrace event system (directory under events/)"},
+	{"description", HS_KEY_STR, HS_AT(hs_provider, description), .doc = "optional, one line"},
+	{"keywords", HS_KEY_MAP, .fn = pv_keywords, .doc = "name -> 64-bit mask (windows only)"},
+	{"events", HS_KEY_LIST, .sub = &cat_event_t, .fn = pv_events, .doc = "known events"},
+	{0},
+};
+static const hs_keytable provider_t = {"provider", "a provider", "/definitions/provider", "Catalogs", NULL,
+				       provider_keys};
+
+static void load_provider(loader *L, const hs_ynode *n, hs_platform platform, hs_provider *p)
+{
+	p->pos = n->pos;
+	p->platform = platform;
+	p->kind = HS_PKIND_MANIFEST;
+	if (!hs_key_want(&L->r, n, HS_Y_MAP, "providers entry"))
+		return;
+	hs_keys_load(&L->r, n, &provider_t, p);
+	/* guid and system depend on the kind: their fns decide, not a typed reading. */
+	pv_guid(&L->r, NULL, n, hs_ymap_get(n, "guid"), true, p);
+	pv_system(&L->r, NULL, n, hs_ymap_get(n, "system"), true, p);
+}
+
+/* ---- files: the keys every file has, then a catalog's or a profile's ---- */
+
+static void f_version(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n, (void)obj;
+	if (ok && r->u != 1)
+		hs_diag_add(r->d, HS_D_VERSION, v->pos, "this build reads schema_version 1",
+			    "schema_version %llu is not supported", (unsigned long long)r->u);
+}
+
+typedef struct {
+	int kind; /* index in file_kinds, -1 when unknown */
+} file_head;
+
+static const hs_key file_keys[] = {
+	{"schema_version", HS_KEY_UINT, HS_KEY_REQUIRED, .max = UINT32_MAX, .fn = f_version,
+	 .doc = "version of the rules language; must be 1"},
+	{"kind", HS_KEY_ENUM, HS_KEY_REQUIRED, .values = file_kinds, HS_AT(file_head, kind),
+	 .doc = "catalog or profile"},
+	{0},
+};
+static const hs_keytable file_t = {"file", "a rules file", "", "General rules", NULL, file_keys};
+
+static void cat_platform(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n, (void)v, (void)obj;
+	if (ok)
+		LD(r)->platform = (hs_platform)(r->index + 1);
+}
+
+static void cat_providers(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *pv, bool ok, void *obj)
+{
+	(void)k, (void)n, (void)obj;
+	loader *L = LD(r);
+	if (!ok)
+		return;
+	for (size_t i = 0; i < pv->n; i++) {
+		hs_provider *ps = hs_arena_grow(L->arena, L->rs->providers, sizeof(*ps), L->rs->n_providers,
+						&L->prov_cap);
+		if (!ps) {
+			r->oom = true;
+			return;
+		}
+		L->rs->providers = ps;
+		hs_provider *p = &ps[L->rs->n_providers];
+		memset(p, 0, sizeof(*p));
+		load_provider(L, pv->items[i], L->platform, p);
+		L->rs->n_providers++;
+	}
+}
+
+static void load_includes(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *inc, bool ok,
+			  void *obj);
+
+static const hs_key catalog_keys[] = {
+	{"platform", HS_KEY_ENUM, HS_KEY_REQUIRED, .values = platforms, .fn = cat_platform,
+	 .doc = "windows or linux: every provider in this file"},
+	{"include", HS_KEY_LIST, HS_KEY_MANUAL | HS_KEY_OF_STR, .fn = load_includes,
+	 .doc = "other catalogs, relative to this file"},
+	{"providers", HS_KEY_LIST, .sub = &provider_t, .fn = cat_providers, .doc = "the providers this catalog describes"},
+	{0},
+};
+static const hs_keytable catalog_t = {"catalog", "a catalog", "/definitions/catalog", "Catalogs", &file_t,
+				      catalog_keys};
+
+static void pr_run(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n, (void)obj;
+	if (ok)
+		hs_keys_load(r, v, &run_t, &LD(r)->rs->run);
+}
+
+static void pr_platforms(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n, (void)obj;
+	if (ok)
+		hs_keys_load(r, v, &platforms_t, NULL);
+}
+
+static const hs_key profile_keys[] = {
+	{"name", HS_KEY_IDENT, HS_KEY_REQUIRED, HS_AT(hs_ruleset, name), .doc = "[A-Za-z0-9_-]{1,64}"},
+	{"description", HS_KEY_STR, HS_AT(hs_ruleset, description), .doc = "one line"},
+	{"include", HS_KEY_LIST, HS_KEY_MANUAL | HS_KEY_OF_STR, .fn = load_includes,
+	 .doc = "catalogs this profile uses, relative to this file"},
+	{"run", HS_KEY_MAP, .sub = &run_t, .fn = pr_run, .doc = "where a run's files go"},
+	{"platforms", HS_KEY_MAP, HS_KEY_REQUIRED, .sub = &platforms_t, .fn = pr_platforms,
+	 .doc = "the sessions to run on each platform"},
+	{0},
+};
+static const hs_keytable profile_t = {"profile", "a profile", "/definitions/profile", "Profiles", &file_t,
+				      profile_keys};
+
+const hs_keytable *const hs_rules_keytables[] = {
+	&file_t,      &catalog_t,	   &provider_t,		 &cat_event_t,	  &profile_t,	   &run_t,
+	&platforms_t, &platform_section_t, &session_t,		 &session_provider_t, &stack_entry_t, &wl_entry_t,
+	NULL,
+};
 
 /* ---- files and includes ---- */
 
 static hs_status load_file(loader *L, const char *path, const char *shown, const char *text, size_t len, bool top,
 			   hs_pos from);
 
-static void load_includes(loader *L, const char *path, const hs_ynode *root)
+static void load_includes(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *inc, bool ok,
+			  void *obj)
 {
-	hs_ynode *inc = get_seq(L, root, "include");
-	if (!inc)
+	(void)k, (void)n, (void)obj;
+	loader *L = LD(r);
+	if (!ok)
 		return;
+	const char *path = L->file;
 	for (size_t i = 0; i < inc->n; i++) {
-		const char *rel = node_str(L, inc->items[i], "include");
+		const char *rel = hs_key_str(r, inc->items[i], "include");
 		if (!rel || (L->flags & LOAD_NO_INCLUDES))
 			continue;
 		char *full = hs_path_sibling(path, rel);
 		if (!full) {
-			L->oom = true;
+			r->oom = true;
 			return;
 		}
 		load_file(L, full, rel, NULL, 0, false, inc->items[i]->pos);
@@ -764,54 +767,6 @@ static bool already_loaded(loader *L, const char *canon)
 			return true;
 	}
 	return false;
-}
-
-static void load_catalog_body(loader *L, const hs_ynode *root)
-{
-	static const char *const keys[] = {"schema_version", "kind", "platform", "include", "providers", NULL};
-	check_keys(L, root, keys, "a catalog");
-	require(L, root, "platform", "a catalog");
-	hs_platform platform = HS_PLATFORM_NONE;
-	hs_ynode *pn = hs_ymap_get(root, "platform");
-	if (pn) {
-		int k = pick(L, pn, "platform", (const char *const[]){"windows", "linux", NULL});
-		if (k >= 0)
-			platform = (hs_platform)(k + 1);
-	}
-	hs_ynode *pv = get_seq(L, root, "providers");
-	if (!pv)
-		return;
-	for (size_t i = 0; i < pv->n; i++) {
-		hs_provider *ps = hs_arena_grow(L->arena, L->rs->providers, sizeof(*ps), L->rs->n_providers,
-						&L->prov_cap);
-		if (!ps) {
-			L->oom = true;
-			return;
-		}
-		L->rs->providers = ps;
-		hs_provider *p = &ps[L->rs->n_providers];
-		memset(p, 0, sizeof(*p));
-		load_provider(L, pv->items[i], platform, p);
-		L->rs->n_providers++;
-	}
-}
-
-static void load_profile_body(loader *L, const hs_ynode *root)
-{
-	static const char *const keys[] = {"schema_version", "kind",	  "name",     "description",
-					   "include",	     "run",	  "platforms", NULL};
-	check_keys(L, root, keys, "a profile");
-	require(L, root, "name", "a profile");
-	require(L, root, "platforms", "a profile");
-	L->rs->is_profile = true;
-	L->rs->name = get_ident(L, root, "name", NULL);
-	L->rs->description = get_str(L, root, "description", NULL);
-	hs_ynode *run = get_map(L, root, "run");
-	if (run)
-		load_run(L, run);
-	hs_ynode *pl = get_map(L, root, "platforms");
-	if (pl)
-		load_platforms(L, pl);
 }
 
 static hs_status load_file(loader *L, const char *path, const char *shown, const char *text, size_t len, bool top,
@@ -867,29 +822,24 @@ static hs_status load_file(loader *L, const char *path, const char *shown, const
 		goto out;
 	}
 	L->stack[L->depth++] = canon ? canon : strdup(path);
-	require(L, root, "schema_version", "a rules file");
-	uint64_t ver;
-	hs_pos vpos;
-	if (get_uint(L, root, "schema_version", 0, UINT32_MAX, &ver, &vpos) && ver != 1)
-		hs_diag_add(L->d, HS_D_VERSION, vpos, "this build reads schema_version 1",
-			    "schema_version %llu is not supported", (unsigned long long)ver);
-	int kind = -1;
-	hs_ynode *kn = hs_ymap_get(root, "kind");
-	if (kn)
-		kind = pick(L, kn, "kind", (const char *const[]){"catalog", "profile", NULL});
-	else
-		require(L, root, "kind", "a rules file");
+	file_head head = {.kind = -1};
+	hs_keys_read(&L->r, root, &file_t, &head);
+	int kind = head.kind;
 	if (top && kind >= 0)
 		L->rs->kind_known = true;
 	if (kind == 1 && !top) {
 		hs_diag_add(L->d, HS_D_INCLUDE, from, "include catalogs only; a profile is run on its own",
 			    "'%s' is a profile, not a catalog", shown);
 	} else {
-		load_includes(L, file, root);
-		if (kind == 0)
-			load_catalog_body(L, root);
-		else if (kind == 1)
-			load_profile_body(L, root);
+		/* Includes first (also of a file of unknown kind), so the body's names resolve. */
+		const hs_keytable *body = kind == 1 ? &profile_t : &catalog_t;
+		L->file = file;
+		hs_keys_read_one(&L->r, root, body, "include", NULL);
+		if (kind == 1)
+			L->rs->is_profile = true;
+		L->platform = HS_PLATFORM_NONE;
+		if (kind >= 0)
+			hs_keys_load(&L->r, root, body, L->rs);
 	}
 	L->depth--;
 	free(L->stack[L->depth]);
@@ -897,7 +847,7 @@ static hs_status load_file(loader *L, const char *path, const char *shown, const
 out:
 	free(canon);
 	free(owned);
-	if (L->oom)
+	if (L->r.oom)
 		return HS_ENOMEM;
 	return st;
 }
@@ -916,6 +866,7 @@ static hs_status load(const char *path, const char *text, size_t len, unsigned f
 	rs->priv = priv;
 	*out = rs;
 	loader L = {.rs = rs, .arena = &priv->arena, .d = d, .flags = flags};
+	L.r = (hs_keyread){.d = d, .arena = &priv->arena, .ctx = &L};
 	size_t errors_before = hs_diags_errors(d);
 	rs->path = hs_diags_intern(d, path);
 	hs_status st = load_file(&L, path, path, text, len, true, (hs_pos){0});
@@ -924,7 +875,7 @@ static hs_status load(const char *path, const char *text, size_t len, unsigned f
 	if (st != HS_OK)
 		return st;
 	hs_rules_check(rs, d);
-	if (L.oom)
+	if (L.r.oom)
 		return HS_ENOMEM;
 	return hs_diags_errors(d) > errors_before ? HS_ERULES : HS_OK;
 }
