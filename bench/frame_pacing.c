@@ -22,6 +22,7 @@
 #define SETTLE_S 1.0                   /* before every round's frame loop: load gone, ring sized */
 #define WARMUP_S 0.25                  /* frames dropped at the start of every round (page faults, caches) */
 #define SNAP_AT_S 1.0                  /* the snapshot starts this long into a snapshot round's frame loop */
+#define QUIET_OTHER 0.15               /* a round is quiet when other load kept at most this share of the CPUs */
 #define WINDOW_TAIL_S 0.5              /* frames this long after the snapshot returns still count as "during" it */
 
 enum { OFF, ON, SNAP, NCOND };
@@ -164,6 +165,7 @@ typedef struct {
 	double *at, *ms; /* frame start (s after the round's first frame) and frame time */
 	size_t n;
 	double w0, w1;   /* snapshot rounds: the window, in the same time base */
+	double other;    /* share of all CPUs busy with neither the frame loop nor the recorder */
 	bool ran;
 } round_frames;
 
@@ -433,13 +435,14 @@ int main(int argc, char **argv)
 			bench_nap(SETTLE_S);
 			if (b)
 				hs_backend_poll(b, 0);
-			double st0, bz0, st1, bz1, rec0 = bench_cpu_s(RUSAGE_SELF);
+			double st0, bz0, st1, bz1, rec0 = bench_cpu_s(RUSAGE_SELF), wall0 = bench_now_s();
 			cpu_times(&st0, &bz0);
 			if (!rc && !g_stop)
 				rc = run_frames(g_frame_pid, go[1], b, cond == SNAP ? ring_k : SIZE_MAX, &ri);
 			else
 				close(go[1]);
 			cpu_times(&st1, &bz1);
+			double wall = bench_now_s() - wall0, ncpu = (double)sysconf(_SC_NPROCESSORS_ONLN);
 			double rec_cpu = bench_cpu_s(RUSAGE_SELF) - rec0;
 			stop_frames();
 			if (b) {
@@ -487,9 +490,9 @@ int main(int argc, char **argv)
 				       ri.snap_events, ri.snap_mb);
 			/* The machine's busy time includes the frame loop (a quarter of one
 			 * CPU) and the recorder: the rest is the load beside them. */
-			printf("; recorder CPU %.2f s, machine busy %.0f%% of %ld CPUs, steal %.2f s\n", rec_cpu,
-			       100.0 * (bz1 - bz0) / (secs * (double)sysconf(_SC_NPROCESSORS_ONLN)),
-			       sysconf(_SC_NPROCESSORS_ONLN), st1 - st0);
+			rf->other = (bz1 - bz0 - rec_cpu - (double)rf->n * (double)WORK_NS / 1e9) / (wall * ncpu);
+			printf("; recorder CPU %.2f s, machine busy %.0f%% (other load %.0f%%) of %.0f CPUs, steal %.2f s\n",
+			       rec_cpu, 100.0 * (bz1 - bz0) / (wall * ncpu), 100.0 * rf->other, ncpu, st1 - st0);
 			if (verbose)
 				for (size_t i = 0; i < rf->n; i++)
 					if (rf->ms[i] > 2.0 * (double)PERIOD_NS / 1e6)
@@ -551,6 +554,50 @@ int main(int argc, char **argv)
 		       " in off rounds; inside the snapshot windows %" PRIu64 " vs %" PRIu64 " -> %s\n",
 		       s[SNAP].over2, s[OFF].over2, w[SNAP].over2, w[OFF].over2,
 		       w[SNAP].over2 <= w[OFF].over2 && s[SNAP].over2 <= s[OFF].over2 ? "met" : "MISSED");
+
+		/* On a shared machine other load can swamp a 0.1 ms target: the same
+		 * comparison over the rounds where none of the three conditions had
+		 * more than QUIET_OTHER of the CPUs busy with something else. */
+		samples q[NCOND] = {{0}}, qw[NCOND] = {{0}};
+		unsigned quiet = 0;
+		for (unsigned r = 0; r < rounds_done; r++) {
+			const round_frames *rr = &rfs[r * NCOND], *sn = &rr[SNAP];
+			if (!rr[OFF].ran || !rr[ON].ran || !sn->ran || rr[OFF].other > QUIET_OTHER ||
+			    rr[ON].other > QUIET_OTHER || sn->other > QUIET_OTHER)
+				continue;
+			quiet++;
+			for (int k = 0; k < NCOND; k++)
+				for (size_t i = 0; i < rr[k].n; i++) {
+					add(&q[k], rr[k].ms[i]);
+					if (rr[k].at[i] + rr[k].ms[i] / 1e3 >= sn->w0 && rr[k].at[i] <= sn->w1)
+						add(&qw[k], rr[k].ms[i]);
+				}
+		}
+		printf("\nquiet rounds only (other load <= %.0f%% in all three conditions): %u of %u\n",
+		       100.0 * QUIET_OTHER, quiet, rounds_done);
+		if (quiet) {
+			summary qs[NCOND], qws[NCOND];
+			for (int k = 0; k < NCOND; k++) {
+				qs[k] = summarize(&q[k]);
+				qws[k] = summarize(&qw[k]);
+			}
+			for (int k = 0; k < NCOND; k++)
+				print_row(cond_name[k], &qs[k], k == OFF ? NULL : &qs[OFF]);
+			printf("  inside the snapshot windows:\n");
+			for (int k = 0; k < NCOND; k++)
+				print_row(cond_name[k], &qws[k], k == OFF ? NULL : &qws[OFF]);
+			double qd_on = qs[ON].p99 - qs[OFF].p99, qd_snap = qs[SNAP].p99 - qs[OFF].p99;
+			printf("  p99 within 0.1 ms of off: on %+.3f ms -> %s; snapshot %+.3f ms -> %s\n", qd_on,
+			       qd_on <= 0.1 ? "met" : "MISSED", qd_snap, qd_snap <= 0.1 ? "met" : "MISSED");
+			printf("  frames over 2x the period: snapshot rounds %" PRIu64 " vs off %" PRIu64 "; inside the windows %"
+			       PRIu64 " vs %" PRIu64 " -> %s\n",
+			       qs[SNAP].over2, qs[OFF].over2, qws[SNAP].over2, qws[OFF].over2,
+			       qws[SNAP].over2 <= qws[OFF].over2 && qs[SNAP].over2 <= qs[OFF].over2 ? "met" : "MISSED");
+		}
+		for (int k = 0; k < NCOND; k++) {
+			free(q[k].ms);
+			free(qw[k].ms);
+		}
 	}
 	if (rc)
 		bench_dump_log();
