@@ -14,7 +14,7 @@ fi
 # sanitizer/libFuzzer build, node + npm for the JSON Schema validator (ajv),
 # stress-ng for the tests that must hold under load.
 pkgs=(build-essential cmake pkg-config libyaml-dev libpcre2-dev
-	libtracefs-dev libtraceevent-dev libtracecmd-dev trace-cmd linux-perf)
+	libtracefs-dev libtraceevent-dev libtracecmd-dev libzstd-dev trace-cmd linux-perf)
 if [[ $mode == test ]]; then
 	pkgs+=(clang libclang-rt-dev nodejs npm stress-ng)
 fi

@@ -31,10 +31,11 @@ else()
 endif()
 
 # Linux capture and trace.dat reading: libtracefs, libtraceevent, libtracecmd
-# (Debian's -dev packages). Defines hs::tracefs; absent on other platforms.
+# (Debian's -dev packages), and libzstd for the snapshot's own compression of the CPU data. Defines
+# hs::tracefs; absent on other platforms.
 if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
   find_package(PkgConfig REQUIRED)
-  pkg_check_modules(HS_TRACEFS REQUIRED IMPORTED_TARGET libtracefs libtraceevent libtracecmd)
+  pkg_check_modules(HS_TRACEFS REQUIRED IMPORTED_TARGET libtracefs libtraceevent libtracecmd libzstd)
   add_library(hs::tracefs ALIAS PkgConfig::HS_TRACEFS)
   # engine/src/ftrace declares libtracecmd's private output API itself; those
   # prototypes match libtracecmd 1.x (trace-cmd 3.x) only.

@@ -20,3 +20,13 @@ if(TARGET hs::tracefs)
   add_test(NAME ftrace:snapshot-limit COMMAND test_snapshot_limit ${CMAKE_CURRENT_BINARY_DIR})
   set_tests_properties(ftrace:snapshot-limit PROPERTIES TIMEOUT 300 RUN_SERIAL ON)
 endif()
+# The snapshot's own parallel-compressed CPU-data writer against libtracecmd's,
+# on the same drained ring: identical `trace-cmd report`, every event kept.
+if(TARGET hs::tracefs)
+  add_executable(test_snapshot_compat ${CMAKE_CURRENT_LIST_DIR}/snapshot-compat.c)
+  target_include_directories(test_snapshot_compat PRIVATE ${PROJECT_SOURCE_DIR}/engine/src)
+  target_link_libraries(test_snapshot_compat PRIVATE hindsight hs::tracefs Threads::Threads)
+  target_compile_definitions(test_snapshot_compat PRIVATE _GNU_SOURCE)
+  add_test(NAME ftrace:snapshot-compat COMMAND test_snapshot_compat ${CMAKE_CURRENT_BINARY_DIR})
+  set_tests_properties(ftrace:snapshot-compat PROPERTIES TIMEOUT 300 RUN_SERIAL ON)
+endif()

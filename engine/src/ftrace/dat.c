@@ -34,6 +34,11 @@ int tracecmd_output_set_compression(struct tracecmd_output *handle, const char *
 int tracecmd_output_write_headers(struct tracecmd_output *handle, struct hs_dat_event_list *list);
 int tracecmd_write_cmdlines(struct tracecmd_output *handle);
 int tracecmd_append_cpu_data(struct tracecmd_output *handle, int cpus, char *const *cpu_data_files);
+int tracecmd_write_cpus(struct tracecmd_output *handle, int cpus);
+int tracecmd_write_options(struct tracecmd_output *handle);
+struct tracecmd_option;
+struct tracecmd_option *tracecmd_add_option(struct tracecmd_output *handle, unsigned short id, int size,
+					    const void *data);
 void tracecmd_output_close(struct tracecmd_output *handle);
 struct tracecmd_compression *tracecmd_compress_alloc(const char *name, const char *version, int fd,
 						     struct tep_handle *tep, struct tracecmd_msg_handle *msg);
@@ -171,6 +176,107 @@ void hs_dat_remove_dir(const char *dir)
 	rmdir(dir);
 }
 
+/* ---- our own BUFFER section ----
+ * What libtracecmd's tracecmd_append_cpu_data writes in a v7 file (trace-output.c,
+ * out_write_cpu_data), with CPU data compressed beforehand in parallel (datz.c)
+ * instead of one CPU after another in the calling thread:
+ *   the CPU count option, the pending options (an options section);
+ *   the BUFFER section: header (id 3, flags 1 = compressed, no description
+ *   string: libtracecmd's string table is private, and readers do not use it),
+ *   each CPU's chunks at a page-aligned offset;
+ *   the BUFFER option (section offset, name "" = top instance, clock, page
+ *   size, CPUs with data: id, offset, compressed size without the count), in a
+ *   new options section that the previous one links to.
+ * libtracecmd's close then writes its string table, as always. */
+
+#define DAT_SECTION_BUFFER 3 /* TRACECMD_OPTION_BUFFER: section and option id */
+#define DAT_SECTION_COMPRESSED 1
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			return -1;
+		}
+		p = (const char *)p + w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* `fd` shares its file offset with libtracecmd's handle (a dup), so what it
+ * writes lands where libtracecmd expects the next section. */
+static int write_buffer_section(struct tracecmd_output *h, int fd, int ncpu, const hs_datz *z, size_t page_size,
+				const char *clock)
+{
+	int ret = -1;
+	size_t clen = strlen(clock) + 1, olen = 8 + 1 + clen + 4 + 4 + (size_t)ncpu * 20, at = 0;
+	unsigned char *opt = malloc(olen);
+	off_t sec = lseek(fd, 0, SEEK_END);
+	if (!opt || sec < 0)
+		goto fail;
+	uint64_t sec_u = (uint64_t)sec, size = 0;
+	uint16_t id = DAT_SECTION_BUFFER, flags = DAT_SECTION_COMPRESSED;
+	int32_t desc = -1;
+	unsigned char hdr[16];
+	memcpy(hdr, &id, 2);
+	memcpy(hdr + 2, &flags, 2);
+	memcpy(hdr + 4, &desc, 4);
+	memcpy(hdr + 8, &size, 8);
+	if (write_all(fd, hdr, sizeof(hdr)))
+		goto fail;
+	uint32_t page = (uint32_t)page_size, with_data = 0;
+	memcpy(opt + at, &sec_u, 8);
+	at += 8;
+	opt[at++] = '\0'; /* the top instance */
+	memcpy(opt + at, clock, clen);
+	at += clen;
+	memcpy(opt + at, &page, 4);
+	at += 4;
+	size_t count_at = at;
+	at += 4;
+	for (int c = 0; c < ncpu; c++) {
+		off_t pos = lseek(fd, 0, SEEK_CUR);
+		if (pos < 0)
+			goto fail;
+		/* Page-aligned like libtracecmd's (a hole, not written). */
+		uint64_t off = ((uint64_t)pos + page_size - 1) & ~((uint64_t)page_size - 1);
+		if (lseek(fd, (off_t)off, SEEK_SET) < 0)
+			goto fail;
+		if (!z[c].raw) /* libtracecmd lists only CPUs with data */
+			continue;
+		if (write_all(fd, z[c].data, z[c].len))
+			goto fail;
+		uint32_t cpu = (uint32_t)c;
+		uint64_t wsize = z[c].len - 4; /* libtracecmd's size leaves out the chunk count */
+		memcpy(opt + at, &cpu, 4);
+		memcpy(opt + at + 4, &off, 8);
+		memcpy(opt + at + 12, &wsize, 8);
+		at += 20;
+		with_data++;
+	}
+	memcpy(opt + count_at, &with_data, 4);
+	/* Back to the end: an empty last CPU's alignment is no part of the file. */
+	off_t end = lseek(fd, 0, SEEK_END);
+	if (end < 0)
+		goto fail;
+	/* The section's size counts from after its header. */
+	size = (uint64_t)end - sec_u - sizeof(hdr);
+	if (pwrite(fd, &size, 8, sec + 8) != 8)
+		goto fail;
+	if (!tracecmd_add_option(h, DAT_SECTION_BUFFER, (int)at, opt) || tracecmd_write_options(h) < 0)
+		goto fail;
+	ret = 0;
+fail:
+	free(opt);
+	return ret;
+}
+
 /* ---- the writer ---- */
 
 hs_status hs_dat_write_opts(const char *path, int ncpu, char *const *cpu_files, hs_dat_opts *o)
@@ -206,9 +312,10 @@ hs_status hs_dat_write_opts(const char *path, int ncpu, char *const *cpu_files, 
 		tracecmd_set_out_clock(h, o->clock);
 	if (fake && tracecmd_output_set_trace_dir(h, fake) < 0)
 		goto fail;
-	/* libtracecmd's best algorithm ("any": zstd when it was built with it). */
+	/* libtracecmd's best algorithm ("any": zstd when it was built with it);
+	 * zstd by name when the CPU data comes compressed by us (datz.c). */
 	step = "setting the compression of";
-	if (o->compress && tracecmd_output_set_compression(h, "any") < 0)
+	if (o->compress && tracecmd_output_set_compression(h, o->zcpu ? "zstd" : "any") < 0)
 		goto fail;
 	/* An empty kallsyms section instead of /proc/kallsyms: the headers would
 	 * otherwise be rewritten at 5 MB on every flush of a key-event file. */
@@ -224,7 +331,19 @@ hs_status hs_dat_write_opts(const char *path, int ncpu, char *const *cpu_files, 
 	off_t hdr = lseek(keep, 0, SEEK_CUR);
 	o->header_bytes = hdr > 0 ? (uint64_t)hdr : 0;
 	step = "writing the ring data of";
-	if (tracecmd_append_cpu_data(h, ncpu, cpu_files) < 0)
+	if (o->zcpu) {
+		/* libtracecmd names the top instance's clock when none was set. */
+		char *top = o->clock ? NULL : tracefs_get_clock(NULL);
+		const char *clock = o->clock ? o->clock : top ? top : "local";
+		int r = !o->compress || tracecmd_write_cpus(h, ncpu) < 0 || tracecmd_write_options(h) < 0 ||
+			write_buffer_section(h, keep, ncpu, o->zcpu, o->page_size, clock) < 0;
+		free(top);
+		if (r) {
+			if (!o->compress)
+				errno = EINVAL;
+			goto fail;
+		}
+	} else if (tracecmd_append_cpu_data(h, ncpu, cpu_files) < 0)
 		goto fail;
 	tracecmd_output_close(h);
 	h = NULL;

@@ -27,6 +27,19 @@ struct hs_dat_event_list {
 hs_status hs_dat_write(const char *path, const char *clock, int ncpu, char *const *cpu_files,
 		       struct hs_dat_event_list *events, bool kallsyms, FILE *msg);
 
+/* One CPU's data in trace.dat v7's compressed chunk layout (datz.c): the
+ * chunk count, then per chunk its compressed and raw sizes and one zstd frame. */
+typedef struct {
+	unsigned char *data;
+	size_t len, cap;
+	uint64_t raw; /* uncompressed bytes (whole pages) */
+} hs_datz;
+
+/* Compresses `bytes` of ring pages into `z` (reused: its buffer grows), in
+ * chunks of HS_LINUX_DAT_CHUNK_PAGES pages at zstd `level`. Thread-safe. */
+hs_status hs_datz_compress(const unsigned char *pages, uint64_t bytes, size_t subbuf, int level, hs_datz *z);
+void hs_datz_free(hs_datz *z);
+
 /* hs_dat_write with every knob; the outputs are filled on failure too. */
 typedef struct {
 	const char *clock;
@@ -34,6 +47,12 @@ typedef struct {
 	bool kallsyms;
 	bool compress;      /* libtracecmd's best available compression (zstd on Debian) */
 	bool quiet_enospc;  /* the caller reports a full disk itself */
+	/* When set, the CPU data is these already compressed sections (one per
+	 * CPU, `cpu_files` unused), written by our own BUFFER-section writer
+	 * instead of libtracecmd's single-threaded copy; `compress` must be set
+	 * and `page_size` is the ring's sub-buffer size. */
+	const hs_datz *zcpu;
+	size_t page_size;
 	FILE *msg;
 	int err;               /* out: errno of the failure, 0 on success */
 	uint64_t header_bytes; /* out: bytes before the CPU data (headers, kallsyms, comms) */

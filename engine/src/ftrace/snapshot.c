@@ -197,6 +197,56 @@ static int cut_files(cpu_job *jobs, unsigned cpus, size_t subbuf, char **paths, 
 	return 0;
 }
 
+/* One CPU's kept pages, compressed in a thread of their own: libtracecmd
+ * compresses one CPU after the other in one thread, which was two thirds of a
+ * snapshot's time (docs/snapshots.md). */
+typedef struct {
+	const cpu_job *j;
+	hs_datz *z;
+	hs_status st;
+} zip_job;
+
+static void *zip_cpu_thread(void *arg)
+{
+	zip_job *zj = arg;
+	const cpu_job *j = zj->j;
+	size_t subbuf = j->b->subbuf;
+	be_gentle();
+	zj->st = hs_datz_compress(j->map ? j->map + j->first * subbuf : NULL, j->map ? (j->npages - j->first) * subbuf : 0,
+				  subbuf, HS_LINUX_DAT_ZSTD_LEVEL, zj->z);
+	return NULL;
+}
+
+/* Compresses every CPU's kept pages [first, npages), all CPUs at once. */
+static hs_status zip_kept(cpu_job *jobs, unsigned cpus, hs_datz *z)
+{
+	hs_status st = HS_OK;
+	zip_job *zj = calloc(cpus, sizeof(*zj));
+	pthread_t *tids = calloc(cpus, sizeof(*tids));
+	bool *started = calloc(cpus, sizeof(*started));
+	if (!zj || !tids || !started) {
+		st = HS_ENOMEM;
+		goto fail;
+	}
+	for (unsigned c = 0; c < cpus; c++) {
+		zj[c] = (zip_job){.j = &jobs[c], .z = &z[c], .st = HS_EIO};
+		started[c] = !pthread_create(&tids[c], NULL, zip_cpu_thread, &zj[c]);
+	}
+	for (unsigned c = 0; c < cpus; c++) {
+		if (started[c])
+			pthread_join(tids[c], NULL);
+		else
+			zip_cpu_thread(&zj[c]);
+		if (zj[c].st != HS_OK)
+			st = zj[c].st;
+	}
+fail:
+	free(zj);
+	free(tids);
+	free(started);
+	return st;
+}
+
 typedef struct {
 	hs_backend *b;
 	session *s;
@@ -219,9 +269,12 @@ static void *snapshot_thread(void *arg)
 	pthread_t *tids = calloc(b->cpus, sizeof(*tids));
 	char **paths = calloc(b->cpus, sizeof(*paths));
 	bool *started = calloc(b->cpus, sizeof(*started));
+	hs_datz *z = calloc(b->cpus, sizeof(*z));
+	bool zipped = true; /* our parallel writer; libtracecmd's copy if a memfd cannot be mapped */
 	uint64_t events = 0, bytes = 0, kept_bytes = 0, kept_events = 0;
+	double t_zip = 0;
 	be_gentle();
-	if (!jobs || !tids || !paths || !started) {
+	if (!jobs || !tids || !paths || !started || !z) {
 		st = HS_ENOMEM;
 		goto out;
 	}
@@ -255,6 +308,8 @@ static void *snapshot_thread(void *arg)
 		bytes += j->bytes;
 		if (j->bytes && (j->map = mmap(NULL, j->bytes, PROT_READ, MAP_SHARED, j->fd, 0)) == MAP_FAILED)
 			j->map = NULL;
+		if (j->bytes && !j->map)
+			zipped = false;
 		char why[256];
 		if (hs_dat_check_cpu_bytes(j->bytes, why, sizeof(why)) != HS_OK)
 			hs_ftrace_say(b, "%s: CPU %u holds %s", name, c, why);
@@ -269,7 +324,12 @@ static void *snapshot_thread(void *arg)
 			if (jobs[c].bytes > big->bytes)
 				big = &jobs[c];
 		uint64_t sample = big->bytes < HS_LINUX_SNAPSHOT_SAMPLE_BYTES ? big->bytes : HS_LINUX_SNAPSHOT_SAMPLE_BYTES;
-		double ratio = hs_dat_compression_ratio(big->fd, big->bytes - sample, sample, subbuf);
+		double ratio = 1.0;
+		if (!zipped)
+			ratio = hs_dat_compression_ratio(big->fd, big->bytes - sample, sample, subbuf);
+		else if (sample && hs_datz_compress(big->map + big->bytes - sample, sample, subbuf, HS_LINUX_DAT_ZSTD_LEVEL,
+						    &z[0]) == HS_OK)
+			ratio = (double)z[0].len / (double)sample;
 		/* The headers (formats, kernel symbols, comms) are about 2 MB compressed. */
 		uint64_t hdr = 2ull << 20;
 		budget = room > hdr ? (uint64_t)((double)(room - hdr) / ratio * 0.9) : 0;
@@ -281,7 +341,18 @@ static void *snapshot_thread(void *arg)
 			 .quiet_enospc = true, .msg = b->msg};
 	for (unsigned try = 0;; try++) {
 		choose_cut(jobs, b->cpus, subbuf, budget);
-		if (cut_files(jobs, b->cpus, subbuf, paths, 64)) {
+		if (zipped) {
+			double tz = hs_ftrace_now_s();
+			hs_status zst = zip_kept(jobs, b->cpus, z);
+			t_zip += hs_ftrace_now_s() - tz;
+			if (zst != HS_OK) {
+				hs_ftrace_say(b, "%s: cannot compress the ring data: %s", name, hs_strerror(zst));
+				st = zst;
+				goto out;
+			}
+			o.zcpu = z;
+			o.page_size = subbuf;
+		} else if (cut_files(jobs, b->cpus, subbuf, paths, 64)) {
 			hs_ftrace_say(b, "%s: cannot cut the ring data: %s", name, strerror(errno));
 			goto out;
 		}
@@ -334,11 +405,12 @@ static void *snapshot_thread(void *arg)
 	}
 	if (st == HS_OK)
 		hs_ftrace_say(b, "%s: wrote %s: %" PRIu64 " events (ring entries %" PRIu64 "%s), %.1f MB raw -> %.1f MB, "
-				 "drain %.3f s, total %.3f s",
+				 "drain %.3f s, compression %.3f s (%s), total %.3f s",
 			      name, path, kept_events, entries,
 			      events == entries ? (kept_events == events ? ", all of them" : ", the newest")
 						: ", MISMATCH",
-			      (double)bytes / 1048576.0, (double)o.file_bytes / 1048576.0, t_drain, s->st.snapshot_s);
+			      (double)bytes / 1048576.0, (double)o.file_bytes / 1048576.0, t_drain, t_zip,
+			      zipped ? "parallel" : "in libtracecmd's write", s->st.snapshot_s);
 out:
 	for (unsigned c = 0; jobs && c < b->cpus; c++) {
 		cpu_job *j = &jobs[c];
@@ -351,7 +423,10 @@ out:
 		free(j->counts);
 		if (paths)
 			free(paths[c]);
+		if (z)
+			hs_datz_free(&z[c]);
 	}
+	free(z);
 	free(jobs);
 	free(tids);
 	free(paths);

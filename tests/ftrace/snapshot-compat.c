@@ -1,0 +1,243 @@
+/* snapshot-compat.c: the snapshot's own compressed CPU-data writer gives the same trace.dat contents as libtracecmd's. */
+/*
+ * Records a small ring (sched events under a fork/exec load), freezes and
+ * drains it into memfds the way a snapshot does, then writes the same pages
+ * twice: through libtracecmd's tracecmd_append_cpu_data (the old writer) and
+ * through the parallel-compressed BUFFER section (hs_dat_opts.zcpu). Both
+ * files must give byte-identical `trace-cmd report` output (stderr too) and
+ * hold exactly the drained events, read back through libtracecmd. Done for all
+ * CPUs and again with CPU 1 left empty (a CPU without data is not listed).
+ * usage: test_snapshot_compat DIR   (root, tracefs)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracefs/tracefs.h>
+
+#include "ftrace/ftrace.h"
+#include "hindsight/limits.h"
+#include "hindsight/tracedat.h"
+
+#define CPUS_MAX 256
+
+static int count_one(const hs_tracedat_record *r, void *ctx)
+{
+	(void)r;
+	(*(uint64_t *)ctx)++;
+	return 0;
+}
+
+static uint64_t dat_events(const char *path)
+{
+	hs_tracedat *td = NULL;
+	uint64_t n = 0;
+	hs_status st = hs_tracedat_open_ex(path, false, &td);
+	if (st == HS_OK)
+		st = hs_tracedat_foreach(td, count_one, &n);
+	hs_tracedat_close(td);
+	return st == HS_OK ? n : UINT64_MAX;
+}
+
+/* Forks and execs /bin/true back to back for `sec` seconds, one loop per CPU. */
+static void load(int cpus, double sec)
+{
+	pid_t kids[CPUS_MAX];
+	for (int i = 0; i < cpus; i++) {
+		if ((kids[i] = fork()) == 0) {
+			struct timespec t0, t;
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			do {
+				pid_t p = fork();
+				if (p == 0) {
+					execl("/bin/true", "true", (char *)NULL);
+					_exit(127);
+				}
+				if (p > 0)
+					waitpid(p, NULL, 0);
+				clock_gettime(CLOCK_MONOTONIC, &t);
+			} while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < sec);
+			_exit(0);
+		}
+	}
+	for (int i = 0; i < cpus; i++)
+		if (kids[i] > 0)
+			waitpid(kids[i], NULL, 0);
+}
+
+/* Drains one CPU of the frozen ring into a memfd of whole zero-padded pages. */
+static int drain(struct tracefs_instance *inst, int cpu, size_t subbuf, uint64_t *bytes)
+{
+	int fd = memfd_create("hs-compat", MFD_CLOEXEC);
+	struct tracefs_cpu *tc = tracefs_cpu_open(inst, cpu, true);
+	char *buf = malloc(subbuf);
+	int n;
+	*bytes = 0;
+	if (fd < 0 || !tc || !buf) {
+		fprintf(stderr, "FAIL: cannot drain CPU %d: %s\n", cpu, strerror(errno));
+		exit(1);
+	}
+	while ((n = tracefs_cpu_flush(tc, buf)) > 0) {
+		memset(buf + n, 0, subbuf - (size_t)n);
+		if (write(fd, buf, subbuf) != (ssize_t)subbuf) {
+			fprintf(stderr, "FAIL: memfd write: %s\n", strerror(errno));
+			exit(1);
+		}
+		*bytes += subbuf;
+	}
+	tracefs_cpu_close(tc);
+	free(buf);
+	return fd;
+}
+
+static int report(const char *dat)
+{
+	char cmd[13000];
+	snprintf(cmd, sizeof(cmd), "trace-cmd report -i '%s' > '%s.txt' 2> '%s.err'", dat, dat, dat);
+	return system(cmd);
+}
+
+/* 0 when both files exist and are byte-identical. */
+static int same(const char *a, const char *b)
+{
+	char cmd[8500];
+	snprintf(cmd, sizeof(cmd), "cmp -s '%s' '%s'", a, b);
+	return system(cmd);
+}
+
+/* Writes `fds` both ways under DIR/<tag>-{lib,own}.dat and compares them. */
+static int compare(const char *dir, const char *tag, int cpus, const int *fds, const uint64_t *bytes, size_t subbuf,
+		   uint64_t want)
+{
+	char lib[4096], own[4096], a[4200], b[4200], paths[CPUS_MAX][64];
+	char *files[CPUS_MAX];
+	hs_datz z[CPUS_MAX] = {{0}};
+	int fails = 0;
+	snprintf(lib, sizeof(lib), "%s/%s-lib.dat", dir, tag);
+	snprintf(own, sizeof(own), "%s/%s-own.dat", dir, tag);
+	for (int c = 0; c < cpus; c++) {
+		snprintf(paths[c], sizeof(paths[c]), "/proc/self/fd/%d", fds[c]);
+		files[c] = paths[c];
+		void *map = bytes[c] ? mmap(NULL, bytes[c], PROT_READ, MAP_SHARED, fds[c], 0) : NULL;
+		if (map == MAP_FAILED ||
+		    hs_datz_compress(map, bytes[c], subbuf, HS_LINUX_DAT_ZSTD_LEVEL, &z[c]) != HS_OK) {
+			fprintf(stderr, "FAIL: %s: cannot compress CPU %d\n", tag, c);
+			return 1;
+		}
+		if (map)
+			munmap(map, bytes[c]);
+	}
+	/* The old writer first: its comm table is then the one both files get. */
+	hs_dat_opts o = {.clock = "local", .compress = true, .kallsyms = true, .msg = stderr};
+	hs_status s1 = hs_dat_write_opts(lib, cpus, files, &o);
+	uint64_t lib_bytes = o.file_bytes;
+	o.zcpu = z;
+	o.page_size = subbuf;
+	hs_status s2 = hs_dat_write_opts(own, cpus, files, &o);
+	for (int c = 0; c < cpus; c++)
+		hs_datz_free(&z[c]);
+	if (s1 != HS_OK || s2 != HS_OK) {
+		fprintf(stderr, "FAIL: %s: writing: libtracecmd %s, own %s\n", tag, hs_strerror(s1), hs_strerror(s2));
+		return 1;
+	}
+	uint64_t n1 = dat_events(lib), n2 = dat_events(own);
+	printf("%s: %" PRIu64 " events drained; libtracecmd's file %" PRIu64 " events (%" PRIu64 " bytes), "
+	       "ours %" PRIu64 " events (%" PRIu64 " bytes)\n",
+	       tag, want, n1, lib_bytes, n2, o.file_bytes);
+	if (n1 != want || n2 != want) {
+		fprintf(stderr, "FAIL: %s: event counts differ from the ring's\n", tag);
+		fails++;
+	}
+	if (report(lib) || report(own)) {
+		fprintf(stderr, "FAIL: %s: trace-cmd report failed (see %s.err, %s.err)\n", tag, lib, own);
+		return fails + 1;
+	}
+	snprintf(a, sizeof(a), "%s.txt", lib);
+	snprintf(b, sizeof(b), "%s.txt", own);
+	if (same(a, b)) {
+		fprintf(stderr, "FAIL: %s: trace-cmd report differs: diff %s %s\n", tag, a, b);
+		fails++;
+	}
+	snprintf(a, sizeof(a), "%s.err", lib);
+	snprintf(b, sizeof(b), "%s.err", own);
+	if (same(a, b)) {
+		fprintf(stderr, "FAIL: %s: trace-cmd report's warnings differ: diff %s %s\n", tag, a, b);
+		fails++;
+	}
+	return fails;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s DIR\n", argv[0]);
+		return 2;
+	}
+	int cpus = (int)sysconf(_SC_NPROCESSORS_CONF), fails = 0;
+	size_t subbuf = (size_t)getpagesize();
+	if (cpus < 1 || cpus > CPUS_MAX) {
+		fprintf(stderr, "FAIL: %d CPUs\n", cpus);
+		return 1;
+	}
+	char name[64];
+	snprintf(name, sizeof(name), "hindsight_test_compat_%d", (int)getpid());
+	struct tracefs_instance *inst = tracefs_instance_create(name);
+	if (!inst) {
+		fprintf(stderr, "FAIL: cannot create instance %s (root and tracefs needed): %s\n", name, strerror(errno));
+		return 1;
+	}
+	int fds[CPUS_MAX];
+	uint64_t bytes[CPUS_MAX], want = 0, want_no1 = 0;
+	/* 2 MB per CPU: a few hundred pages, a last chunk shorter than the others. */
+	if (tracefs_instance_set_buffer_size(inst, 2048, -1) || tracefs_event_enable(inst, "sched", NULL) ||
+	    tracefs_trace_on(inst)) {
+		fprintf(stderr, "FAIL: cannot set up %s\n", name);
+		fails++;
+		goto out;
+	}
+	load(cpus, 1.5);
+	tracefs_trace_off(inst);
+	for (int c = 0; c < cpus; c++) {
+		fds[c] = drain(inst, c, subbuf, &bytes[c]);
+		void *map = bytes[c] ? mmap(NULL, bytes[c], PROT_READ, MAP_SHARED, fds[c], 0) : NULL;
+		uint64_t n = map && map != MAP_FAILED ? hs_dat_count_events(map, bytes[c], subbuf) : 0;
+		if (map && map != MAP_FAILED)
+			munmap(map, bytes[c]);
+		want += n;
+		if (c != 1)
+			want_no1 += n;
+		printf("CPU %d: %" PRIu64 " KB, %" PRIu64 " events\n", c, bytes[c] >> 10, n);
+	}
+	if (!want) {
+		fprintf(stderr, "FAIL: the ring recorded nothing\n");
+		fails++;
+		goto out;
+	}
+	fails += compare(argv[1], "all", cpus, fds, bytes, subbuf, want);
+	if (cpus > 1) {
+		int fd1 = fds[1];
+		uint64_t b1 = bytes[1];
+		fds[1] = memfd_create("hs-compat-empty", MFD_CLOEXEC);
+		bytes[1] = 0;
+		fails += compare(argv[1], "cpu1-empty", cpus, fds, bytes, subbuf, want_no1);
+		close(fds[1]);
+		fds[1] = fd1;
+		bytes[1] = b1;
+	}
+	for (int c = 0; c < cpus; c++)
+		close(fds[c]);
+out:
+	tracefs_instance_destroy(inst);
+	tracefs_instance_free(inst);
+	printf("%s\n", fails ? "FAILED" : "ok");
+	return fails ? 1 : 0;
+}
