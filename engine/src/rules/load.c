@@ -643,7 +643,8 @@ static const hs_key file_keys[] = {
 	 .doc = "catalog or profile"},
 	{0},
 };
-static const hs_keytable file_t = {"file", "a rules file", "", "General rules", NULL, file_keys};
+static const hs_keytable file_t = {"file", "a rules file", "", "The hindsight rules language", NULL,
+				   file_keys};
 
 static void cat_platform(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
 {
