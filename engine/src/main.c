@@ -8,6 +8,7 @@
 #include "hindsight/diag.h"
 #include "hindsight/plan.h"
 #include "hindsight/rules.h"
+#include "hindsight/tracedat.h"
 #include "util/compat.h"
 #ifdef HS_HAVE_BACKEND
 
@@ -24,6 +25,7 @@ static void usage(FILE *f)
 	fputs("usage: engine --rules PROFILE [--duration-sec N] [--plan [--json]] [--platform windows|linux] [--cpus N]\n"
 	      "       engine --rules PROFILE --estimate SECONDS [--json]\n"
 	      "       engine --rules cpu-sample.yaml --launch PROG [--args \"...\"] [--cwd DIR] [--out FILE] [--timeout-sec N]\n"
+	      "       engine --rules PROFILE --replay TRACE [--replay-speed X] [--duration-sec N]\n"
 	      "\n"
 	      "  --rules PROFILE   a profile file, or a bare name (stutter, cpu-sample) looked up in the rules directory\n"
 	      "  --plan            print the resolved plan (every parameter passed to the tracing API) and exit\n"
@@ -38,6 +40,10 @@ static void usage(FILE *f)
 	      "  --launch PROG     run PROG under the profile's CPU sampler and write a trace when it exits\n"
 	      "                    (next to PROG unless --out); --args are split like a shell would; the\n"
 	      "                    program is killed after --timeout-sec (default 600)\n"
+	      "  --replay TRACE    record as usual, but feed the profile's sessions from a recorded trace.dat\n"
+	      "                    (linux plan) or .etl (windows plan) instead of the kernel; no root needed;\n"
+	      "                    ends with the input. Sessions write JSON lines (docs/backends.md)\n"
+	      "  --replay-speed X  1 (default) as recorded, 10 ten times faster, 0 as fast as possible\n"
 	      "\n"
 	      "Without --plan: records until Ctrl+C (SIGINT or SIGTERM on Linux; Ctrl+Break or closing the\n"
 	      "console on Windows) into the rules' run folder. Needs root on Linux, an elevated terminal on Windows.\n"
@@ -128,6 +134,9 @@ int main(int argc, char **argv)
 {
 	const char *rules = NULL, *platform_arg = NULL;
 	const char *launch = NULL, *launch_args = NULL, *launch_cwd = NULL, *launch_out = NULL;
+	const char *replay = NULL;
+	double replay_speed = 1.0;
+	bool replay_speed_given = false;
 	unsigned long timeout_sec = 600, duration_sec = 0, estimate_sec = 0;
 	bool plan_only = false, json = false;
 	unsigned cpus = 0;
@@ -171,6 +180,18 @@ int main(int argc, char **argv)
 				fprintf(stderr, "engine: --estimate takes a number of seconds from 1 to 86400, not '%s'\n", argv[i]);
 				return EXIT_USAGE;
 			}
+		} else if (!strcmp(a, "--replay") && has_val) {
+			replay = argv[++i];
+		} else if (!strcmp(a, "--replay-speed") && has_val) {
+			char *end;
+			errno = 0;
+			replay_speed = strtod(argv[++i], &end);
+			if (errno || *end || end == argv[i] || !(replay_speed >= 0) || replay_speed > 1e6) {
+				fprintf(stderr, "engine: --replay-speed takes a factor from 0 (as fast as possible) to 1000000, "
+					"not '%s'\n", argv[i]);
+				return EXIT_USAGE;
+			}
+			replay_speed_given = true;
 		} else if (!strcmp(a, "--plan")) {
 			plan_only = true;
 		} else if (!strcmp(a, "--json")) {
@@ -222,9 +243,35 @@ int main(int argc, char **argv)
 		      stderr);
 		return EXIT_USAGE;
 	}
+	if (replay_speed_given && !replay) {
+		fputs("engine: --replay-speed goes with --replay\n", stderr);
+		return EXIT_USAGE;
+	}
+	if (replay && (plan_only || launch || estimate_sec)) {
+		fputs("engine: --replay is a recording of its own; it does not go with --plan, --launch or --estimate\n",
+		      stderr);
+		return EXIT_USAGE;
+	}
 	hs_platform host = hs_platform_host();
 	hs_platform platform = host;
-	if (platform_arg) {
+	if (replay) {
+		/* The input says which platform's plan it replays. */
+		FILE *f = fopen(replay, "rb");
+		if (!f) {
+			fprintf(stderr, "engine: --replay: cannot open %s: %s\n", replay, strerror(errno));
+			return EXIT_USAGE;
+		}
+		fclose(f);
+		platform = hs_tracedat_sniff(replay) ? HS_PLATFORM_LINUX : HS_PLATFORM_WINDOWS;
+		hs_platform asked = platform_arg ? hs_platform_parse(platform_arg) : platform;
+		if (asked != platform) {
+			fprintf(stderr, "engine: --replay: %s is %s trace, which replays a %s plan, not --platform %s\n",
+				replay, platform == HS_PLATFORM_LINUX ? "an ftrace" : "not an ftrace (read as an ETW)",
+				hs_platform_name(platform), platform_arg);
+			return EXIT_USAGE;
+		}
+		host = platform; /* a replay records for the input's platform on any machine */
+	} else if (platform_arg) {
 		platform = hs_platform_parse(platform_arg);
 		if (platform == HS_PLATFORM_NONE) {
 			fprintf(stderr, "engine: --platform takes windows or linux, not '%s'\n", platform_arg);
@@ -287,7 +334,7 @@ int main(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (platform == host)
+	if (platform == host && !replay)
 		warn_memory(plan->memory_bytes);
 #ifdef HS_HAVE_BACKEND
 	if (!plan_only && launch) {
@@ -296,6 +343,13 @@ int main(int argc, char **argv)
 	}
 	if (estimate_sec) {
 		rc = hs_estimate_live(rs, plan, path, (unsigned)estimate_sec, json);
+		goto out;
+	}
+	if (replay) {
+		/* The recording mode on the replay backend: no kernel, no privilege. */
+		hs_record_opts ro = {.duration_s = (unsigned)duration_sec, .backend = &hs_backend_replay,
+				     .input = replay, .speed = replay_speed};
+		rc = hs_record_run_opts(rs, plan, path, &ro);
 		goto out;
 	}
 	if (!plan_only) {

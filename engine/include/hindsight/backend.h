@@ -1,4 +1,4 @@
-/* hindsight/backend.h: the capture backend interface every platform implements (tracefs on Linux, ETW on Windows). */
+/* hindsight/backend.h: the capture backend interface: one table of operations that tracefs, ETW and replay implement. */
 #ifndef HINDSIGHT_BACKEND_H
 #define HINDSIGHT_BACKEND_H
 
@@ -11,15 +11,20 @@
 #include "hindsight/status.h"
 
 /*
- * One build links exactly one implementation, so the interface is a set of
- * functions rather than a table of pointers. Calls come from one thread.
+ * A backend is a table of operations (hs_backend_ops) and the state its start
+ * made (hs_backend, which each implementation defines for itself). The
+ * recording loop (engine/src/run/record.c) only calls through the table, so a
+ * recorded trace replayed by hs_backend_replay drives the same loop, observer
+ * and snapshots as the kernel backends (docs/backends.md). A build has at
+ * most one kernel backend (hs_backend_native: tracefs on Linux, ETW on
+ * Windows) and always the replay backend. Calls come from one thread.
  *
- * Ownership: hs_backend_start borrows the plan (and through it the rules) and
- * run_dir until hs_backend_free; the backend owns the kernel sessions it made
- * and removes them in hs_backend_stop (or hs_backend_free if stop was not
- * called). Status structs returned by hs_backend_session_status point into the
- * backend and stay valid until hs_backend_free. Messages for the user go to
- * opts->msg (the engine tees it to main.log).
+ * Ownership: start borrows the plan (and through it the rules), run_dir and
+ * the opts' strings until free; the backend owns the kernel sessions it made
+ * (or the input it replays) and removes them in stop (or free if stop was not
+ * called). Status structs returned by session_status point into the backend
+ * and stay valid until free. Messages for the user go to opts->msg (the
+ * engine tees it to main.log). A handle goes back only to the table that made it.
  */
 
 typedef struct hs_backend hs_backend;
@@ -36,7 +41,7 @@ typedef struct {
 	size_t raw_len;
 } hs_key_event;
 
-/* Called from hs_backend_poll for every event a file-circular session streams;
+/* Called from the backend's poll for every event a file-circular session streams;
  * must not call back into the backend. */
 typedef void (*hs_key_event_fn)(void *ctx, const hs_key_event *ev);
 
@@ -44,6 +49,11 @@ typedef struct {
 	FILE *msg; /* progress, warnings; NULL means stderr */
 	/* Set by a signal handler; long operations check it to say they are busy. */
 	volatile int *interrupts;
+	/* Replay only (the kernel backends ignore them): the recorded trace.dat or
+	 * .etl to feed through the plan's sessions, and the pace: 1 = as recorded,
+	 * 10 = ten times faster, 0 = as fast as possible. */
+	const char *input;
+	double speed;
 } hs_backend_opts;
 
 typedef struct {
@@ -75,31 +85,75 @@ typedef struct {
 	uint64_t etw_events_lost, etw_buffers_lost, etw_buffers_written;
 } hs_session_status;
 
-/* Creates and starts every session of the plan. Stale kernel sessions with the
- * plan's names (left by a dead engine) are removed first, and the user told.
- * HS_EPERM when not privileged, HS_EIO on kernel refusals (message printed). */
+/* How often poll must run for the backend to keep up: the loop's wake interval. */
+typedef enum {
+	HS_BACKEND_WAKE_IDLE,      /* the kernel writes every file; poll only waits (ETW) */
+	HS_BACKEND_WAKE_STREAMING, /* poll moves file-circular sessions' data: every few tens of ms while one exists (tracefs) */
+	HS_BACKEND_WAKE_ALWAYS,    /* every event arrives through poll, on time only if it runs often (replay) */
+} hs_backend_wake;
+
+typedef struct hs_backend_ops {
+	const char *name; /* "ftrace", "etw", "replay": for messages and hs_backend_find */
+	/* Makes kernel sessions: the recording mode checks privilege and claims
+	 * the plan's session names first. false: runs as any user. */
+	bool kernel;
+	hs_backend_wake wake;
+
+	/* Creates and starts every session of the plan. Kernel backends remove
+	 * stale sessions with the plan's names (left by a dead engine) first and
+	 * tell the user. HS_EPERM when not privileged, HS_EIO on kernel refusals,
+	 * HS_EINVAL on input the backend cannot use (message printed). */
+	hs_status (*start)(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts, hs_backend **out);
+
+	/* Waits up to timeout_ms, then moves whatever the streaming sessions have
+	 * produced to their files (and the observer), and flushes them to disk when a
+	 * session's flush interval is due. Returns early on a signal. */
+	hs_status (*poll)(hs_backend *b, int timeout_ms);
+
+	/* Writes session `session`'s current contents to `path` (NULL: the run
+	 * directory's output name from the rules), through a temporary name and a
+	 * rename. Buffering: freezes the ring, drains it losslessly and resumes it
+	 * unless `final`. File-circular: flushes and rebuilds its file. */
+	hs_status (*snapshot)(hs_backend *b, size_t session, const char *path, bool final);
+
+	/* Registers the key-event observer (NULL to remove); HS_EUNSUPPORTED when
+	 * the backend cannot see events as they happen. */
+	hs_status (*set_observer)(hs_backend *b, hs_key_event_fn fn, void *ctx);
+
+	/* Reads the counters now (before stop) and returns the session's status. */
+	hs_status (*session_status)(hs_backend *b, size_t session, const hs_session_status **out);
+	size_t (*n_sessions)(const hs_backend *b);
+
+	/* True once there is nothing more to record (replay: the input ended).
+	 * NULL for live backends, which record until told to stop. */
+	bool (*finished)(const hs_backend *b);
+
+	/* Final flush of streaming sessions, final counters, kernel sessions removed. */
+	hs_status (*stop)(hs_backend *b);
+	void (*free)(hs_backend *b);
+} hs_backend_ops;
+
+/* The backends. hs_backend_ftrace exists in Linux builds with libtracefs,
+ * hs_backend_etw in Windows builds (the hindsight_etw library); replay in every build. */
+extern const hs_backend_ops hs_backend_ftrace;
+extern const hs_backend_ops hs_backend_etw;
+extern const hs_backend_ops hs_backend_replay;
+
+/* This build's kernel backend (ftrace or etw), or NULL when it has none. */
+const hs_backend_ops *hs_backend_native(void);
+/* A backend of this build by name ("ftrace", "etw", "replay"), or NULL. */
+const hs_backend_ops *hs_backend_find(const char *name);
+
+/* The native backend's operations under their first names, for callers that
+ * only ever drive the kernel (benchmarks, the ETW tests): thin wrappers over
+ * hs_backend_native()'s table, valid only on handles hs_backend_start made. */
 hs_status hs_backend_start(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts,
 			   hs_backend **out);
-
-/* Waits up to timeout_ms, then moves whatever the streaming sessions have
- * produced to their files (and the observer), and flushes them to disk when a
- * session's flush interval is due. Returns early on a signal. */
 hs_status hs_backend_poll(hs_backend *b, int timeout_ms);
-
-/* Writes session `session`'s current contents to `path` (NULL: the run
- * directory's output name from the rules), through a temporary name and a
- * rename. Buffering: freezes the ring, drains it losslessly and resumes it
- * unless `final`. File-circular: flushes and rebuilds its file. */
 hs_status hs_backend_snapshot(hs_backend *b, size_t session, const char *path, bool final);
-
-/* Registers the key-event observer (NULL to remove). */
 hs_status hs_backend_set_observer(hs_backend *b, hs_key_event_fn fn, void *ctx);
-
-/* Reads the kernel's counters now (before stop) and returns the session's status. */
 hs_status hs_backend_session_status(hs_backend *b, size_t session, const hs_session_status **out);
 size_t hs_backend_n_sessions(const hs_backend *b);
-
-/* Final flush of streaming sessions, final counters, kernel sessions removed. */
 hs_status hs_backend_stop(hs_backend *b);
 void hs_backend_free(hs_backend *b);
 

@@ -59,6 +59,18 @@
  * CPU until empty; 50 ms keeps a 1 MB per-CPU ring far from full at 1.4 MB/s. */
 #define HS_LINUX_STREAM_WAKE_MS 50
 
+/* Replay: the records the plan's sessions take are held in memory (payload
+ * and index) so they can be paced and re-read by snapshots; past this the
+ * input is refused rather than swapping. A day of key events is tens of MB. */
+#define HS_REPLAY_MAX_BYTES (1ull << 30)
+
+/* Replay: which sessions take a record is one 64-bit mask; profiles have 2-3. */
+#define HS_REPLAY_MAX_SESSIONS 64
+
+/* Replay: poll wakes at least this often, so a record is handed on within
+ * this much of its (scaled) recorded time, as the tracefs reader's wake-up does. */
+#define HS_REPLAY_WAKE_MS 20
+
 /* A ring lives in unswappable kernel memory (ETW nonpaged pool, tracefs pages).
  * 64 GiB is beyond any machine we target; larger values are typos. The plan also
  * warns when a ring exceeds half of the host's physical memory. */

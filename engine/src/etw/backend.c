@@ -64,7 +64,7 @@ static void report_running(hs_backend *b, hs_etw_session *s)
 	fflush(b->msg);
 }
 
-hs_status hs_backend_start(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts, hs_backend **out)
+static hs_status etw_start(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts, hs_backend **out)
 {
 	*out = NULL;
 	FILE *msg = opts && opts->msg ? opts->msg : stderr;
@@ -130,7 +130,7 @@ fail:
 	return st;
 }
 
-hs_status hs_backend_poll(hs_backend *b, int timeout_ms)
+static hs_status etw_poll(hs_backend *b, int timeout_ms)
 {
 	/* Nothing streams through the engine: ETW writes the key-event file
 	 * itself. Sleep in slices so a stop request is seen promptly. */
@@ -143,7 +143,7 @@ hs_status hs_backend_poll(hs_backend *b, int timeout_ms)
 	return HS_OK;
 }
 
-hs_status hs_backend_snapshot(hs_backend *b, size_t session, const char *path, bool final)
+static hs_status etw_snapshot(hs_backend *b, size_t session, const char *path, bool final)
 {
 	(void)final; /* an ETW flush leaves the ring running either way */
 	if (session >= b->n || !b->s[session].running)
@@ -186,7 +186,7 @@ hs_status hs_backend_snapshot(hs_backend *b, size_t session, const char *path, b
 	return HS_OK;
 }
 
-hs_status hs_backend_set_observer(hs_backend *b, hs_key_event_fn fn, void *ctx)
+static hs_status etw_set_observer(hs_backend *b, hs_key_event_fn fn, void *ctx)
 {
 	(void)b;
 	(void)ctx;
@@ -196,7 +196,7 @@ hs_status hs_backend_set_observer(hs_backend *b, hs_key_event_fn fn, void *ctx)
 	return fn ? HS_EUNSUPPORTED : HS_OK;
 }
 
-size_t hs_backend_n_sessions(const hs_backend *b)
+static size_t etw_n_sessions(const hs_backend *b)
 {
 	return b->n;
 }
@@ -226,7 +226,7 @@ static void fill_status(hs_backend *b, size_t i)
 	}
 }
 
-hs_status hs_backend_session_status(hs_backend *b, size_t session, const hs_session_status **out)
+static hs_status etw_session_status(hs_backend *b, size_t session, const hs_session_status **out)
 {
 	if (session >= b->n)
 		return HS_EINVAL;
@@ -236,7 +236,7 @@ hs_status hs_backend_session_status(hs_backend *b, size_t session, const hs_sess
 	return st;
 }
 
-hs_status hs_backend_stop(hs_backend *b)
+static hs_status etw_stop(hs_backend *b)
 {
 	if (b->stopped)
 		return HS_OK;
@@ -262,7 +262,7 @@ hs_status hs_backend_stop(hs_backend *b)
 	return rc;
 }
 
-void hs_backend_free(hs_backend *b)
+static void etw_free(hs_backend *b)
 {
 	if (!b)
 		return;
@@ -276,3 +276,18 @@ void hs_backend_free(hs_backend *b)
 	free(b->run_dir);
 	free(b);
 }
+
+const hs_backend_ops hs_backend_etw = {
+	.name = "etw",
+	.kernel = true,
+	.wake = HS_BACKEND_WAKE_IDLE,
+	.start = etw_start,
+	.poll = etw_poll,
+	.snapshot = etw_snapshot,
+	.set_observer = etw_set_observer,
+	.session_status = etw_session_status,
+	.n_sessions = etw_n_sessions,
+	.finished = NULL,
+	.stop = etw_stop,
+	.free = etw_free,
+};

@@ -231,7 +231,7 @@ static hs_status load_tep(hs_backend *b)
 	return b->tep ? HS_OK : HS_EIO;
 }
 
-hs_status hs_backend_start(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts, hs_backend **out)
+static hs_status ftrace_start(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts, hs_backend **out)
 {
 	hs_status st = HS_ENOMEM;
 	*out = NULL;
@@ -477,7 +477,7 @@ static hs_status flush_stream(hs_backend *b, size_t si, const char *path, bool f
 	return st;
 }
 
-hs_status hs_backend_poll(hs_backend *b, int timeout_ms)
+static hs_status ftrace_poll(hs_backend *b, int timeout_ms)
 {
 	hs_status st = HS_OK;
 	if (b->stopped)
@@ -503,7 +503,7 @@ hs_status hs_backend_poll(hs_backend *b, int timeout_ms)
 	return st;
 }
 
-hs_status hs_backend_snapshot(hs_backend *b, size_t session_i, const char *path, bool final)
+static hs_status ftrace_snapshot(hs_backend *b, size_t session_i, const char *path, bool final)
 {
 	if (session_i >= b->n || b->stopped)
 		return HS_EINVAL;
@@ -516,19 +516,19 @@ hs_status hs_backend_snapshot(hs_backend *b, size_t session_i, const char *path,
 	return hs_ftrace_snapshot_ring(b, s, p, final);
 }
 
-hs_status hs_backend_set_observer(hs_backend *b, hs_key_event_fn fn, void *ctx)
+static hs_status ftrace_set_observer(hs_backend *b, hs_key_event_fn fn, void *ctx)
 {
 	b->fn = fn;
 	b->fn_ctx = ctx;
 	return HS_OK;
 }
 
-size_t hs_backend_n_sessions(const hs_backend *b)
+static size_t ftrace_n_sessions(const hs_backend *b)
 {
 	return b->n;
 }
 
-hs_status hs_backend_session_status(hs_backend *b, size_t i, const hs_session_status **out)
+static hs_status ftrace_session_status(hs_backend *b, size_t i, const hs_session_status **out)
 {
 	if (i >= b->n)
 		return HS_EINVAL;
@@ -581,7 +581,7 @@ static void remove_chunks(session *s)
 	rmdir(s->chunk_dir);
 }
 
-hs_status hs_backend_stop(hs_backend *b)
+static hs_status ftrace_stop(hs_backend *b)
 {
 	hs_status st = HS_OK;
 	if (b->stopped)
@@ -606,7 +606,7 @@ hs_status hs_backend_stop(hs_backend *b)
 	return st;
 }
 
-void hs_backend_free(hs_backend *b)
+static void ftrace_free(hs_backend *b)
 {
 	if (!b)
 		return;
@@ -632,3 +632,18 @@ void hs_backend_free(hs_backend *b)
 	free(b->page);
 	free(b);
 }
+
+const hs_backend_ops hs_backend_ftrace = {
+	.name = "ftrace",
+	.kernel = true,
+	.wake = HS_BACKEND_WAKE_STREAMING,
+	.start = ftrace_start,
+	.poll = ftrace_poll,
+	.snapshot = ftrace_snapshot,
+	.set_observer = ftrace_set_observer,
+	.session_status = ftrace_session_status,
+	.n_sessions = ftrace_n_sessions,
+	.finished = NULL,
+	.stop = ftrace_stop,
+	.free = ftrace_free,
+};

@@ -34,16 +34,17 @@ typedef struct {
 } live_ctx;
 
 /* Final statuses, copied while the backend still exists. */
-static void on_stopped(void *vctx, const char *run_dir, hs_backend *b, uint64_t snapshot_ms, uint64_t stop_ms)
+static void on_stopped(void *vctx, const char *run_dir, const hs_backend_ops *ops, hs_backend *b, uint64_t snapshot_ms,
+		       uint64_t stop_ms)
 {
 	live_ctx *c = vctx;
 	c->stopped = true;
 	c->run_dir = strdup(run_dir);
 	c->snapshot_ms = snapshot_ms;
 	c->stop_ms = stop_ms;
-	for (size_t i = 0; i < hs_backend_n_sessions(b) && i < c->plan->n_sessions; i++) {
+	for (size_t i = 0; i < ops->n_sessions(b) && i < c->plan->n_sessions; i++) {
 		const hs_session_status *st;
-		if (hs_backend_session_status(b, i, &st) != HS_OK)
+		if (ops->session_status(b, i, &st) != HS_OK)
 			continue;
 		hs_estimate_session *s = &c->sessions[i];
 		s->has_counters = true;

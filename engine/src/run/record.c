@@ -1,4 +1,4 @@
-/* run/record.c: the normal recording mode: run folder, main.log tee, run.json, periodic stats, Ctrl+C snapshot. */
+/* run/record.c: the normal recording mode over any backend's table: run folder, main.log tee, run.json, periodic stats, Ctrl+C snapshot. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -84,7 +84,8 @@ static void iso_time(char *buf, size_t n, time_t t)
 
 /* Written at start (end null) so a killed run still has one, and again at the end. */
 static hs_status write_manifest(const char *path, const hs_ruleset *rs, const hs_plan *plan, const char *rules_path,
-				time_t start, time_t end, hs_backend *b, uint64_t observed, int exit_code)
+				time_t start, time_t end, const hs_backend_ops *ops, hs_backend *b, uint64_t observed,
+				int exit_code)
 {
 	hs_strbuf sb = {0};
 	hs_json j;
@@ -108,12 +109,13 @@ static hs_status write_manifest(const char *path, const hs_ruleset *rs, const hs
 		hs_json_key(&j, "end");
 		hs_json_null(&j);
 	}
+	hs_json_kstr(&j, "backend", ops->name);
 	hs_json_kuint(&j, "key_events_observed", observed);
 	hs_json_key(&j, "sessions");
 	hs_json_arr_begin(&j);
-	for (size_t i = 0; b && i < hs_backend_n_sessions(b); i++) {
+	for (size_t i = 0; b && i < ops->n_sessions(b); i++) {
 		const hs_session_status *s;
-		if (hs_backend_session_status(b, i, &s) != HS_OK)
+		if (ops->session_status(b, i, &s) != HS_OK)
 			continue;
 		hs_json_obj_begin(&j);
 		hs_json_kstr(&j, "name", s->name);
@@ -200,13 +202,14 @@ static void count_key_event(void *ctx, const hs_key_event *ev)
 	(*(uint64_t *)ctx)++;
 }
 
-static void print_stats(hs_backend *b, uint64_t observed, bool observing, uint64_t elapsed_ms)
+static void print_stats(const hs_backend_ops *ops, hs_backend *b, uint64_t observed, bool observing,
+			uint64_t elapsed_ms)
 {
 	hs_strbuf sb = {0};
 	hs_sb_append(&sb, "engine: stats:");
-	for (size_t i = 0; i < hs_backend_n_sessions(b); i++) {
+	for (size_t i = 0; i < ops->n_sessions(b); i++) {
 		const hs_session_status *s;
-		if (hs_backend_session_status(b, i, &s) != HS_OK)
+		if (ops->session_status(b, i, &s) != HS_OK)
 			continue;
 		if (!s->cpus) {
 			/* ETW: one set of buffers per session; the kernel counts losses. */
@@ -262,20 +265,35 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 {
 	unsigned duration_s = o->duration_s;
 	const char *option = o->option ? o->option : "--duration-sec";
+	const hs_backend_ops *ops = o->backend ? o->backend : hs_backend_native();
 	int rc = EXIT_RUN_FAILED;
 	hs_backend *b = NULL;
 	char *dir = NULL, *log_path = NULL, *manifest = NULL;
-	bool tee = false;
+	bool tee = false, claimed = false;
 	uint64_t observed = 0;
 	time_t start = time(NULL);
 
-	int denied = hs_os_check_privilege();
-	if (denied)
-		return denied;
-	/* Before the run folder: a second engine refuses without leaving an empty one. */
-	if ((rc = hs_os_sessions_claim(plan)) != 0)
-		return rc;
+	if (!ops) {
+		fputs("engine: this build has no capture backend\n", stderr);
+		return EXIT_RUN_FAILED;
+	}
+	/* Kernel sessions need the privilege and their names; a replay needs neither. */
+	if (ops->kernel) {
+		int denied = hs_os_check_privilege();
+		if (denied)
+			return denied;
+		/* Before the run folder: a second engine refuses without leaving an empty one. */
+		if ((rc = hs_os_sessions_claim(plan)) != 0)
+			return rc;
+		claimed = true;
+	}
 	rc = EXIT_RUN_FAILED;
+	if (!rs->run.dir || !rs->run.name_format || !rs->run.log || !rs->run.manifest) {
+		/* The loader lets a profile leave them out (--plan needs none); a recording does. */
+		fprintf(stderr, "engine: %s has no complete run section (dir, name_format, log, manifest); a recording "
+			"needs one\n", rules_path);
+		goto fail;
+	}
 	hs_os_private_files(); /* traces hold command lines, paths and addresses */
 	dir = make_run_dir(&rs->run, o->dir_suffix);
 	if (!dir) {
@@ -295,22 +313,23 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	volatile int *stop = hs_os_stop_requests();
 
 	printf("engine: run folder %s (pid %lu)\n", dir, hs_getpid());
-	hs_os_sessions_adopt(plan, dir);
+	if (claimed)
+		hs_os_sessions_adopt(plan, dir);
 	if (hs_plan_print_text(plan, stdout) != HS_OK)
 		goto fail;
 	fflush(stdout);
-	write_manifest(manifest, rs, plan, rules_path, start, 0, NULL, 0, 0);
+	write_manifest(manifest, rs, plan, rules_path, start, 0, ops, NULL, 0, 0);
 
-	hs_os_set_busy("starting the kernel sessions");
+	hs_os_set_busy(ops->kernel ? "starting the kernel sessions" : "reading the input");
 	/* One stream keeps the log in order. */
-	hs_backend_opts opts = {.msg = stdout, .interrupts = stop};
-	hs_status st = hs_backend_start(plan, dir, &opts, &b);
+	hs_backend_opts opts = {.msg = stdout, .interrupts = stop, .input = o->input, .speed = o->speed};
+	hs_status st = ops->start(plan, dir, &opts, &b);
 	if (st != HS_OK) {
 		fprintf(stderr, "engine: the sessions could not be started (%s); nothing is being recorded\n",
 			hs_strerror(st));
 		goto fail;
 	}
-	bool observing = hs_backend_set_observer(b, count_key_event, &observed) == HS_OK;
+	bool observing = ops->set_observer(b, count_key_event, &observed) == HS_OK;
 	hs_os_set_busy(NULL);
 	printf("engine: recording; %s saves the rings and stops\n", hs_os_stop_hint());
 	if (duration_s)
@@ -320,15 +339,17 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	uint64_t interval_ms = rs->run.stats_interval_s * 1000u;
 	uint64_t last = hs_os_monotonic_ms(), began = last;
 	bool ok = true;
-	/* Only sessions streamed through the engine (Linux tracefs) need the
-	 * reader awake every few tens of ms; otherwise sleep until the next stats
-	 * line or a stop request (which cuts the sleep short), so an idle
-	 * recorder costs no CPU. */
+	/* Only backends whose poll moves events (tracefs streaming file-circular
+	 * sessions, replay) need the loop awake every few tens of ms; otherwise
+	 * sleep until the next stats line or a stop request (which cuts the sleep
+	 * short), so an idle recorder costs no CPU. */
 	bool streams = false;
 	for (size_t i = 0; i < plan->n_sessions; i++)
-		streams |= plan->platform == HS_PLATFORM_LINUX &&
+		streams |= ops->wake == HS_BACKEND_WAKE_STREAMING &&
 			   plan->sessions[i].session->mode == HS_MODE_FILE_CIRCULAR;
-	int wake_ms = streams ? HS_LINUX_STREAM_WAKE_MS : (int)(interval_ms ? interval_ms : 60000u);
+	int wake_ms = ops->wake == HS_BACKEND_WAKE_ALWAYS ? HS_REPLAY_WAKE_MS
+		      : streams			       ? HS_LINUX_STREAM_WAKE_MS
+						       : (int)(interval_ms ? interval_ms : 60000u);
 	if (duration_s && (uint64_t)wake_ms > duration_s * 1000ull)
 		wake_ms = (int)(duration_s * 1000u);
 	while (!*stop) {
@@ -336,13 +357,17 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 			printf("engine: %u s are up (%s)\n", duration_s, option);
 			break;
 		}
-		if (hs_backend_poll(b, wake_ms) != HS_OK && ok) {
+		if (ops->finished && ops->finished(b)) {
+			printf("engine: the input has ended\n");
+			break;
+		}
+		if (ops->poll(b, wake_ms) != HS_OK && ok) {
 			fputs("engine: streaming failed; see above. Still recording the rings.\n", stderr);
 			ok = false;
 		}
 		uint64_t now = hs_os_monotonic_ms();
 		if (interval_ms && now - last >= interval_ms) {
-			print_stats(b, observed, observing, now - began);
+			print_stats(ops, b, observed, observing, now - began);
 			last = now;
 		}
 	}
@@ -352,29 +377,30 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	fflush(stdout);
 	hs_os_set_busy("saving the in-memory rings to disk");
 	for (size_t i = 0; i < plan->n_sessions; i++)
-		if (plan->sessions[i].session->mode == HS_MODE_BUFFERING &&
-		    hs_backend_snapshot(b, i, NULL, true) != HS_OK)
+		if (plan->sessions[i].session->mode == HS_MODE_BUFFERING && ops->snapshot(b, i, NULL, true) != HS_OK)
 			ok = false;
 	hs_os_set_busy("writing the key-event file and removing the kernel sessions");
 	uint64_t stop_ms = hs_os_monotonic_ms() - began;
-	if (hs_backend_stop(b) != HS_OK)
+	if (ops->stop(b) != HS_OK)
 		ok = false;
-	print_stats(b, observed, observing, hs_os_monotonic_ms() - began);
+	print_stats(ops, b, observed, observing, hs_os_monotonic_ms() - began);
 	hs_os_set_busy("writing the run manifest");
-	if (write_manifest(manifest, rs, plan, rules_path, start, time(NULL), b, observed, ok ? 0 : EXIT_RUN_FAILED) !=
-	    HS_OK) {
+	if (write_manifest(manifest, rs, plan, rules_path, start, time(NULL), ops, b, observed,
+			   ok ? 0 : EXIT_RUN_FAILED) != HS_OK) {
 		fprintf(stderr, "engine: cannot write %s\n", manifest);
 		ok = false;
 	}
 	printf("engine: %s; run folder %s\n", ok ? "DONE, all files written" : "FAILED, see the messages above",
 	       dir);
 	if (o->stopped)
-		o->stopped(o->ctx, dir, b, snapshot_ms, stop_ms);
+		o->stopped(o->ctx, dir, ops, b, snapshot_ms, stop_ms);
 	rc = ok ? 0 : EXIT_RUN_FAILED;
 fail:
 	hs_os_set_busy(NULL);
-	hs_backend_free(b);
-	hs_os_sessions_release(plan);
+	if (b)
+		ops->free(b);
+	if (claimed)
+		hs_os_sessions_release(plan);
 	if (tee)
 		hs_os_tee_stop();
 	hs_os_run_finished();

@@ -1,4 +1,4 @@
-/* run/record.h: the engine's normal mode: record with the platform backend until SIGINT/SIGTERM, into a run folder. */
+/* run/record.h: the engine's normal mode: record with a backend (the platform's, or replay) until stopped, into a run folder. */
 #ifndef HS_RUN_RECORD_H
 #define HS_RUN_RECORD_H
 
@@ -18,12 +18,19 @@ typedef struct {
 	unsigned duration_s;     /* 0: until a stop request */
 	const char *option;      /* the option that set the duration, for the messages ("--duration-sec") */
 	const char *dir_suffix;  /* appended to the run folder's name ("-estimate"), or NULL */
+	/* The backend to record with: NULL for the build's kernel backend
+	 * (hs_backend_native); &hs_backend_replay with input and speed replays a
+	 * recorded trace (no privilege needed; the run ends with the input). */
+	const hs_backend_ops *backend;
+	const char *input;
+	double speed;
 	/* Called once the sessions are stopped and their files written, before
 	 * the backend is freed, so the statuses are final. Times are ms from the
 	 * sessions' start to the ring snapshots (where buffering sessions stop
 	 * taking events) and to the backend's stop (where streaming ones do). Not
 	 * called when the sessions never started. */
-	void (*stopped)(void *ctx, const char *run_dir, hs_backend *b, uint64_t snapshot_ms, uint64_t stop_ms);
+	void (*stopped)(void *ctx, const char *run_dir, const hs_backend_ops *ops, hs_backend *b, uint64_t snapshot_ms,
+			uint64_t stop_ms);
 	void *ctx;
 } hs_record_opts;
 int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path, const hs_record_opts *o);

@@ -1,0 +1,11 @@
+# Replay: the recording loop on the replay backend, without root: the committed trace.dat (made by
+# make-fixture.sh) and an .etl read from ../shared/fixtures/etl, checked against analyze counts.
+if(NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME replay:recording_loop
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/replay/check-replay.sh $<TARGET_FILE:engine> $<TARGET_FILE:analyze>
+                   ${PROJECT_SOURCE_DIR}/rules/stutter.yaml ${CMAKE_CURRENT_SOURCE_DIR}/replay/fixture.dat
+                   ${CMAKE_CURRENT_SOURCE_DIR}/replay/replay-windows.yaml
+                   ${HS_ETL_FIXTURES}/microsoft_krabsetw/powershell.etl)
+  # 77: no jq.
+  set_tests_properties(replay:recording_loop PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()
