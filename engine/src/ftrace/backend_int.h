@@ -2,6 +2,8 @@
 #ifndef HS_FTRACE_BACKEND_INT_H
 #define HS_FTRACE_BACKEND_INT_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +33,9 @@ typedef struct {
 	bool dirty;      /* data streamed since the file was last rebuilt */
 	double next_flush;
 	double next_rebuild; /* the periodic rewrite of the output file waits until then */
+	struct rebuild_job *rebuild; /* a periodic rewrite running in rebuild_tid, or NULL */
+	pthread_t rebuild_tid;
+	atomic_bool rebuild_done;
 	hs_ftrace_events ev;
 } session;
 
