@@ -21,3 +21,10 @@ if(NOT CMAKE_CROSSCOMPILING)
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/etl/check-writer-output.sh $<TARGET_FILE:analyze>
                    ${PROJECT_SOURCE_DIR}/../shared/fixtures/etl ${PROJECT_SOURCE_DIR}/rules)
 endif()
+
+# The ProcessStop decoder analyze crash uses, and the catalog attribute that picks its events.
+add_executable(test_process_stop ${CMAKE_CURRENT_SOURCE_DIR}/etl/test_process_stop.c)
+target_link_libraries(test_process_stop PRIVATE hindsight)
+target_include_directories(test_process_stop PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/unit)
+target_compile_definitions(test_process_stop PRIVATE HS_TEST_RULES_DIR="${PROJECT_SOURCE_DIR}/rules")
+add_test(NAME unit:etl_process_stop COMMAND ${HS_EMU} $<TARGET_FILE:test_process_stop>)

@@ -5,43 +5,14 @@
 #include <string.h>
 
 #include "analyze.h"
-#include "etl/etl_format.h"
+#include "hindsight/etl_kernel.h"
 #include "hindsight/plan.h"
-
-/* Microsoft-Windows-Kernel-Process: the manifest payload of ProcessStop is a
- * format fact we decode, like the kernel's classic events. Which events the
- * report shows is still the rules' whitelist. */
-static const hs_guid kernel_process_guid = {0x22FB2CD6, 0x0E7B, 0x422B, {0xA0, 0xC7, 0x2F, 0xAD, 0x1F, 0xD0, 0xE7, 0x16}};
-enum { KP_PROCESS_STOP = 2 };
-
-/* NTSTATUS values a crash report names; anything else prints as hex. */
-static const char *ntstatus_name(uint32_t s)
-{
-	switch (s) {
-	case 0xC0000005: return "STATUS_ACCESS_VIOLATION";
-	case 0xC0000006: return "STATUS_IN_PAGE_ERROR";
-	case 0xC000001D: return "STATUS_ILLEGAL_INSTRUCTION";
-	case 0xC0000025: return "STATUS_NONCONTINUABLE_EXCEPTION";
-	case 0xC000008C: return "STATUS_ARRAY_BOUNDS_EXCEEDED";
-	case 0xC0000094: return "STATUS_INTEGER_DIVIDE_BY_ZERO";
-	case 0xC0000095: return "STATUS_INTEGER_OVERFLOW";
-	case 0xC00000FD: return "STATUS_STACK_OVERFLOW";
-	case 0xC0000135: return "STATUS_DLL_NOT_FOUND";
-	case 0xC0000142: return "STATUS_DLL_INIT_FAILED";
-	case 0xC000013A: return "STATUS_CONTROL_C_EXIT";
-	case 0xC0000374: return "STATUS_HEAP_CORRUPTION";
-	case 0xC0000409: return "STATUS_STACK_BUFFER_OVERRUN (fail-fast)";
-	case 0xC0000602: return "STATUS_FAIL_FAST_EXCEPTION";
-	case 0x80000003: return "STATUS_BREAKPOINT";
-	case 0x40010004: return "DBG_TERMINATE_PROCESS";
-	}
-	return NULL;
-}
 
 typedef struct {
 	const hs_guid *guid;
 	int id;
 	const char *provider, *event, *story, *alert;
+	bool exit; /* the catalog says it means process-exit: decode its exit code */
 } wl_entry;
 
 typedef struct {
@@ -72,23 +43,6 @@ static const wl_entry *find(const crash_ctx *c, const hs_etl_record *r)
 	return NULL;
 }
 
-/* ProcessStop v0/v1: ProcessID u32, CreateTime, ExitTime (FILETIME), ExitCode
- * u32, ... ImageName (ANSI) last. Payload fields are packed, not aligned. */
-static bool decode_process_stop(const hs_etl_record *r, uint32_t *pid, uint32_t *code, char *image, size_t cap)
-{
-	if (r->version > 1 || r->payload_len < 24)
-		return false;
-	*pid = hs_le32(r->payload);
-	*code = hs_le32(r->payload + 20);
-	size_t name_off = r->version == 0 ? 48 : 76;
-	image[0] = '\0';
-	if (r->payload_len > name_off) {
-		size_t n = strnlen((const char *)r->payload + name_off, r->payload_len - name_off);
-		snprintf(image, cap, "%.*s", (int)(n < cap ? n : cap - 1), (const char *)r->payload + name_off);
-	}
-	return true;
-}
-
 static int on_record(const hs_etl_record *r, void *vctx)
 {
 	crash_ctx *c = vctx;
@@ -99,15 +53,12 @@ static int on_record(const hs_etl_record *r, void *vctx)
 	c->shown++;
 	char when[40];
 	analyze_format_filetime(r->filetime, when, sizeof when);
-	uint32_t pid = r->pid, code = 0;
-	char image[128] = "";
-	bool is_exit = memcmp(&r->guid, &kernel_process_guid, sizeof r->guid) == 0 && r->id == KP_PROCESS_STOP &&
-		       decode_process_stop(r, &pid, &code, image, sizeof image);
-	/* NTSTATUS severity 3 (0xC...) is an error status: the process died of it. */
-	bool crashed = is_exit && (code >> 30) == 3;
+	hs_etl_process_stop x;
+	bool is_exit = w->exit && hs_etl_decode_process_stop(r, &x);
+	bool crashed = is_exit && x.crashed;
 	c->crashes += crashed;
 	count_alert(c, w->alert);
-	const char *sname = is_exit ? ntstatus_name(code) : NULL;
+	const char *sname = is_exit ? hs_ntstatus_name(x.exit_code) : NULL;
 	if (c->json) {
 		hs_json *j = c->json;
 		hs_json_obj_begin(j);
@@ -122,9 +73,9 @@ static int on_record(const hs_etl_record *r, void *vctx)
 		if (is_exit) {
 			hs_json_key(j, "exit");
 			hs_json_obj_begin(j);
-			hs_json_kuint(j, "pid", pid);
-			hs_json_kstr(j, "image", image);
-			hs_json_kuint(j, "code", code);
+			hs_json_kuint(j, "pid", x.pid);
+			hs_json_kstr(j, "image", x.image_name);
+			hs_json_kuint(j, "code", x.exit_code);
 			hs_json_kstr(j, "status", sname);
 			hs_json_kbool(j, "crash", crashed);
 			hs_json_obj_end(j);
@@ -137,8 +88,8 @@ static int on_record(const hs_etl_record *r, void *vctx)
 		     w->alert ? "]" : "");
 	if (is_exit)
 		hs_sb_printf(c->out, "    %s %s exited with 0x%08" PRIx32 "%s%s%s\n", crashed ? "CRASH:" : "exit:",
-			     image[0] ? image : "process", code, sname ? " " : "", sname ? sname : "",
-			     code == 0xC000013A ? " (Ctrl+C or console closed)" : "");
+			     x.image_name[0] ? x.image_name : "process", x.exit_code, sname ? " " : "", sname ? sname : "",
+			     x.exit_code == 0xC000013A ? " (Ctrl+C or console closed)" : "");
 	if (w->story)
 		hs_sb_printf(c->out, "    %s\n", w->story);
 	return 0;
@@ -175,9 +126,12 @@ int analyze_crash(const analyze_opts *o)
 	for (size_t s = 0; s < plan->n_sessions; s++)
 		for (size_t p = 0; p < plan->sessions[s].n_providers; p++) {
 			const hs_plan_provider *pp = &plan->sessions[s].providers[p];
-			for (size_t e = 0; e < pp->n_events; e++)
+			for (size_t e = 0; e < pp->n_events; e++) {
+				const hs_cat_event *ce = hs_provider_find_event(pp->provider, pp->events[e].id, NULL);
 				c.v[c.n++] = (wl_entry){&pp->provider->guid, pp->events[e].id, pp->provider->name,
-							pp->events[e].name, pp->events[e].story, pp->events[e].alert};
+							pp->events[e].name, pp->events[e].story, pp->events[e].alert,
+							ce && ce->means == HS_MEANS_PROCESS_EXIT};
+			}
 		}
 	rc = analyze_open_etl(o->file, &etl);
 	if (rc)

@@ -1,4 +1,4 @@
-/* hindsight/etl_kernel.h: typed decoders for the classic kernel events the tools read (processes, threads, images, CPU samples, stacks, merged image ids). */
+/* hindsight/etl_kernel.h: typed decoders for the classic kernel events the tools read (processes, threads, images, CPU samples, stacks, merged image ids) and process exits. */
 #ifndef HINDSIGHT_ETL_KERNEL_H
 #define HINDSIGHT_ETL_KERNEL_H
 
@@ -184,6 +184,33 @@ typedef struct {
 	bool truncated;
 } hs_etl_dbgid;
 bool hs_etl_decode_dbgid(const hs_etl_record *r, hs_etl_dbgid *out);
+
+/*
+ * Kernel-Process ProcessStop (the manifest provider's process exit), versions
+ * 0-1. Which records are process exits is the rules' catalog's to say (an
+ * event with `means: process-exit`; provider GUIDs live in the catalogs, not
+ * here), so this checks only that r is a manifest event of a known version
+ * whose payload holds the fixed fields. The image name is decoded as far as
+ * the payload goes (a name cut short is not a failure).
+ */
+typedef struct {
+	uint8_t version;
+	uint32_t pid;
+	uint64_t create_time, exit_time; /* FILETIME (100 ns since 1601, UTC) */
+	uint32_t exit_code;              /* what the process returned, or the NTSTATUS it died of */
+	/* 0 when the payload stops before them: */
+	uint32_t token_elevation_type, handle_count;
+	uint64_t commit_charge, commit_peak;
+	char image_name[256]; /* ImageName (the kernel's short name, e.g. "game.exe"), or "" */
+	bool truncated;
+	/* exit_code is an NTSTATUS error (severity 3, 0xC...): the process died of it. */
+	bool crashed;
+} hs_etl_process_stop;
+bool hs_etl_decode_process_stop(const hs_etl_record *r, hs_etl_process_stop *out);
+
+/* The name of an NTSTATUS a crash report spells out ("STATUS_ACCESS_VIOLATION"),
+ * or NULL for one it prints only as hex. Static string. */
+const char *hs_ntstatus_name(uint32_t status);
 
 /* True for an address in the kernel half of the address space of a logger
  * with that pointer size (what tells kernel frames from user frames). */

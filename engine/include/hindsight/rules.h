@@ -39,12 +39,20 @@ typedef struct {
 	hs_pos pos;
 } hs_keyword;
 
+/* What a catalog event means to the readers beyond its story (`means:`), so
+ * which events a report decodes as what is data, not provider GUIDs in C. */
+typedef enum {
+	HS_MEANS_NONE = 0,
+	HS_MEANS_PROCESS_EXIT, /* "process-exit": a process ended; its payload is Kernel-Process ProcessStop's */
+} hs_event_means;
+
 typedef struct {
 	int id;            /* -1 for ftrace events */
 	const char *name;
 	const char *story;
 	bool name_guessed;
 	const char *alert; /* what seeing it means for a report: "crash", "gpu-reset", ... or NULL */
+	hs_event_means means;
 	const char **keywords; /* names, resolved against the provider */
 	hs_pos *keyword_pos;
 	size_t n_keywords;

@@ -1,4 +1,4 @@
-/* etl/kernel.c: decoders for the classic kernel events (process, thread, image, samples, stacks) and the merged ImageId records, checking every length. */
+/* etl/kernel.c: decoders for the classic kernel events (process, thread, image, samples, stacks), the merged ImageId records and Kernel-Process exits, checking every length. */
 #include <string.h>
 
 #include "etl/etl_format.h"
@@ -141,19 +141,13 @@ static size_t utf8_seq(const uint8_t *s, size_t n)
 }
 
 /*
- * A NUL-terminated 8-bit string. Process names are ANSI and PDB names UTF-8;
- * bytes that are not valid UTF-8 become '?' rather than guessing a code page.
+ * n bytes of an 8-bit string into out. Process names are ANSI and PDB names
+ * UTF-8; bytes that are not valid UTF-8 become '?' rather than guessing a
+ * code page, so the output is valid UTF-8 whatever the logger wrote.
  */
-static bool rd_str8z(rd *c, char *out, size_t cap, bool *trunc)
+static void str8_copy(const uint8_t *s, size_t n, char *out, size_t cap, bool *trunc)
 {
-	size_t avail = c->len - c->off;
-	if (avail == 0)
-		return false;
-	const uint8_t *s = c->p + c->off;
-	const uint8_t *nul = memchr(s, 0, avail);
-	if (!nul)
-		return false;
-	size_t n = (size_t)(nul - s), o = 0;
+	size_t o = 0;
 	for (size_t i = 0; i < n;) {
 		size_t k = utf8_seq(s + i, n - i);
 		const uint8_t *src = s + i;
@@ -172,6 +166,20 @@ static bool rd_str8z(rd *c, char *out, size_t cap, bool *trunc)
 		i += k;
 	}
 	out[o] = '\0';
+}
+
+/* A NUL-terminated 8-bit string (see str8_copy); one without its NUL is a cut record. */
+static bool rd_str8z(rd *c, char *out, size_t cap, bool *trunc)
+{
+	size_t avail = c->len - c->off;
+	if (avail == 0)
+		return false;
+	const uint8_t *s = c->p + c->off;
+	const uint8_t *nul = memchr(s, 0, avail);
+	if (!nul)
+		return false;
+	size_t n = (size_t)(nul - s);
+	str8_copy(s, n, out, cap, trunc);
 	c->off += n + 1;
 	return true;
 }
@@ -507,4 +515,60 @@ bool hs_etl_kernel_address(uint64_t addr, bool ptr64)
 	 * 2 GB on 32-bit Windows (the /3GB boot option moves it; PerfView uses
 	 * the same split). */
 	return ptr64 ? addr >= 0xFFFF800000000000ull : addr >= 0x80000000ull;
+}
+
+/*
+ * Kernel-Process ProcessStop: ProcessID u32, CreateTime and ExitTime
+ * (FILETIME), ExitCode u32, then counters, with ImageName (ANSI) last at 48
+ * (v0) or 76 (v1). Payload fields are packed, not aligned. A name cut by the
+ * end of the payload is kept as far as it goes: the exit code is the point of
+ * the event, and a short name is still a lead.
+ */
+bool hs_etl_decode_process_stop(const hs_etl_record *r, hs_etl_process_stop *out)
+{
+	if (r->kind != HS_ETL_EVENT || r->version > 1 || !r->payload || r->payload_len < 24)
+		return false;
+	memset(out, 0, sizeof *out);
+	rd c;
+	rd_init(&c, r);
+	out->version = r->version;
+	if (!rd_u32(&c, &out->pid) || !rd_u64(&c, &out->create_time) || !rd_u64(&c, &out->exit_time) ||
+	    !rd_u32(&c, &out->exit_code))
+		return false;
+	/* The counters are there when the name is; a payload cut before them leaves them 0. */
+	if (rd_u32(&c, &out->token_elevation_type) && rd_u32(&c, &out->handle_count) &&
+	    rd_u64(&c, &out->commit_charge))
+		rd_u64(&c, &out->commit_peak);
+	size_t name_off = r->version == 0 ? 48 : 76;
+	if (r->payload_len > name_off) {
+		const uint8_t *s = r->payload + name_off;
+		size_t avail = r->payload_len - name_off;
+		const uint8_t *nul = memchr(s, 0, avail);
+		str8_copy(s, nul ? (size_t)(nul - s) : avail, out->image_name, sizeof out->image_name, &out->truncated);
+	}
+	out->crashed = (out->exit_code >> 30) == 3;
+	return true;
+}
+
+const char *hs_ntstatus_name(uint32_t status)
+{
+	switch (status) {
+	case 0xC0000005: return "STATUS_ACCESS_VIOLATION";
+	case 0xC0000006: return "STATUS_IN_PAGE_ERROR";
+	case 0xC000001D: return "STATUS_ILLEGAL_INSTRUCTION";
+	case 0xC0000025: return "STATUS_NONCONTINUABLE_EXCEPTION";
+	case 0xC000008C: return "STATUS_ARRAY_BOUNDS_EXCEEDED";
+	case 0xC0000094: return "STATUS_INTEGER_DIVIDE_BY_ZERO";
+	case 0xC0000095: return "STATUS_INTEGER_OVERFLOW";
+	case 0xC00000FD: return "STATUS_STACK_OVERFLOW";
+	case 0xC0000135: return "STATUS_DLL_NOT_FOUND";
+	case 0xC0000142: return "STATUS_DLL_INIT_FAILED";
+	case 0xC000013A: return "STATUS_CONTROL_C_EXIT";
+	case 0xC0000374: return "STATUS_HEAP_CORRUPTION";
+	case 0xC0000409: return "STATUS_STACK_BUFFER_OVERRUN (fail-fast)";
+	case 0xC0000602: return "STATUS_FAIL_FAST_EXCEPTION";
+	case 0x80000003: return "STATUS_BREAKPOINT";
+	case 0x40010004: return "DBG_TERMINATE_PROCESS";
+	}
+	return NULL;
 }

@@ -471,6 +471,23 @@ static void ev_alert(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs
 		((hs_cat_event *)obj)->alert = hs_alert_names[r->index];
 }
 
+/* `means:` values, in hs_event_means order after HS_MEANS_NONE. */
+static const char *const means_names[] = {"process-exit", NULL};
+
+static void ev_means(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n;
+	if (!v || !ok || r->index < 0)
+		return;
+	/* The readers decode such an event by a manifest payload's layout; on
+	 * another kind of provider the attribute could only misread records. */
+	if (LD(r)->provider->kind != HS_PKIND_MANIFEST) {
+		hs_diag_add(r->d, HS_D_KIND_KEY, v->pos, NULL, "'means' belongs to events of manifest providers only");
+		return;
+	}
+	((hs_cat_event *)obj)->means = (hs_event_means)(HS_MEANS_NONE + 1 + r->index);
+}
+
 static const hs_key cat_event_keys[] = {
 	{"id", HS_KEY_UINT, .max = HS_MAX_EVENT_ID, HS_AT(hs_cat_event, id), .fn = ev_id,
 	 .doc = "windows: 0..65535 (for kind system: the classic opcode)"},
@@ -483,6 +500,8 @@ static const hs_key cat_event_keys[] = {
 	{"classic_guid", HS_KEY_GUID, HS_KEY_MANUAL,
 	 .doc = "kind system only: classic event GUID"},
 	{"alert", HS_KEY_ENUM, .values = hs_alert_names, .fn = ev_alert, .doc = "reports flag it"},
+	{"means", HS_KEY_ENUM, .values = means_names, .fn = ev_means,
+	 .doc = "what the readers decode it as (process-exit: its payload is Kernel-Process ProcessStop's)"},
 	{0},
 };
 static const hs_keytable cat_event_t = {"cat_event", "a catalog event", "/definitions/catalogEvent", "Catalogs",
