@@ -28,3 +28,10 @@ target_link_libraries(test_process_stop PRIVATE hindsight)
 target_include_directories(test_process_stop PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/unit)
 target_compile_definitions(test_process_stop PRIVATE HS_TEST_RULES_DIR="${PROJECT_SOURCE_DIR}/rules")
 add_test(NAME unit:etl_process_stop COMMAND ${HS_EMU} $<TARGET_FILE:test_process_stop>)
+
+# The plan-level matcher analyze filter uses (ETW's enable test, offline).
+add_executable(test_plan_match ${CMAKE_CURRENT_SOURCE_DIR}/etl/test_plan_match.c)
+target_link_libraries(test_plan_match PRIVATE hindsight)
+target_include_directories(test_plan_match PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/unit)
+target_compile_definitions(test_plan_match PRIVATE HS_TEST_ETL_DIR="${CMAKE_CURRENT_SOURCE_DIR}/etl")
+add_test(NAME unit:plan_match COMMAND ${HS_EMU} $<TARGET_FILE:test_plan_match>)

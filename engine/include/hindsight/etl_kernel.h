@@ -212,6 +212,16 @@ bool hs_etl_decode_process_stop(const hs_etl_record *r, hs_etl_process_stop *out
  * or NULL for one it prints only as hex. Static string. */
 const char *hs_ntstatus_name(uint32_t status);
 
+/* Group 0 of the kernel records: the logfile header and its companions
+ * (no class of their own; a file without them has no clock). */
+bool hs_etl_kernel_header(const hs_etl_record *r);
+
+/* The classic event-class GUID a kernel record (SYSTEM, COMPACT, PERFINFO)
+ * is presented under, from its group (Process/10, the image load, is the
+ * ImageLoad class); false for other records and unknown groups. The opcode
+ * is the event's number within the class. */
+bool hs_etl_kernel_class_guid(const hs_etl_record *r, hs_guid *out);
+
 /* True for an address in the kernel half of the address space of a logger
  * with that pointer size (what tells kernel frames from user frames). */
 bool hs_etl_kernel_address(uint64_t addr, bool ptr64);
