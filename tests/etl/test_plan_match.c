@@ -36,7 +36,8 @@ static hs_guid class_of(const hs_ruleset *rs, const char *provider, const char *
 
 static hs_plan_match_record rec(hs_plan_match_kind kind, hs_guid g, int id, uint8_t level, uint64_t kw)
 {
-	return (hs_plan_match_record){.kind = kind, .has_guid = true, .guid = g, .id = id, .level = level, .keywords = kw};
+	return (hs_plan_match_record){
+		.kind = kind, .has_guid = true, .guid = g, .id = id, .level = level, .keywords = kw};
 }
 
 /* Whether r passes, and the provider it was attributed to ("" for none). */

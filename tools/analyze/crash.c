@@ -88,7 +88,8 @@ static int on_record(const hs_etl_record *r, void *vctx)
 		     w->alert ? "]" : "");
 	if (is_exit)
 		hs_sb_printf(c->out, "    %s %s exited with 0x%08" PRIx32 "%s%s%s\n", crashed ? "CRASH:" : "exit:",
-			     x.image_name[0] ? x.image_name : "process", x.exit_code, sname ? " " : "", sname ? sname : "",
+			     x.image_name[0] ? x.image_name : "process", x.exit_code, sname ? " " : "",
+			     sname ? sname : "",
 			     x.exit_code == 0xC000013A ? " (Ctrl+C or console closed)" : "");
 	if (w->story)
 		hs_sb_printf(c->out, "    %s\n", w->story);

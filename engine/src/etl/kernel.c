@@ -625,7 +625,8 @@ bool hs_etl_kernel_class_guid(const hs_etl_record *r, hs_guid *out)
 	if (!is_kernel_record(r))
 		return false;
 	/* The image load is logged in the Process group (opcode 10) but is an ImageLoad-class event. */
-	uint8_t group = r->group == HS_ETL_GROUP_PROCESS && r->opcode == HS_ETLK_OP_LOAD ? HS_ETL_GROUP_IMAGE : r->group;
+	bool image_load = r->group == HS_ETL_GROUP_PROCESS && r->opcode == HS_ETLK_OP_LOAD;
+	uint8_t group = image_load ? HS_ETL_GROUP_IMAGE : r->group;
 	if (group >= N_GROUP_CLASSES)
 		return false;
 	*out = group_class_guids[group];
