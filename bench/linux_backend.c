@@ -378,19 +378,23 @@ static int bench_snapshot(const hs_plan *plan, size_t si, double fill_s)
 	one_session eng, tcmd;
 	one_session_init(&eng, plan, si, "snap_engine");
 	one_session_init(&tcmd, plan, si, "snap_tracecmd");
-	hs_backend *be = start(&eng), *bt = be ? start(&tcmd) : NULL;
+	hs_backend *be = NULL, *bt = NULL;
 	unsigned cpus = plan->sessions[si].linux_.cpus;
 	char engine_out[8192], tcmd_out[8192];
 	snprintf(engine_out, sizeof(engine_out), "%s/snap.dat", g_dir);
 	snprintf(tcmd_out, sizeof(tcmd_out), "%s/extract.dat", g_dir);
-	if (!bt)
-		goto out;
 
 	/* Both rings record the same load at the same time: identical in size,
-	 * events and history, each drained by its own writer afterwards. */
+	 * events and history, each drained by its own writer afterwards. The load
+	 * starts before the backends: the engine leaves its own process and every
+	 * child it forks later out of its instances (set_event_notrace_pid with
+	 * event-fork), and this process is the engine here. */
 	char secs[32];
 	snprintf(secs, sizeof(secs), "%.0fs", fill_s);
-	if (have_stress_ng()) {
+	bool stress = have_stress_ng();
+	int fds[2] = {-1, -1};
+	pid_t loop = -1;
+	if (stress) {
 		/* Two of each, so both CPUs' rings fill (one of each left CPU 1's ring
 		 * half empty after 60 s here). */
 		char *argv[] = {"stress-ng", "--switch", "2", "--fork", "2", "-t", secs, "--quiet", NULL};
@@ -400,28 +404,34 @@ static int bench_snapshot(const hs_plan *plan, size_t si, double fill_s)
 		fflush(stdout);
 		if (spawn_group(argv, true) < 0)
 			goto out;
-		/* Until both rings have wrapped on every CPU: a snapshot of a full ring
-		 * is what the engine does on Ctrl+C, and a half-empty one is cheaper. */
-		pid_t p = g_load_pgid;
-		double t0 = now_s();
-		while (!g_stop && waitpid(p, NULL, WNOHANG) == 0 &&
-		       !(wrapped(eng.name, cpus) && wrapped(tcmd.name, cpus)))
-			nap(0.2);
-		stop_load();
-		printf("snapshot: load ran %.1f s\n", now_s() - t0);
 	} else {
-		int fds[2];
 		if (pipe(fds))
 			goto out;
 		printf("snapshot: stress-ng not found (apt-get install -y stress-ng); filling under a fork/exec loop "
 		       "for %s\n",
 		       secs);
 		fflush(stdout);
-		pid_t p = start_exec_loop(cpus, fill_s, 0, fds[1]);
+		loop = start_exec_loop(cpus, fill_s, 0, fds[1]);
 		close(fds[1]);
-		finish_exec_loop(p, fds[0]);
+	}
+	be = start(&eng);
+	bt = be ? start(&tcmd) : NULL;
+	if (stress) {
+		/* Until both rings have wrapped on every CPU: a snapshot of a full ring
+		 * is what the engine does on Ctrl+C, and a half-empty one is cheaper. */
+		pid_t p = g_load_pgid;
+		double t0 = now_s();
+		while (bt && !g_stop && waitpid(p, NULL, WNOHANG) == 0 &&
+		       !(wrapped(eng.name, cpus) && wrapped(tcmd.name, cpus)))
+			nap(0.2);
+		stop_load();
+		printf("snapshot: load ran %.1f s\n", now_s() - t0);
+	} else {
+		finish_exec_loop(loop, fds[0]);
 		close(fds[0]);
 	}
+	if (!bt)
+		goto out;
 	if (g_stop)
 		goto out;
 
