@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hindsight/diag.h"
+#include "hindsight/exitcodes.h"
 #include "hindsight/plan.h"
 #include "hindsight/rules.h"
 #include "hindsight/tracedat.h"
@@ -17,8 +18,6 @@
 #include "run/os.h"
 #include "run/record.h"
 #endif
-
-enum { EXIT_RULES = 1, EXIT_USAGE = 2, EXIT_NO_BACKEND = 3 };
 
 static void usage(FILE *f)
 {
@@ -89,7 +88,7 @@ static FILE *capture_log(void)
 static int run_launch(const hs_plan *plan, const char *prog, const char *args, const char *cwd, const char *out,
 		      unsigned timeout_sec)
 {
-	int rc = EXIT_USAGE;
+	int rc = HS_EXIT_RUN_FAILED;
 	char **av = NULL;
 	FILE *log = capture_log();
 	hs_launch_opts o = {.prog = prog, .cwd = cwd, .out = out, .timeout_sec = timeout_sec,
@@ -97,12 +96,12 @@ static int run_launch(const hs_plan *plan, const char *prog, const char *args, c
 	hs_launch_result res;
 	if (!log) {
 		perror("engine: capture log");
-		return EXIT_USAGE;
+		return HS_EXIT_RUN_FAILED;
 	}
 	if (args && hs_launch_split_args(args, &av, NULL) != HS_OK) {
 		fprintf(stderr, "engine: --args has an unterminated quote or a trailing backslash: %s\n", args);
 		fclose(log);
-		return EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	o.argv = av;
 	hs_os_stop_handlers_install();
@@ -118,7 +117,7 @@ static int run_launch(const hs_plan *plan, const char *prog, const char *args, c
 			printf("events: %s (%llu events of the process tree%s)\n", res.events_path,
 			       (unsigned long long)res.events, res.events_lost ? ", some lost" : "");
 		printf("output: %s\n", res.out_path);
-		rc = 0;
+		rc = HS_EXIT_OK;
 	} else {
 		printf("FAILED %s: %s; the capture log:\n", prog, hs_strerror(st));
 		for (int n = 0; n < 50 && fgets(line, sizeof line, log); n++)
@@ -161,7 +160,7 @@ int main(int argc, char **argv)
 			if (errno || *end || timeout_sec == 0 || timeout_sec > 7 * 24 * 3600) {
 				fprintf(stderr, "engine: --timeout-sec takes a number of seconds from 1 to 604800, not '%s'\n",
 					argv[i]);
-				return EXIT_USAGE;
+				return HS_EXIT_USAGE;
 			}
 		} else if (!strcmp(a, "--duration-sec") && has_val) {
 			char *end;
@@ -170,7 +169,7 @@ int main(int argc, char **argv)
 			if (errno || *end || duration_sec == 0 || duration_sec > 365ul * 24 * 3600) {
 				fprintf(stderr, "engine: --duration-sec takes a number of seconds from 1 to 31536000, not '%s'\n",
 					argv[i]);
-				return EXIT_USAGE;
+				return HS_EXIT_USAGE;
 			}
 		} else if (!strcmp(a, "--estimate") && has_val) {
 			char *end;
@@ -178,7 +177,7 @@ int main(int argc, char **argv)
 			estimate_sec = strtoul(argv[++i], &end, 10);
 			if (errno || *end || estimate_sec == 0 || estimate_sec > 24ul * 3600) {
 				fprintf(stderr, "engine: --estimate takes a number of seconds from 1 to 86400, not '%s'\n", argv[i]);
-				return EXIT_USAGE;
+				return HS_EXIT_USAGE;
 			}
 		} else if (!strcmp(a, "--replay") && has_val) {
 			replay = argv[++i];
@@ -189,7 +188,7 @@ int main(int argc, char **argv)
 			if (errno || *end || end == argv[i] || !(replay_speed >= 0) || replay_speed > 1e6) {
 				fprintf(stderr, "engine: --replay-speed takes a factor from 0 (as fast as possible) to 1000000, "
 					"not '%s'\n", argv[i]);
-				return EXIT_USAGE;
+				return HS_EXIT_USAGE;
 			}
 			replay_speed_given = true;
 		} else if (!strcmp(a, "--plan")) {
@@ -204,31 +203,31 @@ int main(int argc, char **argv)
 			unsigned long v = strtoul(argv[++i], &end, 10);
 			if (errno || *end || v == 0 || v > 4096) {
 				fprintf(stderr, "engine: --cpus takes a number from 1 to 4096, not '%s'\n", argv[i]);
-				return EXIT_USAGE;
+				return HS_EXIT_USAGE;
 			}
 			cpus = (unsigned)v;
 		} else if (!strcmp(a, "--format") && has_val) {
 			if (hs_diag_format_parse(argv[++i], &fmt) != HS_OK) {
 				fprintf(stderr, "engine: --format takes text, json, sarif or github, not '%s'\n", argv[i]);
-				return EXIT_USAGE;
+				return HS_EXIT_USAGE;
 			}
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
-			return 0;
+			return HS_EXIT_OK;
 		} else {
 			fprintf(stderr, "engine: unknown or incomplete option '%s'\n", a);
 			usage(stderr);
-			return EXIT_USAGE;
+			return HS_EXIT_USAGE;
 		}
 	}
 	if (!rules) {
 		fputs("engine: --rules is required (for example: engine --rules stutter.yaml)\n", stderr);
 		usage(stderr);
-		return EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	if (json && !plan_only && !estimate_sec) {
 		fputs("engine: --json goes with --plan or --estimate\n", stderr);
-		return EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	if (cpus && !plan_only) {
 		/* Recording sizes its rings for the CPUs it runs on; a plan for N
@@ -236,21 +235,21 @@ int main(int argc, char **argv)
 		fputs("engine: --cpus goes with --plan (it sizes the printed plan for another machine); recording, "
 		      "--launch and --estimate use this machine's CPUs\n",
 		      stderr);
-		return EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	if (estimate_sec && (plan_only || launch || duration_sec)) {
 		fputs("engine: --estimate is a recording of its own; it does not go with --plan, --launch or --duration-sec\n",
 		      stderr);
-		return EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	if (replay_speed_given && !replay) {
 		fputs("engine: --replay-speed goes with --replay\n", stderr);
-		return EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	if (replay && (plan_only || launch || estimate_sec)) {
 		fputs("engine: --replay is a recording of its own; it does not go with --plan, --launch or --estimate\n",
 		      stderr);
-		return EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	hs_platform host = hs_platform_host();
 	hs_platform platform = host;
@@ -259,7 +258,7 @@ int main(int argc, char **argv)
 		FILE *f = fopen(replay, "rb");
 		if (!f) {
 			fprintf(stderr, "engine: --replay: cannot open %s: %s\n", replay, strerror(errno));
-			return EXIT_USAGE;
+			return HS_EXIT_USAGE;
 		}
 		fclose(f);
 		platform = hs_tracedat_sniff(replay) ? HS_PLATFORM_LINUX : HS_PLATFORM_WINDOWS;
@@ -268,19 +267,19 @@ int main(int argc, char **argv)
 			fprintf(stderr, "engine: --replay: %s is %s trace, which replays a %s plan, not --platform %s\n",
 				replay, platform == HS_PLATFORM_LINUX ? "an ftrace" : "not an ftrace (read as an ETW)",
 				hs_platform_name(platform), platform_arg);
-			return EXIT_USAGE;
+			return HS_EXIT_USAGE;
 		}
 		host = platform; /* a replay records for the input's platform on any machine */
 	} else if (platform_arg) {
 		platform = hs_platform_parse(platform_arg);
 		if (platform == HS_PLATFORM_NONE) {
 			fprintf(stderr, "engine: --platform takes windows or linux, not '%s'\n", platform_arg);
-			return EXIT_USAGE;
+			return HS_EXIT_USAGE;
 		}
 		if (platform != host && !plan_only) {
 			fprintf(stderr, "engine: this is a %s build; it can only plan for %s (add --plan)\n",
 				hs_platform_name(host), platform_arg);
-			return EXIT_USAGE;
+			return HS_EXIT_USAGE;
 		}
 	}
 
@@ -289,36 +288,36 @@ int main(int argc, char **argv)
 	if (!path) {
 		fprintf(stderr, "engine: rules '%s' not found; looked at:\n%s", rules, tried ? tried : "");
 		free(tried);
-		return EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	free(tried);
 
-	int rc = 0;
+	int rc = HS_EXIT_OK;
 	hs_diags *d = hs_diags_new();
 	hs_ruleset *rs = NULL;
 	hs_plan *plan = NULL;
 	if (!d) {
 		fputs("engine: out of memory\n", stderr);
 		free(path);
-		return EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	hs_status st = hs_rules_load(path, d, &rs);
 	hs_diags_sort(d);
 	if (hs_diags_count(d))
 		hs_diags_render(d, stderr, fmt);
 	if (st == HS_ENOENT || st == HS_EIO || st == HS_ELIMIT || st == HS_ENOMEM) {
-		rc = EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 		goto out;
 	}
 	if (st != HS_OK) {
 		fprintf(stderr, "engine: %s has %zu error%s; nothing was started\n", path, hs_diags_errors(d),
 			hs_diags_errors(d) == 1 ? "" : "s");
-		rc = EXIT_RULES;
+		rc = HS_EXIT_RULES;
 		goto out;
 	}
 	if (!rs->is_profile) {
 		fprintf(stderr, "engine: %s is a catalog; give a profile (kind: profile), such as stutter.yaml\n", path);
-		rc = EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 		goto out;
 	}
 	hs_plan_opts opts = {.cpus = cpus};
@@ -326,12 +325,12 @@ int main(int argc, char **argv)
 	if (st == HS_EINVAL) {
 		fprintf(stderr, "engine: profile '%s' (%s) has no %s section under 'platforms'\n", rs->name, path,
 			hs_platform_name(platform));
-		rc = EXIT_RULES;
+		rc = HS_EXIT_RULES;
 		goto out;
 	}
 	if (st != HS_OK) {
 		fprintf(stderr, "engine: cannot build the plan: %s\n", hs_strerror(st));
-		rc = EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 		goto out;
 	}
 	if (platform == host && !replay)
@@ -361,7 +360,7 @@ int main(int argc, char **argv)
 	st = json ? hs_plan_print_json(plan, stdout) : hs_plan_print_text(plan, stdout);
 	if (st != HS_OK) {
 		fprintf(stderr, "engine: cannot print the plan: %s\n", hs_strerror(st));
-		rc = EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 		goto out;
 	}
 	fflush(stdout); /* keep the plan before what follows when both streams share a file */
@@ -371,7 +370,7 @@ int main(int argc, char **argv)
 			"engine: the %s capture backend is not built into this engine, so nothing was recorded.\n"
 			"engine: the plan above is what it would run.\n",
 			hs_platform_name(platform) /* linux: tracefs + perf; windows: ETW */);
-		rc = EXIT_NO_BACKEND;
+		rc = HS_EXIT_NO_BACKEND;
 	}
 out:
 	hs_plan_free(plan);

@@ -17,12 +17,11 @@
 
 #include "hindsight/backend.h"
 #include "hindsight/estimate.h"
+#include "hindsight/exitcodes.h"
 #include "run/estimate.h"
 #include "run/record.h"
 #include "util/compat.h"
 #include "util/strbuf.h"
-
-enum { EXIT_RUN_FAILED = 2 };
 
 typedef struct {
 	const hs_plan *plan;
@@ -97,7 +96,7 @@ int hs_estimate_live(const hs_ruleset *rs, const hs_plan *plan, const char *rule
 		free(c.cpu_kernel);
 		free(traces);
 		free(paths);
-		return EXIT_RUN_FAILED;
+		return HS_EXIT_RUN_FAILED;
 	}
 
 	/* The recording talks on stdout (and into main.log); the report is what
@@ -123,7 +122,7 @@ int hs_estimate_live(const hs_ruleset *rs, const hs_plan *plan, const char *rule
 		free(c.cpu_kernel);
 		free(traces);
 		free(paths);
-		return rc ? rc : EXIT_RUN_FAILED;
+		return rc ? rc : HS_EXIT_RUN_FAILED;
 	}
 
 	hs_estimate_session *out = calloc(n ? n : 1, sizeof(*out));
@@ -162,7 +161,7 @@ int hs_estimate_live(const hs_ruleset *rs, const hs_plan *plan, const char *rule
 		if (s->read_status != HS_OK) {
 			fprintf(stderr, "engine: %s: %s\n", paths[i] ? paths[i] : ss->output, hs_strerror(s->read_status));
 			if (!rc)
-				rc = EXIT_RUN_FAILED;
+				rc = HS_EXIT_RUN_FAILED;
 		}
 	}
 	hs_estimate_report r = {.live = true,
@@ -176,7 +175,7 @@ int hs_estimate_live(const hs_ruleset *rs, const hs_plan *plan, const char *rule
 	hs_status st = out ? (json ? hs_estimate_print_json(&r, stdout) : hs_estimate_print_text(&r, stdout)) : HS_ENOMEM;
 	if (st != HS_OK) {
 		fprintf(stderr, "engine: cannot print the estimate: %s\n", hs_strerror(st));
-		rc = EXIT_RUN_FAILED;
+		rc = HS_EXIT_RUN_FAILED;
 	}
 	fflush(stdout);
 	/* main.log keeps the report after the recording's own lines, next to

@@ -10,7 +10,8 @@
  * calls, same files, in a run folder named <stamp>-estimate), then reads the
  * files it wrote and prints the estimate on stdout, as text or as JSON; the
  * recording's own messages go to stderr and main.log, and the folder keeps
- * the report as estimate.json. Borrows everything. Returns the exit status. */
+ * the report as estimate.json. Borrows everything. Returns the exit status
+ * (hindsight/exitcodes.h), as hs_record_run does. */
 int hs_estimate_live(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path, unsigned seconds, bool json);
 
 #endif

@@ -10,13 +10,13 @@
 #include "hindsight/plan.h"
 
 /* 0 when this process may record; otherwise the reason is printed on stderr
- * (with what to do) and the engine's exit status for it is returned. */
+ * (with what to do) and HS_EXIT_NOT_PRIVILEGED (hindsight/exitcodes.h) is returned. */
 int hs_os_check_privilege(void);
 
 /* The plan's kernel session names, claimed for this run before anything is
  * made (Linux: a lock per tracefs instance name that dies with the process),
  * so a second engine with the same names stops here instead of removing the
- * first one's sessions. 0, or the exit status after saying who holds them. */
+ * first one's sessions. 0, or HS_EXIT_RUN_FAILED after saying who holds them. */
 int hs_os_sessions_claim(const hs_plan *plan);
 /* Leaves the run folder with the claims, then deals with what an engine that
  * died holding them left in its own run folder (Linux: the key-event file is

@@ -11,9 +11,8 @@
 #include <unistd.h>
 
 #include "ftrace/instance.h"
+#include "hindsight/exitcodes.h"
 #include "run/os.h"
-
-enum { EXIT_RUN_FAILED = 2, EXIT_NOT_ROOT = 4 };
 
 int hs_os_check_privilege(void)
 {
@@ -23,7 +22,7 @@ int hs_os_check_privilege(void)
 	      "engine: run it as root (sudo ./run.sh, or sudo engine --rules ...); `engine --plan` works "
 	      "without root.\n",
 	      stderr);
-	return EXIT_NOT_ROOT;
+	return HS_EXIT_NOT_PRIVILEGED;
 }
 
 /* ---- the sessions' tracefs instance names ---- */
@@ -51,14 +50,14 @@ int hs_os_sessions_claim(const hs_plan *plan)
 	    !(g_prev_dir = calloc(plan->n_sessions + 1, sizeof(*g_prev_dir)))) {
 		forget_previous(plan);
 		fputs("engine: out of memory\n", stderr);
-		return EXIT_RUN_FAILED;
+		return HS_EXIT_RUN_FAILED;
 	}
 	for (size_t i = 0; i < plan->n_sessions; i++) {
 		const char *name = plan->sessions[i].session->logger_name;
 		if (name && hs_ftrace_claim(name, "engine", stderr, &g_prev_pid[i], &g_prev_dir[i]) != HS_OK) {
 			fputs("engine: nothing was started\n", stderr);
 			hs_os_sessions_release(plan);
-			return EXIT_RUN_FAILED;
+			return HS_EXIT_RUN_FAILED;
 		}
 	}
 	return 0;

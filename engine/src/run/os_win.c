@@ -7,10 +7,9 @@
 #include <sys/stat.h>
 
 #include "etw/etw_api.h"
+#include "hindsight/exitcodes.h"
 #include "hindsight/limits.h"
 #include "run/os.h"
-
-enum { EXIT_NOT_ELEVATED = 4 };
 
 int hs_os_check_privilege(void)
 {
@@ -24,7 +23,7 @@ int hs_os_check_privilege(void)
 	      "engine: close this terminal, open a new one with \"Run as administrator\" and run the same command "
 	      "again; `engine --plan` works without it.\n",
 	      stderr);
-	return EXIT_NOT_ELEVATED;
+	return HS_EXIT_NOT_PRIVILEGED;
 }
 
 /* Not yet on Windows: the ETW backend still takes a running session of the

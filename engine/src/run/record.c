@@ -6,14 +6,13 @@
 #include <time.h>
 
 #include "hindsight/backend.h"
+#include "hindsight/exitcodes.h"
 #include "hindsight/limits.h"
 #include "run/os.h"
 #include "run/record.h"
 #include "util/compat.h"
 #include "util/json.h"
 #include "util/strbuf.h"
-
-enum { EXIT_RUN_FAILED = 2 };
 
 /* ---- run folder and run.json ---- */
 
@@ -266,7 +265,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	unsigned duration_s = o->duration_s;
 	const char *option = o->option ? o->option : "--duration-sec";
 	const hs_backend_ops *ops = o->backend ? o->backend : hs_backend_native();
-	int rc = EXIT_RUN_FAILED;
+	int rc = HS_EXIT_RUN_FAILED;
 	hs_backend *b = NULL;
 	char *dir = NULL, *log_path = NULL, *manifest = NULL;
 	bool tee = false, claimed = false;
@@ -275,7 +274,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 
 	if (!ops) {
 		fputs("engine: this build has no capture backend\n", stderr);
-		return EXIT_RUN_FAILED;
+		return HS_EXIT_RUN_FAILED;
 	}
 	/* Kernel sessions need the privilege and their names; a replay needs neither. */
 	if (ops->kernel) {
@@ -287,7 +286,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 			return rc;
 		claimed = true;
 	}
-	rc = EXIT_RUN_FAILED;
+	rc = HS_EXIT_RUN_FAILED;
 	if (!rs->run.dir || !rs->run.name_format || !rs->run.log || !rs->run.manifest) {
 		/* The loader lets a profile leave them out (--plan needs none); a recording does. */
 		fprintf(stderr, "engine: %s has no complete run section (dir, name_format, log, manifest); a recording "
@@ -386,7 +385,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	print_stats(ops, b, observed, observing, hs_os_monotonic_ms() - began);
 	hs_os_set_busy("writing the run manifest");
 	if (write_manifest(manifest, rs, plan, rules_path, start, time(NULL), ops, b, observed,
-			   ok ? 0 : EXIT_RUN_FAILED) != HS_OK) {
+			   ok ? HS_EXIT_OK : HS_EXIT_RUN_FAILED) != HS_OK) {
 		fprintf(stderr, "engine: cannot write %s\n", manifest);
 		ok = false;
 	}
@@ -394,7 +393,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	       dir);
 	if (o->stopped)
 		o->stopped(o->ctx, dir, ops, b, snapshot_ms, stop_ms);
-	rc = ok ? 0 : EXIT_RUN_FAILED;
+	rc = ok ? HS_EXIT_OK : HS_EXIT_RUN_FAILED;
 fail:
 	hs_os_set_busy(NULL);
 	if (b)

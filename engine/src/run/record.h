@@ -10,7 +10,8 @@
 /* Runs the plan until a stop request (signal, console event) or, when
  * duration_s is not 0, for that many seconds. Borrows everything; prints the
  * plan itself (after main.log is set up, so the log has it). Returns the
- * process exit status: 0 on a clean run. */
+ * process exit status (hindsight/exitcodes.h): HS_EXIT_OK on a clean run,
+ * HS_EXIT_RUN_FAILED or HS_EXIT_NOT_PRIVILEGED otherwise. */
 int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path, unsigned duration_s);
 
 /* The same run with more say (engine --estimate records this way). */
