@@ -9,7 +9,7 @@
 #include "hindsight/etl.h"
 #include "hindsight/rules.h"
 #include "hindsight/tracedat.h"
-#include "util/json.h"
+#include "hindsight/json.h"
 
 enum { ANALYZE_EXIT_OK = 0, ANALYZE_EXIT_PROBLEMS = 1, ANALYZE_EXIT_USAGE = 2 };
 

@@ -8,7 +8,7 @@
 #include "hindsight/event.h"
 #include "hindsight/event_counts.h"
 #include "hindsight/event_names.h"
-#include "util/json.h"
+#include "hindsight/json.h"
 
 typedef struct {
 	hs_event_counts *counts;

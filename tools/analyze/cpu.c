@@ -7,11 +7,11 @@
 
 #include "analyze.h"
 #include "hindsight/etl_kernel.h"
-#include "util/compat.h"
-#include "util/json.h"
-#include "util/regex.h"
-#include "util/strbuf.h"
-#include "util/text.h"
+#include "hindsight/compat.h"
+#include "hindsight/json.h"
+#include "hindsight/regex.h"
+#include "hindsight/strbuf.h"
+#include "hindsight/text.h"
 
 #define NONE UINT32_MAX
 

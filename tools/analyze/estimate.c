@@ -5,7 +5,7 @@
 
 #include "analyze.h"
 #include "hindsight/estimate.h"
-#include "util/text.h"
+#include "hindsight/text.h"
 
 /* Which session of the rules the trace stands for: the one whose output has
  * the file's name, and the file-circular and buffering sessions whose sizes

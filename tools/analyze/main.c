@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "analyze.h"
-#include "util/compat.h"
+#include "hindsight/compat.h"
 
 static void usage(FILE *f)
 {

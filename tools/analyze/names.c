@@ -6,7 +6,7 @@
 
 #include "analyze.h"
 #include "hindsight/plan.h"
-#include "util/compat.h"
+#include "hindsight/compat.h"
 
 int analyze_load_rules(const analyze_opts *o, analyze_rules *out)
 {

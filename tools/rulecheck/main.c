@@ -5,7 +5,7 @@
 
 #include "hindsight/diag.h"
 #include "hindsight/rules.h"
-#include "rules/keys.h"
+#include "hindsight/keys.h"
 
 enum { EXIT_CLEAN = 0, EXIT_FINDINGS = 1, EXIT_USAGE = 2 };
 

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "hindsight/limits.h"
-#include "rules/ynode.h"
+#include "hindsight/ynode.h"
 #include "rulegen.h"
-#include "util/text.h"
+#include "hindsight/text.h"
 
 /* A config is a screenful of YAML; anything larger is a mistake. */
 #define RG_MAX_CONFIG_BYTES (1024u * 1024u)

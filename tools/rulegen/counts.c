@@ -12,7 +12,7 @@
 #include "hindsight/event_names.h"
 #include "hindsight/tracedat.h"
 #include "rulegen.h"
-#include "util/text.h"
+#include "hindsight/text.h"
 
 /* A counts file lists one line per event kind; even every syscall event of
  * every system is a few thousand lines. Larger is not a counts file. */

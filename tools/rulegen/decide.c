@@ -6,7 +6,7 @@
 
 #include "hindsight/limits.h"
 #include "rulegen.h"
-#include "util/text.h"
+#include "hindsight/text.h"
 
 void rg_format_rate(double r, bool round_up, char *buf, size_t cap)
 {

@@ -5,8 +5,8 @@
 
 #include "hindsight/rules.h"
 #include "rulegen.h"
-#include "util/compat.h"
-#include "util/text.h"
+#include "hindsight/compat.h"
+#include "hindsight/text.h"
 
 static void usage(FILE *f)
 {

@@ -9,8 +9,8 @@
 
 #include "hindsight/diag.h"
 #include "hindsight/rules.h"
-#include "util/arena.h"
-#include "util/strbuf.h"
+#include "hindsight/arena.h"
+#include "hindsight/strbuf.h"
 
 /*
  * Pipeline: rg_config_load (the YAML config, strict, file:line:col) ->

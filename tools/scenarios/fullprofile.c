@@ -36,8 +36,8 @@
 
 #include "hindsight/diag.h"
 #include "hindsight/rules.h"
-#include "util/compat.h"
-#include "util/strbuf.h"
+#include "hindsight/compat.h"
+#include "hindsight/strbuf.h"
 
 enum { EXIT_OK = 0, EXIT_RULES = 1, EXIT_USAGE = 2 };
 

@@ -32,10 +32,10 @@
 
 #include "hindsight/diag.h"
 #include "hindsight/tracedat.h"
-#include "rules/ynode.h"
-#include "util/arena.h"
-#include "util/strbuf.h"
-#include "util/text.h"
+#include "hindsight/ynode.h"
+#include "hindsight/arena.h"
+#include "hindsight/strbuf.h"
+#include "hindsight/text.h"
 
 enum { EXIT_OK = 0, EXIT_MISSING = 1, EXIT_USAGE = 2, EXIT_NOT_PRODUCED = 3 };
 
