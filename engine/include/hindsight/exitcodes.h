@@ -33,6 +33,9 @@ enum hs_exit_code {
 	HS_EXIT_RUN_FAILED = 2,
 	/* engine: this build has no capture backend for the platform (the plan is printed instead). */
 	HS_EXIT_NO_BACKEND = 3,
+	/* The scenario runner and sigcheck: the scenario itself failed (engine error, the fault did not
+	 * happen, a timeout, no trace was produced), so coverage could not be judged. */
+	HS_EXIT_SCENARIO_FAILED = 3,
 	/* engine: recording needs root (Linux) or an elevated terminal (Windows); --plan needs neither.
 	 * The scenario runner also uses 4 for a machine that lacks what a scenario needs. */
 	HS_EXIT_NOT_PRIVILEGED = 4,
