@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hindsight/keys.h"
 #include "hindsight/limits.h"
 #include "hindsight/ynode.h"
 #include "rulegen.h"
@@ -19,7 +20,77 @@ typedef struct {
 	rg_config *cfg;
 	hs_diags *d;
 	bool failed;
+	hs_keyread r; /* unknown and missing keys go through the shared reader */
 } ld;
+
+/*
+ * The config's mappings, one table each, so its keys are written down once
+ * (name, type, required, doc) and the unknown-key and missing-key checks are
+ * the rules loader's. Every key is HS_KEY_MANUAL: the values are read below,
+ * because rulegen's wording for types and ranges is its own ("a number",
+ * ">= 0", "quote it if a name is meant") and its goldens hold it.
+ */
+#define RG_KEY(n, t, f, d) {.name = n, .type = t, .flags = HS_KEY_MANUAL | (f), .doc = d}
+
+static const hs_key scenario_keys[] = {
+	RG_KEY("full", HS_KEY_CUSTOM, HS_KEY_REQUIRED, "counts of the unfiltered run: a path or a list of paths"),
+	RG_KEY("filtered", HS_KEY_CUSTOM, 0, "counts of the run under the current profile: a path or a list of paths"),
+	{0},
+};
+static const hs_keytable scenario_table = {"rulegen_scenario", "a scenario", "", "", NULL, scenario_keys};
+
+/* The threshold keys are required, and reported as "'thresholds' needs ...". */
+#define RG_THRESHOLD(n, f, d) {.name = n, .type = HS_KEY_CUSTOM, .flags = HS_KEY_MANUAL | (f), .doc = d, .needs = "'thresholds'"}
+static const hs_key thresholds_keys[] = {
+	RG_THRESHOLD("min_top_rate_per_min", HS_KEY_REQUIRED, "a number >= 0: a key event's lowest top rate"),
+	RG_THRESHOLD("min_specificity", HS_KEY_REQUIRED, "a number >= 1: fault rate over baseline rate"),
+	RG_THRESHOLD("max_baseline_rate_per_min", HS_KEY_REQUIRED, "a number >= 0: the highest baseline rate"),
+	RG_THRESHOLD("rate_floor_per_min", HS_KEY_REQUIRED, "a number > 0: the rate an absent event counts as"),
+	RG_THRESHOLD("max_top_rate_per_min", 0, "a number > 0: a cap for sessions that must stay low-rate"),
+	{0},
+};
+static const hs_keytable thresholds_table = {"rulegen_thresholds", "thresholds", "", "", NULL, thresholds_keys};
+
+static const hs_key limits_keys[] = {
+	{.name = "default", .type = HS_KEY_UINT, .flags = HS_KEY_MANUAL, .min = 1, .max = 65535,
+	 .doc = "the most event ids per provider (at most 64 on Windows)"},
+	RG_KEY("providers", HS_KEY_MAP, 0, "provider name -> its own limit"),
+	{0},
+};
+static const hs_keytable limits_table = {"rulegen_limits", "limits", "", "", NULL, limits_keys};
+
+/* keep: and exclude: entries have the same keys; the reason's wording says what it is for. */
+#define RG_PIN_KEYS(why)                                                                                      \
+	RG_KEY("provider", HS_KEY_STR, HS_KEY_REQUIRED, "the provider (or ftrace subsystem)"),                      \
+	RG_KEY("event", HS_KEY_CUSTOM, HS_KEY_REQUIRED, "an event name, or a numeric id (Windows)"),               \
+	{.name = "reason", .type = HS_KEY_STR, .flags = HS_KEY_MANUAL | HS_KEY_REQUIRED,                            \
+	 .doc = "one line; the entry's evidence becomes \"pinned: <reason>\"", .needs = why},                    \
+	{0}
+static const hs_key keep_keys[] = {RG_PIN_KEYS("a keep entry (why no scenario shows it)")};
+static const hs_key exclude_keys[] = {RG_PIN_KEYS("an exclude entry (why it must never be a key event)")};
+static const hs_keytable keep_table = {"rulegen_keep", "a keep entry", "", "", NULL, keep_keys};
+static const hs_keytable exclude_table = {"rulegen_exclude", "an exclude entry", "", "", NULL, exclude_keys};
+
+static const char *const platform_values[] = {"windows", "linux", NULL};
+static const hs_key config_keys[] = {
+	RG_KEY("profile", HS_KEY_STR, HS_KEY_REQUIRED, "the profile to patch, relative to the config"),
+	{.name = "platform", .type = HS_KEY_ENUM, .flags = HS_KEY_MANUAL | HS_KEY_REQUIRED, .values = platform_values,
+	 .doc = "the platform the counts were recorded on"},
+	RG_KEY("session", HS_KEY_STR, HS_KEY_REQUIRED, "the profile's session to patch"),
+	RG_KEY("baseline", HS_KEY_STR, HS_KEY_REQUIRED, "the scenario with no fault"),
+	{.name = "scenarios", .type = HS_KEY_MAP, .flags = HS_KEY_MANUAL | HS_KEY_REQUIRED, .sub = &scenario_table,
+	 .doc = "scenario name -> its counts; at least two"},
+	{.name = "thresholds", .type = HS_KEY_MAP, .flags = HS_KEY_MANUAL | HS_KEY_REQUIRED, .sub = &thresholds_table,
+	 .doc = "what makes an event a key event"},
+	{.name = "limits", .type = HS_KEY_MAP, .flags = HS_KEY_MANUAL, .sub = &limits_table,
+	 .doc = "how many event ids a provider may keep"},
+	{.name = "keep", .type = HS_KEY_LIST, .flags = HS_KEY_MANUAL, .sub = &keep_table,
+	 .doc = "events kept although no scenario shows them"},
+	{.name = "exclude", .type = HS_KEY_LIST, .flags = HS_KEY_MANUAL, .sub = &exclude_table,
+	 .doc = "events that must never be key events"},
+	{0},
+};
+static const hs_keytable config_table = {"rulegen_config", "the config", "", "", NULL, config_keys};
 
 static void bad(ld *L, hs_diag_code code, hs_pos pos, const char *hint, const char *fmt, ...) HS_PRINTF_FMT(5, 6);
 
@@ -35,25 +106,6 @@ static void bad(ld *L, hs_diag_code code, hs_pos pos, const char *hint, const ch
 		L->failed = true;
 }
 
-static void check_keys(ld *L, const hs_ynode *map, const char *const *keys, const char *what)
-{
-	for (size_t i = 0; i < map->n; i++) {
-		const hs_ynode *k = map->keys[i];
-		if (k->type != HS_Y_SCALAR)
-			continue;
-		bool known = false;
-		for (size_t j = 0; keys[j]; j++)
-			known |= strcmp(k->str, keys[j]) == 0;
-		if (known)
-			continue;
-		const char *near = hs_closest(k->str, keys);
-		char hint[160];
-		if (near)
-			snprintf(hint, sizeof hint, "did you mean '%s'?", near);
-		bad(L, HS_D_UNKNOWN_KEY, k->pos, near ? hint : NULL, "unknown key '%s' in %s", k->str, what);
-	}
-}
-
 static bool want(ld *L, const hs_ynode *n, hs_ytype t, const char *key)
 {
 	if (n->type == t && !(t == HS_Y_SCALAR && hs_ynode_value(n) == HS_YV_NULL))
@@ -63,14 +115,6 @@ static bool want(ld *L, const hs_ynode *n, hs_ytype t, const char *key)
 	static const char *const names[] = {"a string", "a list", "a mapping"};
 	bad(L, HS_D_TYPE, n->pos, NULL, "'%s' must be %s, not %s", key, names[t], hs_ynode_type_name(n));
 	return false;
-}
-
-static const hs_ynode *need(ld *L, const hs_ynode *map, const char *key, const char *what)
-{
-	const hs_ynode *n = hs_ymap_get(map, key);
-	if (!n)
-		bad(L, HS_D_MISSING_KEY, map->pos, NULL, "%s needs '%s'", what, key);
-	return n;
 }
 
 static const char *str_of(ld *L, const hs_ynode *n, const char *key)
@@ -223,12 +267,11 @@ static void load_scenarios(ld *L, const hs_ynode *n)
 		s->pos = k->pos;
 		if (!want(L, v, HS_Y_MAP, k->str))
 			continue;
-		static const char *const keys[] = {"full", "filtered", NULL};
-		check_keys(L, v, keys, "a scenario");
-		const hs_ynode *f = need(L, v, "full", "a scenario");
+		hs_keys_check_unknown(&L->r, v, &scenario_table);
+		const hs_ynode *f = hs_keys_get(&L->r, v, &scenario_table, "full");
 		if (f)
 			load_files(L, f, "full", &s->full, &s->n_full);
-		const hs_ynode *g = hs_ymap_get(v, "filtered");
+		const hs_ynode *g = hs_keys_get(&L->r, v, &scenario_table, "filtered");
 		if (g)
 			load_files(L, g, "filtered", &s->filtered, &s->n_filtered);
 	}
@@ -242,14 +285,13 @@ static void load_thresholds(ld *L, const hs_ynode *n)
 	rg_config *cfg = L->cfg;
 	if (!want(L, n, HS_Y_MAP, "thresholds"))
 		return;
-	static const char *const keys[] = {"min_top_rate_per_min", "min_specificity", "max_baseline_rate_per_min",
-					   "rate_floor_per_min", "max_top_rate_per_min", NULL};
-	check_keys(L, n, keys, "thresholds");
+	const hs_keytable *t = &thresholds_table;
+	hs_keys_check_unknown(&L->r, n, t);
 	/* Every one is required: the tool has no opinion of its own. */
-	const hs_ynode *a = need(L, n, "min_top_rate_per_min", "'thresholds'");
-	const hs_ynode *b = need(L, n, "min_specificity", "'thresholds'");
-	const hs_ynode *c = need(L, n, "max_baseline_rate_per_min", "'thresholds'");
-	const hs_ynode *e = need(L, n, "rate_floor_per_min", "'thresholds'");
+	const hs_ynode *a = hs_keys_get(&L->r, n, t, "min_top_rate_per_min");
+	const hs_ynode *b = hs_keys_get(&L->r, n, t, "min_specificity");
+	const hs_ynode *c = hs_keys_get(&L->r, n, t, "max_baseline_rate_per_min");
+	const hs_ynode *e = hs_keys_get(&L->r, n, t, "rate_floor_per_min");
 	if (a)
 		num_of(L, a, "min_top_rate_per_min", 0, false, &cfg->min_top_rate);
 	if (b)
@@ -259,7 +301,7 @@ static void load_thresholds(ld *L, const hs_ynode *n)
 	if (e)
 		num_of(L, e, "rate_floor_per_min", 0, true, &cfg->rate_floor);
 	/* Optional: a cap for sessions that must stay low-rate (a file that must hold hours). */
-	const hs_ynode *f = hs_ymap_get(n, "max_top_rate_per_min");
+	const hs_ynode *f = hs_keys_get(&L->r, n, t, "max_top_rate_per_min");
 	if (f)
 		num_of(L, f, "max_top_rate_per_min", 0, true, &cfg->max_top_rate);
 }
@@ -275,15 +317,14 @@ static void load_limits(ld *L, const hs_ynode *n)
 	rg_config *cfg = L->cfg;
 	if (!want(L, n, HS_Y_MAP, "limits"))
 		return;
-	static const char *const keys[] = {"default", "providers", NULL};
-	check_keys(L, n, keys, "limits");
+	hs_keys_check_unknown(&L->r, n, &limits_table);
 	unsigned max = platform_max_ids(cfg->platform);
-	const hs_ynode *d = hs_ymap_get(n, "default");
+	const hs_ynode *d = hs_keys_get(&L->r, n, &limits_table, "default");
 	if (d && uint_of(L, d, "default", 1, max, &cfg->default_limit)) {
 		cfg->has_default_limit = true;
 		cfg->default_limit_pos = d->pos;
 	}
-	const hs_ynode *p = hs_ymap_get(n, "providers");
+	const hs_ynode *p = hs_keys_get(&L->r, n, &limits_table, "providers");
 	if (!p || !want(L, p, HS_Y_MAP, "providers"))
 		return;
 	cfg->limits = hs_arena_alloc(&cfg->arena, (p->n + 1) * sizeof(*cfg->limits));
@@ -306,7 +347,7 @@ static void load_pins(ld *L, const hs_ynode *n, bool exclude, size_t room)
 {
 	rg_config *cfg = L->cfg;
 	const char *what = exclude ? "exclude" : "keep";
-	const char *entry = exclude ? "an exclude entry" : "a keep entry";
+	const hs_keytable *t = exclude ? &exclude_table : &keep_table;
 	if (!want(L, n, HS_Y_SEQ, what))
 		return;
 	if (!cfg->pins)
@@ -317,12 +358,10 @@ static void load_pins(ld *L, const hs_ynode *n, bool exclude, size_t room)
 		const hs_ynode *e = n->items[i];
 		if (!want(L, e, HS_Y_MAP, exclude ? "exclude entry" : "keep entry"))
 			continue;
-		static const char *const keys[] = {"provider", "event", "reason", NULL};
-		check_keys(L, e, keys, entry);
-		const hs_ynode *pn = need(L, e, "provider", entry);
-		const hs_ynode *en = need(L, e, "event", entry);
-		const hs_ynode *rn = need(L, e, "reason", exclude ? "an exclude entry (why it must never be a key event)"
-								   : "a keep entry (why no scenario shows it)");
+		hs_keys_check_unknown(&L->r, e, t);
+		const hs_ynode *pn = hs_keys_get(&L->r, e, t, "provider");
+		const hs_ynode *en = hs_keys_get(&L->r, e, t, "event");
+		const hs_ynode *rn = hs_keys_get(&L->r, e, t, "reason");
 		rg_pin pin = {.id = -1, .pos = e->pos, .exclude = exclude};
 		if (pn) {
 			pin.provider = str_of(L, pn, "provider");
@@ -377,7 +416,7 @@ bool rg_config_load(const char *path, hs_diags *d, rg_config **out)
 	*out = cfg;
 	if (!cfg)
 		return false;
-	ld L = {cfg, d, false};
+	ld L = {cfg, d, false, {.d = d, .arena = &cfg->arena}};
 	char *text = NULL;
 	size_t len = 0;
 	hs_status st = hs_read_file(path, RG_MAX_CONFIG_BYTES, &text, &len);
@@ -397,38 +436,36 @@ bool rg_config_load(const char *path, hs_diags *d, rg_config **out)
 	}
 	if (!want(&L, root, HS_Y_MAP, "the config"))
 		return false;
-	static const char *const keys[] = {"profile", "platform", "session", "baseline", "scenarios",
-					   "thresholds", "limits",   "keep",    "exclude", NULL};
-	check_keys(&L, root, keys, "the config");
-	const char *what = "the config";
+	const hs_keytable *t = &config_table;
+	hs_keys_check_unknown(&L.r, root, t);
 	const hs_ynode *n;
-	if ((n = need(&L, root, "profile", what)) && (cfg->profile_arg = str_of(&L, n, "profile"))) {
+	if ((n = hs_keys_get(&L.r, root, t, "profile")) && (cfg->profile_arg = str_of(&L, n, "profile"))) {
 		cfg->profile = resolve(cfg, cfg->profile_arg);
 		cfg->profile_pos = n->pos;
 	}
-	if ((n = need(&L, root, "platform", what))) {
+	if ((n = hs_keys_get(&L.r, root, t, "platform"))) {
 		const char *s = str_of(&L, n, "platform");
 		cfg->platform_pos = n->pos;
 		if (s && (cfg->platform = hs_platform_parse(s)) == HS_PLATFORM_NONE)
 			bad(&L, HS_D_ENUM, n->pos, NULL, "'platform' is '%s'; it must be one of: windows, linux", s);
 	}
-	if ((n = need(&L, root, "session", what))) {
+	if ((n = hs_keys_get(&L.r, root, t, "session"))) {
 		cfg->session = str_of(&L, n, "session");
 		cfg->session_pos = n->pos;
 	}
 	const char *baseline = NULL;
 	hs_pos baseline_pos = {0};
-	if ((n = need(&L, root, "baseline", what))) {
+	if ((n = hs_keys_get(&L.r, root, t, "baseline"))) {
 		baseline = str_of(&L, n, "baseline");
 		baseline_pos = n->pos;
 	}
-	if ((n = need(&L, root, "scenarios", what)))
+	if ((n = hs_keys_get(&L.r, root, t, "scenarios")))
 		load_scenarios(&L, n);
-	if ((n = need(&L, root, "thresholds", what)))
+	if ((n = hs_keys_get(&L.r, root, t, "thresholds")))
 		load_thresholds(&L, n);
-	if ((n = hs_ymap_get(root, "limits")) && cfg->platform != HS_PLATFORM_NONE)
+	if ((n = hs_keys_get(&L.r, root, t, "limits")) && cfg->platform != HS_PLATFORM_NONE)
 		load_limits(&L, n);
-	const hs_ynode *keep = hs_ymap_get(root, "keep"), *excl = hs_ymap_get(root, "exclude");
+	const hs_ynode *keep = hs_keys_get(&L.r, root, t, "keep"), *excl = hs_keys_get(&L.r, root, t, "exclude");
 	size_t room = (keep && keep->type == HS_Y_SEQ ? keep->n : 0) + (excl && excl->type == HS_Y_SEQ ? excl->n : 0);
 	if (keep)
 		load_pins(&L, keep, false, room);
@@ -454,7 +491,8 @@ bool rg_config_load(const char *path, hs_diags *d, rg_config **out)
 			    "baseline '%s' is not a scenario", baseline);
 		}
 	}
-	return !L.failed && hs_diags_errors(d) == 0;
+	/* Out of memory in the key reader leaves a check undone: not a clean config. */
+	return !L.failed && !L.r.oom && hs_diags_errors(d) == 0;
 }
 
 bool rg_config_load_counts(rg_config *cfg, hs_diags *d)

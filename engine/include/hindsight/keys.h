@@ -80,6 +80,10 @@ struct hs_key {
 	size_t pos_at;             /* where the value's position goes: HS_POS_AT(type, field) */
 	hs_key_fn fn;
 	const char *doc;
+	/* Who "needs" the key in the missing-key message, when it is not the
+	 * table's `what`: a program may say why the key is required ("a keep
+	 * entry (why no scenario shows it) needs 'reason'"). NULL: `what`. */
+	const char *needs;
 };
 
 struct hs_keytable {
@@ -101,6 +105,11 @@ void hs_keys_check_unknown(hs_keyread *r, const hs_ynode *map, const hs_keytable
 void hs_keys_read(hs_keyread *r, const hs_ynode *map, const hs_keytable *t, void *obj);
 /* Reads one key of t (a MANUAL one, when the caller decides the moment). */
 void hs_keys_read_one(hs_keyread *r, const hs_ynode *map, const hs_keytable *t, const char *name, void *obj);
+/* The value of t's own key `name` in map, or NULL; a REQUIRED key that is
+ * absent is reported missing, as hs_keys_read would. For a program that
+ * declares its keys in a table but reads the values with its own wording
+ * (rulegen's config), one key at a time and in its own order. */
+const hs_ynode *hs_keys_get(hs_keyread *r, const hs_ynode *map, const hs_keytable *t, const char *name);
 /* Both: the usual way to read a mapping. */
 void hs_keys_load(hs_keyread *r, const hs_ynode *map, const hs_keytable *t, void *obj);
 

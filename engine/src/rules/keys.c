@@ -329,7 +329,7 @@ static void read_key(hs_keyread *r, const hs_ynode *map, const hs_keytable *t, c
 	r->u = 0;
 	if (!v) {
 		if (k->flags & HS_KEY_REQUIRED)
-			hs_key_missing(r, map, k->name, t->what);
+			hs_key_missing(r, map, k->name, k->needs ? k->needs : t->what);
 		if (k->fn)
 			k->fn(r, k, map, NULL, false, obj);
 		return;
@@ -353,6 +353,17 @@ void hs_keys_read_one(hs_keyread *r, const hs_ynode *map, const hs_keytable *t, 
 	for (const hs_key *k = t->keys; k->name; k++)
 		if (strcmp(k->name, name) == 0)
 			read_key(r, map, t, k, obj);
+}
+
+const hs_ynode *hs_keys_get(hs_keyread *r, const hs_ynode *map, const hs_keytable *t, const char *name)
+{
+	const hs_ynode *v = hs_ymap_get(map, name);
+	if (v)
+		return v;
+	for (const hs_key *k = t->keys; k->name; k++)
+		if (strcmp(k->name, name) == 0 && (k->flags & HS_KEY_REQUIRED))
+			hs_key_missing(r, map, k->name, k->needs ? k->needs : t->what);
+	return NULL;
 }
 
 void hs_keys_load(hs_keyread *r, const hs_ynode *map, const hs_keytable *t, void *obj)
