@@ -65,8 +65,6 @@ int analyze_tracedat_problems(const hs_tracedat *td);
 void analyze_json_tracedat_problems(hs_json *j, const hs_tracedat *td);
 /* "5186.883371000": seconds.nanoseconds of a trace clock. */
 void analyze_format_clock_ns(uint64_t ns, char *buf, size_t cap);
-/* The catalog provider for an ftrace system, or NULL. Borrowed from r. */
-const hs_provider *analyze_find_ftrace_system(const analyze_rules *r, const char *system);
 int analyze_counts_tracedat(const analyze_opts *o);
 int analyze_summary_tracedat(const analyze_opts *o);
 int analyze_crash_tracedat(const analyze_opts *o);

@@ -6,6 +6,8 @@
 
 #include "analyze.h"
 #include "hindsight/event.h"
+#include "hindsight/event_counts.h"
+#include "hindsight/event_names.h"
 
 int analyze_open_tracedat(const char *path, hs_tracedat **out)
 {
@@ -46,31 +48,11 @@ void analyze_format_clock_ns(uint64_t ns, char *buf, size_t cap)
 	snprintf(buf, cap, "%" PRIu64 ".%09" PRIu64, ns / 1000000000u, ns % 1000000000u);
 }
 
-const hs_provider *analyze_find_ftrace_system(const analyze_rules *r, const char *system)
-{
-	if (!r->rules || !system)
-		return NULL;
-	for (size_t i = 0; i < r->rules->n_providers; i++) {
-		const hs_provider *p = &r->rules->providers[i];
-		if (p->kind == HS_PKIND_FTRACE && p->system && strcmp(p->system, system) == 0)
-			return p;
-	}
-	return NULL;
-}
-
-/* ---- per-event tally: ftrace ids are the 16-bit common_type, so a flat table ---- */
-
-enum { N_IDS = 65536 };
+/* ---- per-event tally: the library's counting table, plus what only trace.dat has (buffers, the trace clock's span) ---- */
 
 typedef struct {
-	char *system, *name; /* owned copies */
-	uint64_t count;
+	hs_event_counts *counts;
 	uint64_t first, last; /* trace clock ns */
-} ev_slot;
-
-typedef struct {
-	ev_slot *slots; /* N_IDS, owned */
-	uint64_t total, first, last;
 	bool any_time, oom;
 	/* events per buffer, in the reader's instance order ([0] is the top buffer) */
 	const hs_tracedat_info *info;
@@ -82,19 +64,10 @@ static int on_tally(const hs_tracedat_record *r, void *vctx)
 	td_tally *t = vctx;
 	hs_event e;
 	hs_event_from_tracedat(r, &e);
-	ev_slot *s = &t->slots[e.id & (N_IDS - 1)];
-	if (!s->system) {
-		s->system = strdup(e.provider);
-		s->name = strdup(e.name);
-		if (!s->system || !s->name) {
-			t->oom = true;
-			return 1;
-		}
-		s->first = e.time_ns;
+	if (!hs_event_counts_add(t->counts, &e.key, &e)) {
+		t->oom = true;
+		return 1;
 	}
-	s->count++;
-	s->last = e.time_ns;
-	t->total++;
 	if (!t->any_time || e.time_ns < t->first)
 		t->first = e.time_ns;
 	if (e.time_ns > t->last)
@@ -110,52 +83,57 @@ static int on_tally(const hs_tracedat_record *r, void *vctx)
 
 static void tally_done(td_tally *t)
 {
-	for (size_t i = 0; t->slots && i < N_IDS; i++) {
-		free(t->slots[i].system);
-		free(t->slots[i].name);
-	}
-	free(t->slots);
+	hs_event_counts_free(t->counts);
 	free(t->per_buffer);
 }
 
-static int cmp_slot_name(const void *a, const void *b)
+/* The entry's ftrace system and event name: the record's own, which every ftrace record has. */
+static const char *sys_of(const hs_event_count *n)
 {
-	const ev_slot *x = *(const ev_slot *const *)a, *y = *(const ev_slot *const *)b;
-	int c = strcmp(x->system, y->system);
-	return c ? c : strcmp(x->name, y->name);
+	return n->provider ? n->provider : "?";
 }
 
-static int cmp_slot_count(const void *a, const void *b)
+static const char *name_of(const hs_event_count *n)
 {
-	const ev_slot *x = *(const ev_slot *const *)a, *y = *(const ev_slot *const *)b;
+	return n->name ? n->name : "?";
+}
+
+static int cmp_row_name(const void *a, const void *b)
+{
+	const hs_event_count *x = *(const hs_event_count *const *)a, *y = *(const hs_event_count *const *)b;
+	int c = strcmp(sys_of(x), sys_of(y));
+	if (!c)
+		c = strcmp(name_of(x), name_of(y));
+	/* Rows have always come in event id order where the names tie (a damaged file). */
+	return c ? c : x->key.num < y->key.num ? -1 : x->key.num > y->key.num;
+}
+
+static int cmp_row_count(const void *a, const void *b)
+{
+	const hs_event_count *x = *(const hs_event_count *const *)a, *y = *(const hs_event_count *const *)b;
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
-	return cmp_slot_name(a, b);
+	return cmp_row_name(a, b);
 }
 
-/* Walks the file into t; returns the sorted (system, name) slots in *rows. */
-static int tally_file(hs_tracedat *td, td_tally *t, ev_slot ***rows, size_t *n_rows)
+/* Walks the file into t; returns its entries sorted by (system, name) in *rows. */
+static int tally_file(hs_tracedat *td, td_tally *t, hs_event_count ***rows, size_t *n_rows)
 {
 	memset(t, 0, sizeof(*t));
 	t->info = hs_tracedat_get_info(td);
-	t->slots = calloc(N_IDS, sizeof(*t->slots));
 	t->per_buffer = calloc(t->info->n_instances + 1, sizeof(*t->per_buffer));
-	if (!t->slots || !t->per_buffer)
+	if (!t->per_buffer || hs_event_counts_new(&t->counts) != HS_OK)
 		goto oom;
 	hs_tracedat_foreach(td, on_tally, t);
-	if (t->oom)
+	if (t->oom || hs_event_counts_failed(t->counts))
 		goto oom;
-	size_t n = 0;
-	for (size_t i = 0; i < N_IDS; i++)
-		n += t->slots[i].count != 0;
+	size_t n = hs_event_counts_len(t->counts);
 	*rows = calloc(n + 1, sizeof(**rows));
 	if (!*rows)
 		goto oom;
-	n = 0;
-	for (size_t i = 0; i < N_IDS; i++)
-		if (t->slots[i].count)
-			(*rows)[n++] = &t->slots[i];
-	qsort(*rows, n, sizeof(**rows), cmp_slot_name);
+	for (size_t i = 0; i < n; i++)
+		(*rows)[i] = hs_event_counts_at(t->counts, i);
+	qsort(*rows, n, sizeof(**rows), cmp_row_name);
 	*n_rows = n;
 	return 0;
 oom:
@@ -170,7 +148,7 @@ int analyze_counts_tracedat(const analyze_opts *o)
 	if (rc)
 		return rc;
 	td_tally t;
-	ev_slot **rows = NULL;
+	hs_event_count **rows = NULL;
 	size_t n = 0;
 	rc = tally_file(td, &t, &rows, &n);
 	if (rc)
@@ -182,13 +160,13 @@ int analyze_counts_tracedat(const analyze_opts *o)
 		hs_json_obj_begin(&j);
 		hs_json_kstr(&j, "file", o->file);
 		hs_json_kstr(&j, "format", "trace.dat");
-		hs_json_kuint(&j, "events", t.total);
+		hs_json_kuint(&j, "events", hs_event_counts_total(t.counts));
 		hs_json_key(&j, "counts");
 		hs_json_arr_begin(&j);
 		for (size_t i = 0; i < n; i++) {
 			hs_json_obj_begin(&j);
-			hs_json_kstr(&j, "system", rows[i]->system);
-			hs_json_kstr(&j, "event", rows[i]->name);
+			hs_json_kstr(&j, "system", sys_of(rows[i]));
+			hs_json_kstr(&j, "event", name_of(rows[i]));
 			hs_json_kuint(&j, "count", rows[i]->count);
 			hs_json_obj_end(&j);
 		}
@@ -197,8 +175,8 @@ int analyze_counts_tracedat(const analyze_opts *o)
 		hs_json_obj_end(&j);
 	} else {
 		for (size_t i = 0; i < n; i++)
-			hs_sb_printf(&sb, "%s\tevent=%s\t%" PRIu64 "\n", rows[i]->system, rows[i]->name, rows[i]->count);
-		hs_sb_printf(&sb, "TOTAL\t%" PRIu64 "\n", t.total);
+			hs_sb_printf(&sb, "%s\tevent=%s\t%" PRIu64 "\n", sys_of(rows[i]), name_of(rows[i]), rows[i]->count);
+		hs_sb_printf(&sb, "TOTAL\t%" PRIu64 "\n", hs_event_counts_total(t.counts));
 	}
 	rc = hs_sb_write_free(&sb, stdout) == HS_OK ? analyze_tracedat_problems(td) : ANALYZE_EXIT_USAGE;
 out:
@@ -223,7 +201,7 @@ int analyze_summary_tracedat(const analyze_opts *o)
 		return rc;
 	}
 	td_tally t;
-	ev_slot **rows = NULL, **top = NULL;
+	hs_event_count **rows = NULL, **top = NULL;
 	size_t n = 0;
 	rc = tally_file(td, &t, &rows, &n);
 	if (rc)
@@ -234,8 +212,10 @@ int analyze_summary_tracedat(const analyze_opts *o)
 		goto out;
 	}
 	memcpy(top, rows, n * sizeof(*top));
-	qsort(top, n, sizeof(*top), cmp_slot_count);
+	qsort(top, n, sizeof(*top), cmp_row_count);
 	const hs_tracedat_info *info = hs_tracedat_get_info(td);
+	/* Kernel groups are ETL's: ftrace events are named by their system's catalog provider. */
+	hs_event_names names = {rules.rules, NULL};
 	char t0[32], t1[32];
 	analyze_format_clock_ns(t.first, t0, sizeof t0);
 	analyze_format_clock_ns(t.last, t1, sizeof t1);
@@ -267,16 +247,18 @@ int analyze_summary_tracedat(const analyze_opts *o)
 		hs_json_kstr(&j, "last_event", t1);
 		hs_json_key(&j, "span_s");
 		hs_json_double(&j, span, 6);
-		hs_json_kuint(&j, "events", t.total);
+		hs_json_kuint(&j, "events", hs_event_counts_total(t.counts));
 		hs_json_key(&j, "events_by_kind");
 		hs_json_arr_begin(&j);
 		for (size_t i = 0; i < n; i++) {
-			const hs_provider *p = analyze_find_ftrace_system(&rules, rows[i]->system);
-			const hs_cat_event *ce = p ? hs_provider_find_event(p, -1, rows[i]->name) : NULL;
+			hs_event_label lab;
+			hs_event_names_label(&names, &rows[i]->key, rows[i]->provider, rows[i]->name, &lab);
+			const hs_cat_event *ce = lab.cat_event;
 			hs_json_obj_begin(&j);
-			hs_json_kstr(&j, "provider", p ? p->name : rows[i]->system);
-			hs_json_kstr(&j, "system", rows[i]->system);
-			hs_json_kstr(&j, "event", rows[i]->name);
+			/* The catalog's name uncut (the label's copy has a size limit the system name has not). */
+			hs_json_kstr(&j, "provider", lab.catalog ? lab.catalog->name : sys_of(rows[i]));
+			hs_json_kstr(&j, "system", sys_of(rows[i]));
+			hs_json_kstr(&j, "event", name_of(rows[i]));
 			hs_json_kuint(&j, "count", rows[i]->count);
 			hs_json_kstr(&j, "story", ce ? ce->story : NULL);
 			hs_json_kstr(&j, "alert", ce ? ce->alert : NULL);
@@ -293,23 +275,25 @@ int analyze_summary_tracedat(const analyze_opts *o)
 		for (size_t i = 0; i < info->n_instances; i++)
 			hs_sb_printf(&sb, ", %s %" PRIu64 " events", info->instances[i], t.per_buffer[i + 1]);
 		hs_sb_printf(&sb, "\ntime:      %s .. %s s of the %s clock (%.3f s)\n", t0, t1, clock, span);
-		hs_sb_printf(&sb, "events:    %" PRIu64 "\n", t.total);
+		hs_sb_printf(&sb, "events:    %" PRIu64 "\n", hs_event_counts_total(t.counts));
 		hs_sb_printf(&sb, "names:     %s\n", rules.path);
 		hs_sb_append(&sb, "\nbusiest events:\n");
 		for (size_t i = 0; i < n && i < TOP_EVENTS; i++)
-			hs_sb_printf(&sb, "  %10" PRIu64 "  %s / %s\n", top[i]->count, top[i]->system, top[i]->name);
+			hs_sb_printf(&sb, "  %10" PRIu64 "  %s / %s\n", top[i]->count, sys_of(top[i]), name_of(top[i]));
 		hs_sb_append(&sb, "\nevents by system:\n");
 		for (size_t i = 0; i < n; i++) {
-			const hs_provider *p = analyze_find_ftrace_system(&rules, rows[i]->system);
-			if (i == 0 || strcmp(rows[i - 1]->system, rows[i]->system) != 0) {
+			hs_event_label lab;
+			hs_event_names_label(&names, &rows[i]->key, rows[i]->provider, rows[i]->name, &lab);
+			const hs_provider *p = lab.catalog;
+			if (i == 0 || strcmp(sys_of(rows[i - 1]), sys_of(rows[i])) != 0) {
 				uint64_t sum = 0;
-				for (size_t k = i; k < n && strcmp(rows[k]->system, rows[i]->system) == 0; k++)
+				for (size_t k = i; k < n && strcmp(sys_of(rows[k]), sys_of(rows[i])) == 0; k++)
 					sum += rows[k]->count;
-				hs_sb_printf(&sb, "  %s: %" PRIu64 "%s%s\n", rows[i]->system, sum, p && p->description ? " - " : "",
+				hs_sb_printf(&sb, "  %s: %" PRIu64 "%s%s\n", sys_of(rows[i]), sum, p && p->description ? " - " : "",
 					     p && p->description ? p->description : "");
 			}
-			const hs_cat_event *ce = p ? hs_provider_find_event(p, -1, rows[i]->name) : NULL;
-			hs_sb_printf(&sb, "    %10" PRIu64 "  %s", rows[i]->count, rows[i]->name);
+			const hs_cat_event *ce = lab.cat_event;
+			hs_sb_printf(&sb, "    %10" PRIu64 "  %s", rows[i]->count, name_of(rows[i]));
 			if (ce && ce->alert)
 				hs_sb_printf(&sb, " [%s]", ce->alert);
 			if (ce && ce->story)
