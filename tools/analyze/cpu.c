@@ -1,4 +1,4 @@
-/* analyze/cpu.c: `analyze cpu`: CPU per process and thread from SampledProfile events, stacks joined and resolved to modules; table, JSON, folded and speedscope outputs. */
+/* analyze/cpu.c: `analyze cpu`: renders the library's CPU profile (cpu_profile.h) as a table, JSON, folded stacks and speedscope. */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "analyze.h"
-#include "hindsight/etl_kernel.h"
 #include "hindsight/compat.h"
+#include "hindsight/cpu_profile.h"
 #include "hindsight/json.h"
 #include "hindsight/regex.h"
 #include "hindsight/strbuf.h"
@@ -15,1115 +15,41 @@
 
 #define NONE UINT32_MAX
 
-/* Windows' default profile interval (1 ms, in 100 ns units): what a trace
- * without interval events was almost certainly sampled at. */
-enum { DEFAULT_INTERVAL_100NS = 10000, TOP_THREADS = 5 };
+enum { TOP_THREADS = 5 };
 
-/* ---- containers ---- */
-
-/* Grows *p (an array of elem-sized items with *cap slots) to hold need items. */
-static bool grow(void *p, size_t *cap, size_t need, size_t elem)
+/* The interval's origin as the table and JSON have always named it (the
+ * kernel's event names, which is where the user would look it up). */
+static const char *interval_source_text(hs_cpu_interval_source s)
 {
-	if (need <= *cap)
-		return true;
-	size_t n = *cap ? *cap : 16;
-	while (n < need) {
-		if (n > SIZE_MAX / 2 / elem)
-			return false;
-		n *= 2;
-	}
-	void *q = realloc(*(void **)p, n * elem);
-	if (!q)
-		return false;
-	*(void **)p = q;
-	*cap = n;
-	return true;
-}
-
-#define VEC(T)                 \
-	struct {               \
-		T *v;          \
-		size_t n, cap; \
-	}
-
-/* Appends val; on allocation failure sets c->oom and drops it. */
-#define PUSH(c, vec, val)                                                     \
-	do {                                                                  \
-		if (grow(&(vec).v, &(vec).cap, (vec).n + 1, sizeof(*(vec).v))) \
-			(vec).v[(vec).n++] = (val);                           \
-		else                                                          \
-			(c)->oom = true;                                      \
-	} while (0)
-
-static uint64_t mix64(uint64_t x)
-{
-	/* splitmix64's finaliser: every key bit reaches every hash bit. */
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
-
-/* Open addressing from two 64-bit keys to an index. Entries are never
- * removed; callers store NONE to retire one. */
-typedef struct {
-	uint64_t k1, k2;
-	uint32_t val;
-	bool used;
-} mslot;
-
-typedef struct {
-	mslot *s;
-	size_t cap, n;
-} map2;
-
-static size_t map_home(const map2 *m, uint64_t k1, uint64_t k2)
-{
-	return (size_t)(mix64(k1 ^ mix64(k2 + 0x9e3779b97f4a7c15ull)) & (m->cap - 1));
-}
-
-static uint32_t map_get(const map2 *m, uint64_t k1, uint64_t k2)
-{
-	if (!m->cap)
-		return NONE;
-	for (size_t i = map_home(m, k1, k2);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->s[i].used)
-			return NONE;
-		if (m->s[i].k1 == k1 && m->s[i].k2 == k2)
-			return m->s[i].val;
-	}
-}
-
-/* The value slot for the keys, created holding NONE; NULL on OOM. */
-static uint32_t *map_put(map2 *m, uint64_t k1, uint64_t k2)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 1024;
-		mslot *ns = calloc(ncap, sizeof(*ns));
-		if (!ns)
-			return NULL;
-		map2 nm = {ns, ncap, m->n};
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->s[i].used)
-				continue;
-			size_t j = map_home(&nm, m->s[i].k1, m->s[i].k2);
-			while (ns[j].used)
-				j = (j + 1) & (ncap - 1);
-			ns[j] = m->s[i];
-		}
-		free(m->s);
-		*m = nm;
-	}
-	size_t i = map_home(m, k1, k2);
-	while (m->s[i].used && !(m->s[i].k1 == k1 && m->s[i].k2 == k2))
-		i = (i + 1) & (m->cap - 1);
-	if (!m->s[i].used) {
-		m->s[i] = (mslot){k1, k2, NONE, true};
-		m->n++;
-	}
-	return &m->s[i].val;
-}
-
-/* Interned byte strings (frame names, stacks): equal bytes, equal id. */
-typedef struct {
-	VEC(uint8_t) data;
-	VEC(uint32_t) off;
-	VEC(uint32_t) len;
-	map2 index; /* (hash, len) -> first id with that hash; collisions chain through `next` */
-	VEC(uint32_t) next;
-} interner;
-
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
-static const void *intern_at(const interner *t, uint32_t id)
-{
-	return t->data.v + t->off.v[id];
-}
-
-/* Returns the id of the bytes, adding them if new; NONE on OOM. */
-static uint32_t intern(interner *t, const void *p, size_t n)
-{
-	uint64_t h = hash_bytes(p, n);
-	uint32_t *head = map_put(&t->index, h, n);
-	if (!head)
-		return NONE;
-	for (uint32_t id = *head; id != NONE; id = t->next.v[id])
-		if (memcmp(intern_at(t, id), p, n) == 0)
-			return id;
-	if (t->data.n + n > UINT32_MAX || t->off.n >= NONE - 1)
-		return NONE;
-	if (!grow(&t->data.v, &t->data.cap, t->data.n + n, 1) || !grow(&t->off.v, &t->off.cap, t->off.n + 1, 4) ||
-	    !grow(&t->len.v, &t->len.cap, t->len.n + 1, 4) || !grow(&t->next.v, &t->next.cap, t->next.n + 1, 4))
-		return NONE;
-	uint32_t id = (uint32_t)t->off.n;
-	if (n)
-		memcpy(t->data.v + t->data.n, p, n);
-	t->off.v[t->off.n++] = (uint32_t)t->data.n;
-	t->len.v[t->len.n++] = (uint32_t)n;
-	t->next.v[t->next.n++] = *head;
-	t->data.n += n;
-	*head = id;
-	return id;
-}
-
-static void interner_free(interner *t)
-{
-	free(t->data.v);
-	free(t->off.v);
-	free(t->len.v);
-	free(t->next.v);
-	free(t->index.s);
-}
-
-/* ---- the model built from the trace ---- */
-
-typedef struct {
-	uint32_t pid;     /* UINT32_MAX for the bucket of samples whose thread was never seen */
-	char *name;       /* owned; NULL until an event names the process */
-	char *cmdline;    /* owned, or NULL */
-	uint64_t samples; /* weighted */
-	uint64_t stacked; /* of which with a stack */
-	bool shown;       /* passes --process */
-} proc;
-
-typedef struct {
-	uint32_t proc, tid;
-	uint64_t samples;
-	char *name; /* owned thread name, or NULL */
-} trec;
-
-/* A thread as the walk sees it now: its process and the samples whose kernel
- * stack arrived but whose user stack waits for the thread to leave the kernel. */
-typedef struct {
-	uint32_t proc;
-	char *name;
-	VEC(uint32_t) waiting;
-} tstate;
-
-typedef struct {
-	uint32_t off, len; /* into the address pool; len 0: none */
-} part;
-
-enum { PART_NONE, PART_KEY, PART_SET };
-
-typedef struct {
-	int64_t ts;
-	uint64_t ip;
-	uint32_t tid, proc, weight;
-	part kpart, upart;
-	uint8_t kstate, ustate; /* PART_* */
-	bool waiting;
-	bool p64; /* logged with 64-bit pointers: where the kernel half starts */
-} sample;
-
-typedef struct {
-	uint32_t pid;
-	uint64_t base, size;
-	int64_t load_ts, unload_ts;
-	char *file;  /* owned: base name of the kernel's path */
-	char *orig;  /* owned: ImageId OriginalFileName, or NULL */
-	char *pdb;   /* owned: DbgID_RSDS PDB base name, or NULL */
-} image;
-
-/* ImageId / DbgID data that arrived before its image event. */
-typedef struct {
-	char *orig, *pdb;
-} pending_id;
-
-/* A sample waiting for a stack key's definition. */
-typedef struct {
-	uint32_t sample, next;
-	bool user;
-} waiter;
-
-typedef struct {
-	const hs_etl *etl;
-	const hs_regex *re; /* --process, or NULL */
-	bool oom;
-	uint64_t undecodable;
-
-	VEC(proc) procs;
-	map2 pid_proc; /* pid -> current proc */
-	VEC(tstate) threads;
-	map2 tid_thread; /* tid -> tstate */
-	VEC(trec) trecs;
-	map2 proc_tid_trec;
-
-	VEC(sample) samples;
-	map2 tid_ts_sample;
-	VEC(uint64_t) pool; /* stack addresses */
-	VEC(waiter) waiters;
-	map2 key_waiters; /* (key, user) -> first waiter */
-
-	VEC(image) images;
-	map2 pid_base_image; /* latest image at (pid, base) */
-	VEC(pending_id) pending_ids;
-	map2 pid_base_pending;
-
-	uint32_t interval; /* 100 ns; 0 until an event says */
-	const char *interval_source;
-	bool interval_from_start;
-
-	uint64_t total_weight;   /* every sample */
-	uint64_t stacked_weight; /* shown samples with a stack */
-	uint64_t unresolved_keys;
-} cpu;
-
-static char *dupstr(cpu *c, const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *d = malloc(n);
-	if (!d) {
-		c->oom = true;
-		return NULL;
-	}
-	memcpy(d, s, n);
-	return d;
-}
-
-static void set_str(cpu *c, char **dst, const char *s)
-{
-	if (!s || !*s)
-		return;
-	char *d = dupstr(c, s);
-	if (!d)
-		return;
-	free(*dst);
-	*dst = d;
-}
-
-static const char *proc_name(const proc *p)
-{
-	if (p->pid == UINT32_MAX)
-		return "(unknown thread)";
-	return p->name ? p->name : "(unnamed)";
-}
-
-static uint32_t new_proc(cpu *c, uint32_t pid)
-{
-	proc p = {.pid = pid};
-	size_t before = c->procs.n;
-	PUSH(c, c->procs, p);
-	return c->procs.n > before ? (uint32_t)before : NONE;
-}
-
-/* The process a pid means now, created unnamed if no event has named it. */
-static uint32_t proc_for_pid(cpu *c, uint32_t pid)
-{
-	uint32_t *slot = map_put(&c->pid_proc, pid, 0);
-	if (!slot) {
-		c->oom = true;
-		return NONE;
-	}
-	if (*slot == NONE)
-		*slot = new_proc(c, pid);
-	return *slot;
-}
-
-static uint32_t thread_for_tid(cpu *c, uint32_t tid)
-{
-	uint32_t *slot = map_put(&c->tid_thread, tid, 0);
-	if (!slot) {
-		c->oom = true;
-		return NONE;
-	}
-	if (*slot == NONE) {
-		tstate t = {.proc = NONE};
-		size_t before = c->threads.n;
-		PUSH(c, c->threads, t);
-		if (c->threads.n > before)
-			*slot = (uint32_t)before;
-	}
-	return *slot;
-}
-
-/* ---- events ---- */
-
-static void on_process(cpu *c, const hs_etl_record *r)
-{
-	hs_etl_process p;
-	if (!hs_etl_decode_process(r, &p)) {
-		c->undecodable++;
-		return;
-	}
-	uint32_t idx = map_get(&c->pid_proc, p.pid, 0);
-	if (p.opcode == HS_ETLK_OP_START || idx == NONE) {
-		/* A start is a new process even when the pid was used before. */
-		uint32_t *slot = map_put(&c->pid_proc, p.pid, 0);
-		idx = slot ? new_proc(c, p.pid) : NONE;
-		if (slot)
-			*slot = idx;
-	}
-	if (idx == NONE) {
-		c->oom = true;
-		return;
-	}
-	proc *pr = &c->procs.v[idx];
-	/* Starts and rundowns name the process; ends only fill a missing name. */
-	bool naming = p.opcode == HS_ETLK_OP_START || p.opcode == HS_ETLK_OP_DCSTART || !pr->name;
-	if (naming) {
-		set_str(c, &pr->name, p.image_file_name);
-		set_str(c, &pr->cmdline, p.command_line);
-	}
-}
-
-static void on_thread(cpu *c, const hs_etl_record *r)
-{
-	hs_etl_thread t;
-	if (!hs_etl_decode_thread(r, &t)) {
-		c->undecodable++;
-		return;
-	}
-	uint32_t ti = thread_for_tid(c, t.tid);
-	if (ti == NONE)
-		return;
-	tstate *ts = &c->threads.v[ti];
-	bool starting = t.opcode == HS_ETLK_OP_START || t.opcode == HS_ETLK_OP_DCSTART;
-	if (starting || ts->proc == NONE || c->procs.v[ts->proc].pid != t.pid) {
-		if (t.opcode == HS_ETLK_OP_START) {
-			/* A reused thread id: nothing of the old thread waits any more. */
-			for (size_t i = 0; i < ts->waiting.n; i++)
-				c->samples.v[ts->waiting.v[i]].waiting = false;
-			ts->waiting.n = 0;
-			free(ts->name);
-			ts->name = NULL;
-		}
-		uint32_t pi = proc_for_pid(c, t.pid);
-		ts = &c->threads.v[ti];
-		ts->proc = pi;
-	}
-	set_str(c, &ts->name, t.name);
-}
-
-static void apply_pending_id(cpu *c, image *im)
-{
-	uint32_t pi = map_get(&c->pid_base_pending, im->pid, im->base);
-	if (pi == NONE)
-		return;
-	pending_id *pd = &c->pending_ids.v[pi];
-	if (pd->orig) {
-		free(im->orig);
-		im->orig = pd->orig;
-		pd->orig = NULL;
-	}
-	if (pd->pdb) {
-		free(im->pdb);
-		im->pdb = pd->pdb;
-		pd->pdb = NULL;
-	}
-}
-
-static void on_image(cpu *c, const hs_etl_record *r)
-{
-	hs_etl_image im;
-	if (!hs_etl_decode_image(r, &im)) {
-		c->undecodable++;
-		return;
-	}
-	uint32_t *slot = map_put(&c->pid_base_image, im.pid, im.base);
-	if (!slot) {
-		c->oom = true;
-		return;
-	}
-	image *cur = *slot != NONE ? &c->images.v[*slot] : NULL;
-	bool live = cur && cur->unload_ts == INT64_MAX && cur->size == im.size;
-	if (!live) {
-		/* Rundowns describe images loaded before anything was seen. */
-		bool loaded_now = im.opcode == HS_ETLK_OP_LOAD;
-		image n = {
-			.pid = im.pid,
-			.base = im.base,
-			.size = im.size,
-			.load_ts = loaded_now ? r->timestamp : INT64_MIN,
-			.unload_ts = INT64_MAX,
-			.file = dupstr(c, hs_path_base(im.file_name)),
-		};
-		size_t before = c->images.n;
-		PUSH(c, c->images, n);
-		if (c->images.n == before) {
-			free(n.file);
-			return;
-		}
-		*slot = (uint32_t)before;
-		cur = &c->images.v[before];
-	}
-	apply_pending_id(c, cur);
-	if (im.opcode == HS_ETLK_OP_END) /* Unload */
-		cur->unload_ts = r->timestamp;
-}
-
-/* Attaches merged ImageId / DbgID names to the live image at (pid, base), or
- * keeps them for the image event that follows (they come just before it). */
-static void on_image_names(cpu *c, uint32_t pid, uint64_t base, const char *orig, const char *pdb)
-{
-	uint32_t ii = map_get(&c->pid_base_image, pid, base);
-	if (ii != NONE && c->images.v[ii].unload_ts == INT64_MAX) {
-		image *im = &c->images.v[ii];
-		set_str(c, &im->orig, orig);
-		set_str(c, &im->pdb, pdb);
-		return;
-	}
-	uint32_t *slot = map_put(&c->pid_base_pending, pid, base);
-	if (!slot) {
-		c->oom = true;
-		return;
-	}
-	if (*slot == NONE) {
-		pending_id pd = {0};
-		size_t before = c->pending_ids.n;
-		PUSH(c, c->pending_ids, pd);
-		if (c->pending_ids.n == before)
-			return;
-		*slot = (uint32_t)before;
-	}
-	pending_id *pd = &c->pending_ids.v[*slot];
-	set_str(c, &pd->orig, orig);
-	set_str(c, &pd->pdb, pdb);
-}
-
-static void on_interval(cpu *c, const hs_etl_record *r)
-{
-	hs_etl_interval iv;
-	if (!hs_etl_decode_interval(r, &iv)) {
-		c->undecodable++;
-		return;
-	}
-	if (iv.source != 0) /* other sources are hardware counters, not the timer */
-		return;
-	/* The interval at collection start is the one samples were taken at
-	 * (PerfView's rule). Without one, a SetInterval before the first sample
-	 * sets it; after samples, its old value is what they were taken at. */
-	if (r->opcode == HS_ETLK_OP_COLLECTION_START) {
-		if (!c->interval_from_start && iv.new_interval) {
-			c->interval = iv.new_interval;
-			c->interval_source = "CollectionStart";
-			c->interval_from_start = true;
-		}
-	} else if (r->opcode == HS_ETLK_OP_SET_INTERVAL && !c->interval_from_start) {
-		uint32_t v = c->samples.n ? iv.old_interval : iv.new_interval;
-		if (v && (!c->interval || !c->samples.n)) {
-			c->interval = v;
-			c->interval_source = "SetInterval";
-		}
-	} else if (r->opcode == HS_ETLK_OP_COLLECTION_END && !c->interval && iv.new_interval) {
-		c->interval = iv.new_interval;
-		c->interval_source = "CollectionEnd";
-	}
-}
-
-static void on_sample(cpu *c, const hs_etl_record *r)
-{
-	hs_etl_sample s;
-	if (!hs_etl_decode_sample(r, &s)) {
-		c->undecodable++;
-		return;
-	}
-	uint32_t ti = map_get(&c->tid_thread, s.tid, 0);
-	sample sm = {
-		.ts = r->timestamp,
-		.ip = s.ip,
-		.tid = s.tid,
-		.proc = ti != NONE ? c->threads.v[ti].proc : NONE,
-		.weight = s.count ? s.count : 1,
-		.p64 = r->ptr64,
-	};
-	size_t before = c->samples.n;
-	PUSH(c, c->samples, sm);
-	if (c->samples.n == before)
-		return;
-	uint32_t *slot = map_put(&c->tid_ts_sample, s.tid, (uint64_t)r->timestamp);
-	if (!slot) {
-		c->oom = true;
-		return;
-	}
-	*slot = (uint32_t)before;
-}
-
-/* The sample a stack event belongs to (same thread, same timestamp), or NULL. */
-static sample *stack_target(cpu *c, uint32_t tid, uint32_t pid, uint64_t event_ts)
-{
-	uint32_t si = map_get(&c->tid_ts_sample, tid, event_ts);
-	if (si == NONE)
-		return NULL;
-	sample *s = &c->samples.v[si];
-	if (s->proc == NONE && pid != UINT32_MAX)
-		s->proc = proc_for_pid(c, pid); /* the stack names the process the thread table could not */
-	return &c->samples.v[si];
-}
-
-static part pool_add(cpu *c, const hs_etl_frames *f)
-{
-	part p = {0, 0};
-	if (f->count == 0 || c->pool.n + f->count > UINT32_MAX)
-		return p;
-	if (!grow(&c->pool.v, &c->pool.cap, c->pool.n + f->count, sizeof(uint64_t))) {
-		c->oom = true;
-		return p;
-	}
-	p.off = (uint32_t)c->pool.n;
-	p.len = (uint32_t)f->count;
-	for (size_t i = 0; i < f->count; i++)
-		c->pool.v[c->pool.n++] = hs_etl_stack_frame(f, i);
-	return p;
-}
-
-static void add_waiting(cpu *c, uint32_t tid, sample *s)
-{
-	if (s->waiting)
-		return;
-	uint32_t si = (uint32_t)(s - c->samples.v);
-	uint32_t ti = thread_for_tid(c, tid);
-	if (ti == NONE)
-		return;
-	s = &c->samples.v[si];
-	s->waiting = true;
-	PUSH(c, c->threads.v[ti].waiting, si);
-}
-
-static void add_waiter(cpu *c, uint64_t key, bool user, uint32_t si)
-{
-	uint32_t *head = map_put(&c->key_waiters, key, user);
-	if (!head) {
-		c->oom = true;
-		return;
-	}
-	waiter w = {si, *head, user};
-	size_t before = c->waiters.n;
-	PUSH(c, c->waiters, w);
-	if (c->waiters.n > before)
-		*head = (uint32_t)before;
-}
-
-/*
- * A user-mode stack fragment on a thread ends every kernel-only stack that
- * waited on it: the kernel walks the user stack once, when the thread returns
- * to user mode, for all the events it logged in the kernel meanwhile
- * (PerfView's EmitStackOnExitFromKernel). `set` gives the frames to the
- * waiting samples and to the target.
- */
-static void user_fragment(cpu *c, uint32_t tid, sample *target, bool have_part, part pt, uint64_t key)
-{
-	uint32_t target_i = target ? (uint32_t)(target - c->samples.v) : NONE;
-	uint32_t ti = map_get(&c->tid_thread, tid, 0);
-	size_t nwait = ti != NONE ? c->threads.v[ti].waiting.n : 0;
-	for (size_t k = 0; k <= nwait; k++) {
-		uint32_t si;
-		if (k < nwait) {
-			si = c->threads.v[ti].waiting.v[k];
-		} else {
-			si = target_i;
-			if (si == NONE)
-				break;
-		}
-		sample *s = &c->samples.v[si];
-		s->waiting = false;
-		if (s->ustate != PART_NONE)
-			continue;
-		if (have_part) {
-			s->upart = pt;
-			s->ustate = PART_SET;
-		} else {
-			s->ustate = PART_KEY;
-			add_waiter(c, key, true, si);
-		}
-	}
-	if (ti != NONE)
-		c->threads.v[ti].waiting.n = 0;
-}
-
-static void on_stack(cpu *c, const hs_etl_record *r)
-{
-	hs_etl_stack st;
-	if (!hs_etl_decode_stack(r, &st)) {
-		c->undecodable++;
-		return;
-	}
-	bool p64 = st.frames.ptr64;
-	bool first_k = hs_etl_kernel_address(hs_etl_stack_frame(&st.frames, 0), p64);
-	bool last_k = hs_etl_kernel_address(hs_etl_stack_frame(&st.frames, st.frames.count - 1), p64);
-	sample *t = stack_target(c, st.tid, st.pid, st.event_ts);
-	if (last_k) {
-		/* Entirely in the kernel: the user part (if any) comes on exit. */
-		if (!t || t->kstate != PART_NONE)
-			return;
-		uint32_t ti = (uint32_t)(t - c->samples.v);
-		part pt = pool_add(c, &st.frames);
-		t = &c->samples.v[ti];
-		t->kpart = pt;
-		t->kstate = PART_SET;
-		add_waiting(c, st.tid, t);
-		return;
-	}
-	uint32_t ti = t ? (uint32_t)(t - c->samples.v) : NONE;
-	part pt = pool_add(c, &st.frames);
-	t = ti != NONE ? &c->samples.v[ti] : NULL;
-	if (!first_k) {
-		user_fragment(c, st.tid, t, true, pt, 0);
-	} else if (t && t->ustate == PART_NONE) {
-		/* Kernel to user in one walk: the whole stack. */
-		t->upart = pt;
-		t->ustate = PART_SET;
-	}
-}
-
-static void on_stack_key(cpu *c, const hs_etl_record *r)
-{
-	hs_etl_stack_key k;
-	if (!hs_etl_decode_stack_key(r, &k)) {
-		c->undecodable++;
-		return;
-	}
-	sample *t = stack_target(c, k.tid, k.pid, k.event_ts);
-	if (k.user) {
-		user_fragment(c, k.tid, t, false, (part){0, 0}, k.key);
-		return;
-	}
-	if (!t || t->kstate != PART_NONE)
-		return;
-	uint32_t ti = (uint32_t)(t - c->samples.v);
-	t->kstate = PART_KEY;
-	add_waiter(c, k.key, false, ti);
-	add_waiting(c, k.tid, &c->samples.v[ti]);
-}
-
-static void on_stack_def(cpu *c, const hs_etl_record *r)
-{
-	hs_etl_stack_def d;
-	if (!hs_etl_decode_stack_def(r, &d)) {
-		c->undecodable++;
-		return;
-	}
-	/* A kernel and a user stack can share a key at the same time; the
-	 * frames say which one this is. */
-	bool kernel = hs_etl_kernel_address(hs_etl_stack_frame(&d.frames, d.frames.count - 1), d.frames.ptr64);
-	uint32_t *head = map_put(&c->key_waiters, d.key, !kernel);
-	if (!head) {
-		c->oom = true;
-		return;
-	}
-	if (*head == NONE)
-		return;
-	uint32_t first = *head;
-	*head = NONE; /* the key may be reused for another stack after this */
-	part pt = pool_add(c, &d.frames);
-	for (uint32_t w = first; w != NONE; w = c->waiters.v[w].next) {
-		sample *s = &c->samples.v[c->waiters.v[w].sample];
-		if (c->waiters.v[w].user) {
-			s->upart = pt;
-			s->ustate = PART_SET;
-		} else {
-			s->kpart = pt;
-			s->kstate = PART_SET;
-		}
-	}
-}
-
-static int on_record(const hs_etl_record *r, void *ctx)
-{
-	cpu *c = ctx;
-	analyze_progress(c->etl, r);
-	switch (hs_etlk_classify(r)) {
-	case HS_ETLK_PROCESS:
-		on_process(c, r);
-		break;
-	case HS_ETLK_THREAD:
-		on_thread(c, r);
-		break;
-	case HS_ETLK_IMAGE:
-		on_image(c, r);
-		break;
-	case HS_ETLK_SAMPLE:
-		on_sample(c, r);
-		break;
-	case HS_ETLK_INTERVAL:
-		on_interval(c, r);
-		break;
-	case HS_ETLK_STACK:
-		on_stack(c, r);
-		break;
-	case HS_ETLK_STACK_KEY:
-		on_stack_key(c, r);
-		break;
-	case HS_ETLK_STACK_DEF:
-		on_stack_def(c, r);
-		break;
-	case HS_ETLK_IMAGE_ID: {
-		hs_etl_image_id id;
-		if (hs_etl_decode_image_id(r, &id))
-			on_image_names(c, id.pid, id.base, hs_path_base(id.original_file_name), NULL);
-		else
-			c->undecodable++;
+	switch (s) {
+	case HS_CPU_INTERVAL_COLLECTION_START:
+		return "CollectionStart";
+	case HS_CPU_INTERVAL_SET_INTERVAL:
+		return "SetInterval";
+	case HS_CPU_INTERVAL_COLLECTION_END:
+		return "CollectionEnd";
+	case HS_CPU_INTERVAL_DEFAULT:
 		break;
 	}
-	case HS_ETLK_DBGID_RSDS: {
-		hs_etl_dbgid id;
-		if (hs_etl_decode_dbgid(r, &id))
-			on_image_names(c, id.pid, id.base, NULL, hs_path_base(id.pdb_file_name));
-		else
-			c->undecodable++;
-		break;
-	}
-	case HS_ETLK_OTHER:
-		break;
-	}
-	return c->oom;
+	return "no interval event: Windows default 1 ms";
 }
 
-/* ---- symbolisation ---- */
-
-typedef struct {
-	cpu *c;
-	uint32_t *order; /* images sorted by (pid, base) */
-	size_t n;
-	map2 pid_maxsize; /* pid -> largest image size, bounds the backward scan */
-	VEC(uint64_t) maxsizes;
-	interner frames;
-	map2 addr_frame; /* (proc or NONE for kernel, address) -> frame id */
-	VEC(uint8_t) frame_resolved;
-} symbols;
-
-static const image *g_sort_images; /* qsort has no context argument */
-
-static int cmp_image(const void *a, const void *b)
-{
-	const image *x = &g_sort_images[*(const uint32_t *)a], *y = &g_sort_images[*(const uint32_t *)b];
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->base != y->base)
-		return x->base < y->base ? -1 : 1;
-	return x->load_ts < y->load_ts ? -1 : x->load_ts > y->load_ts;
-}
-
-static bool symbols_init(symbols *s, cpu *c)
-{
-	memset(s, 0, sizeof *s);
-	s->c = c;
-	s->n = c->images.n;
-	s->order = malloc((s->n ? s->n : 1) * sizeof(*s->order));
-	if (!s->order)
-		return false;
-	for (size_t i = 0; i < s->n; i++) {
-		s->order[i] = (uint32_t)i;
-		const image *im = &c->images.v[i];
-		uint32_t *slot = map_put(&s->pid_maxsize, im->pid, 0);
-		if (!slot)
-			return false;
-		if (*slot == NONE) {
-			*slot = (uint32_t)s->maxsizes.n;
-			PUSH(c, s->maxsizes, im->size);
-		} else if (s->maxsizes.v[*slot] < im->size) {
-			s->maxsizes.v[*slot] = im->size;
-		}
-	}
-	g_sort_images = c->images.v;
-	qsort(s->order, s->n, sizeof(*s->order), cmp_image);
-	return !c->oom;
-}
-
-static void symbols_free(symbols *s)
-{
-	free(s->order);
-	free(s->pid_maxsize.s);
-	free(s->maxsizes.v);
-	interner_free(&s->frames);
-	free(s->addr_frame.s);
-	free(s->frame_resolved.v);
-}
-
-/* The image of pid holding addr, preferring the one loaded at ts. */
-static const image *find_image(const symbols *s, uint32_t pid, uint64_t addr, int64_t ts)
-{
-	const image *imgs = s->c->images.v;
-	uint32_t mi = map_get(&s->pid_maxsize, pid, 0);
-	if (mi == NONE)
-		return NULL;
-	uint64_t maxsize = s->maxsizes.v[mi];
-	/* Last entry with (pid, base) <= (pid, addr). */
-	size_t lo = 0, hi = s->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const image *m = &imgs[s->order[mid]];
-		if (m->pid < pid || (m->pid == pid && m->base <= addr))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	const image *any = NULL;
-	for (size_t i = lo; i-- > 0;) {
-		const image *m = &imgs[s->order[i]];
-		if (m->pid != pid || addr - m->base >= maxsize)
-			break;
-		if (addr - m->base >= m->size)
-			continue;
-		if (m->load_ts <= ts && ts < m->unload_ts)
-			return m;
-		if (!any)
-			any = m;
-	}
-	return any;
-}
-
-static const char *image_name(const image *im)
-{
-	/* The PE's own name survives renames and anonymised paths; the PDB
-	 * name is the last resort (it names symbols, not files). */
-	if (im->orig && *im->orig)
-		return im->orig;
-	if (im->file && *im->file)
-		return im->file;
-	if (im->pdb && *im->pdb)
-		return im->pdb;
-	return "?";
-}
-
-/* Frame text: `module!+0xoffset`, or the bare address. Characters that would
- * break the folded format (';', controls) become '_'. */
-static uint32_t frame_id(symbols *s, uint32_t procidx, uint64_t addr, int64_t ts, bool p64)
-{
-	cpu *c = s->c;
-	bool kernel = hs_etl_kernel_address(addr, p64);
-	uint32_t owner = kernel ? NONE : procidx;
-	uint32_t *slot = map_put(&s->addr_frame, owner, addr);
-	if (!slot)
-		return NONE;
-	if (*slot != NONE)
-		return *slot;
-	const image *im = NULL;
-	if (kernel)
-		im = find_image(s, 0, addr, ts);
-	else if (procidx != NONE && c->procs.v[procidx].pid != UINT32_MAX)
-		im = find_image(s, c->procs.v[procidx].pid, addr, ts);
-	char buf[600];
-	if (im) {
-		const char *name = image_name(im);
-		size_t o = 0;
-		for (; name[o] && o < 500; o++)
-			buf[o] = (name[o] == ';' || (unsigned char)name[o] < 0x20) ? '_' : name[o];
-		snprintf(buf + o, sizeof buf - o, "!+0x%" PRIx64, addr - im->base);
-	} else {
-		snprintf(buf, sizeof buf, "0x%" PRIx64, addr);
-	}
-	uint32_t id = intern(&s->frames, buf, strlen(buf) + 1);
-	if (id == NONE)
-		return NONE;
-	if (id >= s->frame_resolved.n) {
-		uint8_t v = im != NULL;
-		PUSH(c, s->frame_resolved, v);
-	}
-	*slot = id;
-	return id;
-}
-
-/* ---- aggregation ---- */
-
-typedef struct {
-	symbols sym;
-	interner stacks; /* [proc][frame ids leaf..root] as u32 */
-	VEC(uint64_t) stack_weight;
-	uint64_t frames_total, frames_resolved; /* weighted frame instances of shown samples */
-	uint64_t shown_weight;
-} agg;
-
-static bool aggregate(cpu *c, agg *a)
-{
-	VEC(uint64_t) addrs = {0};
-	VEC(uint32_t) blob = {0};
-	bool ok = false;
-	for (size_t i = 0; i < c->samples.n; i++) {
-		sample *s = &c->samples.v[i];
-		if (s->proc == NONE) {
-			/* Sampled before its thread was announced (a rundown still
-			 * being written): the thread's process is known by now. */
-			uint32_t ti = map_get(&c->tid_thread, s->tid, 0);
-			if (ti != NONE)
-				s->proc = c->threads.v[ti].proc;
-		}
-		if (s->proc == NONE) {
-			/* Never saw the thread: one bucket, not a guess. */
-			uint32_t *slot = map_put(&c->pid_proc, UINT32_MAX, 0);
-			if (!slot)
-				goto fail;
-			if (*slot == NONE) {
-				*slot = new_proc(c, UINT32_MAX);
-				if (*slot == NONE)
-					goto fail;
-				c->procs.v[*slot].shown = !c->re || hs_regex_match(c->re, proc_name(&c->procs.v[*slot]));
-			}
-			s = &c->samples.v[i];
-			s->proc = *slot;
-		}
-		proc *p = &c->procs.v[s->proc];
-		p->samples += s->weight;
-		c->total_weight += s->weight;
-		uint32_t *ts = map_put(&c->proc_tid_trec, s->proc, s->tid);
-		if (!ts)
-			goto fail;
-		if (*ts == NONE) {
-			trec t = {.proc = s->proc, .tid = s->tid};
-			uint32_t ti = map_get(&c->tid_thread, s->tid, 0);
-			if (ti != NONE && c->threads.v[ti].proc == s->proc && c->threads.v[ti].name)
-				t.name = dupstr(c, c->threads.v[ti].name);
-			size_t before = c->trecs.n;
-			PUSH(c, c->trecs, t);
-			if (c->trecs.n == before)
-				goto fail;
-			*ts = (uint32_t)before;
-		}
-		c->trecs.v[*ts].samples += s->weight;
-
-		/* The stack, leaf first: kernel part then user part. */
-		addrs.n = 0;
-		bool p64 = s->p64;
-		if (s->kstate == PART_KEY || s->ustate == PART_KEY)
-			c->unresolved_keys++;
-		bool have_u = s->ustate == PART_SET && s->upart.len;
-		bool u_whole = have_u && hs_etl_kernel_address(c->pool.v[s->upart.off], p64);
-		if (s->kstate == PART_SET && !u_whole)
-			for (uint32_t k = 0; k < s->kpart.len; k++)
-				PUSH(c, addrs, c->pool.v[s->kpart.off + k]);
-		if (have_u)
-			for (uint32_t k = 0; k < s->upart.len; k++)
-				PUSH(c, addrs, c->pool.v[s->upart.off + k]);
-		bool stacked = addrs.n > 0;
-		if (stacked)
-			c->procs.v[s->proc].stacked += s->weight;
-		if (!addrs.n || addrs.v[0] != s->ip) {
-			/* Without a stack, or when the kernel part was lost, the
-			 * sampled instruction is still the leaf. */
-			PUSH(c, addrs, 0);
-			if (c->oom)
-				goto fail;
-			memmove(addrs.v + 1, addrs.v, (addrs.n - 1) * sizeof(*addrs.v));
-			addrs.v[0] = s->ip;
-		}
-		if (c->oom)
-			goto fail;
-		if (!c->procs.v[s->proc].shown)
-			continue;
-		a->shown_weight += s->weight;
-		if (stacked)
-			c->stacked_weight += s->weight;
-		blob.n = 0;
-		PUSH(c, blob, s->proc);
-		for (size_t k = 0; k < addrs.n; k++) {
-			uint32_t f = frame_id(&a->sym, s->proc, addrs.v[k], s->ts, p64);
-			if (f == NONE)
-				goto fail;
-			PUSH(c, blob, f);
-			a->frames_total += s->weight;
-			if (a->sym.frame_resolved.v[f])
-				a->frames_resolved += s->weight;
-		}
-		if (c->oom)
-			goto fail;
-		uint32_t sid = intern(&a->stacks, blob.v, blob.n * sizeof(uint32_t));
-		if (sid == NONE)
-			goto fail;
-		if (sid >= a->stack_weight.n)
-			PUSH(c, a->stack_weight, 0);
-		if (c->oom)
-			goto fail;
-		a->stack_weight.v[sid] += s->weight;
-	}
-	ok = true;
-fail:
-	if (!ok)
-		c->oom = true;
-	free(addrs.v);
-	free(blob.v);
-	return ok;
-}
-
-/* ---- output ---- */
-
-static const cpu *g_sort_cpu; /* qsort has no context argument */
-
-static int cmp_proc(const void *a, const void *b)
-{
-	const proc *x = &g_sort_cpu->procs.v[*(const uint32_t *)a], *y = &g_sort_cpu->procs.v[*(const uint32_t *)b];
-	if (x->samples != y->samples)
-		return x->samples > y->samples ? -1 : 1;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
-
-static int cmp_trec(const void *a, const void *b)
-{
-	const trec *x = &g_sort_cpu->trecs.v[*(const uint32_t *)a], *y = &g_sort_cpu->trecs.v[*(const uint32_t *)b];
-	if (x->proc != y->proc)
-		return x->proc < y->proc ? -1 : 1;
-	if (x->samples != y->samples)
-		return x->samples > y->samples ? -1 : 1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
-static double ms_of(const cpu *c, uint64_t weight)
+static double ms_of(const hs_cpu_view *c, uint64_t weight)
 {
 	return (double)weight * (double)c->interval / 10000.0;
 }
 
-static double pct_of(const cpu *c, uint64_t weight)
+static double pct_of(const hs_cpu_view *c, uint64_t weight)
 {
 	return c->total_weight ? 100.0 * (double)weight / (double)c->total_weight : 0.0;
 }
 
-/* Sorted process order (shown ones with samples) and, per process, its
- * thread records sorted by samples; threads[i] indexes into trec_order. */
-typedef struct {
-	uint32_t *procs;
-	size_t nprocs;
-	uint32_t *trec_order;
-	size_t *first_trec; /* per proc index: start in trec_order, or SIZE_MAX */
-} report_order;
-
-static bool order_report(const cpu *c, report_order *ro)
+static double resolved_pct(const hs_cpu_view *c)
 {
-	memset(ro, 0, sizeof *ro);
-	ro->procs = malloc((c->procs.n + 1) * sizeof(*ro->procs));
-	ro->trec_order = malloc((c->trecs.n + 1) * sizeof(*ro->trec_order));
-	ro->first_trec = malloc((c->procs.n + 1) * sizeof(*ro->first_trec));
-	if (!ro->procs || !ro->trec_order || !ro->first_trec)
-		return false;
-	for (size_t i = 0; i < c->procs.n; i++) {
-		ro->first_trec[i] = SIZE_MAX;
-		if (c->procs.v[i].shown && c->procs.v[i].samples)
-			ro->procs[ro->nprocs++] = (uint32_t)i;
-	}
-	for (size_t i = 0; i < c->trecs.n; i++)
-		ro->trec_order[i] = (uint32_t)i;
-	g_sort_cpu = c;
-	qsort(ro->procs, ro->nprocs, sizeof(*ro->procs), cmp_proc);
-	qsort(ro->trec_order, c->trecs.n, sizeof(*ro->trec_order), cmp_trec);
-	for (size_t i = c->trecs.n; i-- > 0;)
-		ro->first_trec[c->trecs.v[ro->trec_order[i]].proc] = i;
-	return true;
+	return c->frames_total ? 100.0 * (double)c->frames_resolved / (double)c->frames_total : 0.0;
 }
 
-static void free_report_order(report_order *ro)
-{
-	free(ro->procs);
-	free(ro->trec_order);
-	free(ro->first_trec);
-}
-
-static double resolved_pct(const agg *a)
-{
-	return a->frames_total ? 100.0 * (double)a->frames_resolved / (double)a->frames_total : 0.0;
-}
-
-static void print_table(const cpu *c, const agg *a, const report_order *ro, const analyze_opts *o)
+static void print_table(const hs_cpu_view *c, const analyze_opts *o)
 {
 	printf("file: %s\n", o->file);
 	if (!c->total_weight) {
@@ -1132,28 +58,28 @@ static void print_table(const cpu *c, const agg *a, const report_order *ro, cons
 		return;
 	}
 	printf("samples: %" PRIu64 " at %.4g ms each (%s)", c->total_weight, (double)c->interval / 10000.0,
-	       c->interval_source);
+	       interval_source_text(c->interval_source));
 	if (o->process)
-		printf(", %" PRIu64 " in processes matching /%s/", a->shown_weight, o->process);
+		printf(", %" PRIu64 " in processes matching /%s/", c->shown_weight, o->process);
 	printf("\n");
 	printf("with stacks: %" PRIu64 " (%.1f%%); frames resolved to a module: %.1f%%\n", c->stacked_weight,
-	       a->shown_weight ? 100.0 * (double)c->stacked_weight / (double)a->shown_weight : 0.0, resolved_pct(a));
+	       c->shown_weight ? 100.0 * (double)c->stacked_weight / (double)c->shown_weight : 0.0, resolved_pct(c));
 	printf("\n%-32s %8s %10s %12s %7s\n", "PROCESS", "PID", "SAMPLES", "MS", "%");
-	if (!ro->nprocs)
+	if (!c->norder)
 		printf("(no process matches)\n");
-	for (size_t i = 0; i < ro->nprocs; i++) {
-		const proc *p = &c->procs.v[ro->procs[i]];
+	for (size_t i = 0; i < c->norder; i++) {
+		const hs_cpu_process *p = &c->processes[c->order[i]];
 		char pid[16];
 		if (p->pid == UINT32_MAX)
 			snprintf(pid, sizeof pid, "-");
 		else
 			snprintf(pid, sizeof pid, "%" PRIu32, p->pid);
-		printf("%-32s %8s %10" PRIu64 " %12.1f %7.2f\n", proc_name(p), pid, p->samples, ms_of(c, p->samples),
+		printf("%-32s %8s %10" PRIu64 " %12.1f %7.2f\n", hs_cpu_process_name(p), pid, p->samples, ms_of(c, p->samples),
 		       pct_of(c, p->samples));
-		size_t t = ro->first_trec[ro->procs[i]];
-		for (int k = 0; k < TOP_THREADS && t != SIZE_MAX && t < c->trecs.n; k++, t++) {
-			const trec *tr = &c->trecs.v[ro->trec_order[t]];
-			if (tr->proc != ro->procs[i])
+		size_t t = c->first_thread[c->order[i]];
+		for (int k = 0; k < TOP_THREADS && t != SIZE_MAX && t < c->nthreads; k++, t++) {
+			const hs_cpu_thread *tr = &c->threads[c->thread_order[t]];
+			if (tr->process != c->order[i])
 				break;
 			char label[300];
 			snprintf(label, sizeof label, "  thread %" PRIu32 "%s%s", tr->tid, tr->name ? " " : "",
@@ -1164,7 +90,7 @@ static void print_table(const cpu *c, const agg *a, const report_order *ro, cons
 	}
 }
 
-static void write_json(const cpu *c, const agg *a, const report_order *ro, const analyze_opts *o)
+static void write_json(const hs_cpu_view *c, const hs_etl *etl, const analyze_opts *o)
 {
 	hs_strbuf sb = {0};
 	hs_json j;
@@ -1173,26 +99,26 @@ static void write_json(const cpu *c, const agg *a, const report_order *ro, const
 	hs_json_kstr(&j, "file", o->file);
 	hs_json_key(&j, "interval_ms");
 	hs_json_double(&j, (double)c->interval / 10000.0, 4);
-	hs_json_kstr(&j, "interval_source", c->interval_source);
+	hs_json_kstr(&j, "interval_source", interval_source_text(c->interval_source));
 	hs_json_kuint(&j, "samples", c->total_weight);
-	hs_json_kuint(&j, "samples_shown", a->shown_weight);
+	hs_json_kuint(&j, "samples_shown", c->shown_weight);
 	hs_json_kuint(&j, "samples_with_stack", c->stacked_weight);
 	hs_json_key(&j, "frames_resolved_percent");
-	hs_json_double(&j, resolved_pct(a), 2);
+	hs_json_double(&j, resolved_pct(c), 2);
 	hs_json_kuint(&j, "undecodable_events", c->undecodable);
 	if (o->process)
 		hs_json_kstr(&j, "process_filter", o->process);
 	hs_json_key(&j, "processes");
 	hs_json_arr_begin(&j);
-	for (size_t i = 0; i < ro->nprocs; i++) {
-		const proc *p = &c->procs.v[ro->procs[i]];
+	for (size_t i = 0; i < c->norder; i++) {
+		const hs_cpu_process *p = &c->processes[c->order[i]];
 		hs_json_obj_begin(&j);
 		hs_json_key(&j, "pid");
 		if (p->pid == UINT32_MAX)
 			hs_json_null(&j);
 		else
 			hs_json_uint(&j, p->pid);
-		hs_json_kstr(&j, "name", proc_name(p));
+		hs_json_kstr(&j, "name", hs_cpu_process_name(p));
 		hs_json_kstr(&j, "command_line", p->cmdline);
 		hs_json_kuint(&j, "samples", p->samples);
 		hs_json_kuint(&j, "samples_with_stack", p->stacked);
@@ -1202,10 +128,10 @@ static void write_json(const cpu *c, const agg *a, const report_order *ro, const
 		hs_json_double(&j, pct_of(c, p->samples), 3);
 		hs_json_key(&j, "threads");
 		hs_json_arr_begin(&j);
-		size_t t = ro->first_trec[ro->procs[i]];
-		for (int k = 0; k < TOP_THREADS && t != SIZE_MAX && t < c->trecs.n; k++, t++) {
-			const trec *tr = &c->trecs.v[ro->trec_order[t]];
-			if (tr->proc != ro->procs[i])
+		size_t t = c->first_thread[c->order[i]];
+		for (int k = 0; k < TOP_THREADS && t != SIZE_MAX && t < c->nthreads; k++, t++) {
+			const hs_cpu_thread *tr = &c->threads[c->thread_order[t]];
+			if (tr->process != c->order[i])
 				break;
 			hs_json_obj_begin(&j);
 			hs_json_kuint(&j, "tid", tr->tid);
@@ -1222,55 +148,43 @@ static void write_json(const cpu *c, const agg *a, const report_order *ro, const
 		hs_json_obj_end(&j);
 	}
 	hs_json_arr_end(&j);
-	analyze_json_problems(&j, c->etl);
+	analyze_json_problems(&j, etl);
 	hs_json_obj_end(&j);
 	hs_sb_write_free(&sb, stdout);
 }
 
 /* "name (pid)" with the characters folded lines cannot hold replaced. */
-static void proc_label(const proc *p, char *buf, size_t cap)
+static void proc_label(const hs_cpu_process *p, char *buf, size_t cap)
 {
 	if (p->pid == UINT32_MAX)
-		snprintf(buf, cap, "%s", proc_name(p));
+		snprintf(buf, cap, "%s", hs_cpu_process_name(p));
 	else
-		snprintf(buf, cap, "%s (%" PRIu32 ")", proc_name(p), p->pid);
+		snprintf(buf, cap, "%s (%" PRIu32 ")", hs_cpu_process_name(p), p->pid);
 	for (char *q = buf; *q; q++)
 		if (*q == ';' || (unsigned char)*q < 0x20)
 			*q = '_';
 }
 
-static const uint32_t *stack_frames(const agg *a, uint32_t sid, size_t *n, uint32_t *procidx)
-{
-	const uint32_t *v = intern_at(&a->stacks, sid);
-	*n = a->stacks.len.v[sid] / sizeof(uint32_t) - 1;
-	*procidx = v[0];
-	return v + 1;
-}
-
-static const char *frame_text(const agg *a, uint32_t f)
-{
-	return intern_at(&a->sym.frames, f);
-}
-
-static int write_folded(const agg *a, const cpu *c, const char *path)
+static int write_folded(const hs_cpu_profile *a, const char *path)
 {
 	FILE *f = hs_fopen(path, "w");
 	if (!f) {
 		fprintf(stderr, "analyze: %s: cannot create\n", path);
 		return ANALYZE_EXIT_USAGE;
 	}
-	for (uint32_t sid = 0; sid < a->stacks.off.n; sid++) {
+	for (uint32_t sid = 0; sid < hs_cpu_profile_view(a)->nstacks; sid++) {
 		size_t n;
 		uint32_t pi;
-		const uint32_t *fr = stack_frames(a, sid, &n, &pi);
+		uint64_t weight;
+		const uint32_t *fr = hs_cpu_profile_stack(a, sid, &n, &pi, &weight);
 		char label[320];
-		proc_label(&c->procs.v[pi], label, sizeof label);
+		proc_label(&hs_cpu_profile_view(a)->processes[pi], label, sizeof label);
 		fputs(label, f);
 		for (size_t k = n; k-- > 0;) {
 			fputc(';', f);
-			fputs(frame_text(a, fr[k]), f);
+			fputs(hs_cpu_profile_frame(a, fr[k]), f);
 		}
-		fprintf(f, " %" PRIu64 "\n", a->stack_weight.v[sid]);
+		fprintf(f, " %" PRIu64 "\n", weight);
 	}
 	if (fclose(f) != 0) {
 		fprintf(stderr, "analyze: %s: write failed\n", path);
@@ -1285,22 +199,24 @@ static int write_folded(const agg *a, const cpu *c, const char *path)
  * "none". Distinct stacks keep the file small; the time-order view of a
  * profile therefore shows stacks in order of first appearance.
  */
-static int write_speedscope(const agg *a, const cpu *c, const report_order *ro, const char *path, const char *trace)
+static int write_speedscope(const hs_cpu_profile *a, const char *path, const char *trace)
 {
+	const hs_cpu_view *c = hs_cpu_profile_view(a);
 	int rc = ANALYZE_EXIT_USAGE;
 	hs_strbuf sb = {0};
-	uint32_t *remap = malloc((a->sym.frames.off.n + 1) * sizeof(*remap));
-	uint32_t *used = malloc((a->sym.frames.off.n + 1) * sizeof(*used));
+	uint32_t *remap = malloc((hs_cpu_profile_view(a)->nframes + 1) * sizeof(*remap));
+	uint32_t *used = malloc((hs_cpu_profile_view(a)->nframes + 1) * sizeof(*used));
 	FILE *f = NULL;
 	if (!remap || !used)
 		goto fail;
 	size_t nused = 0;
-	for (size_t i = 0; i < a->sym.frames.off.n; i++)
+	for (size_t i = 0; i < hs_cpu_profile_view(a)->nframes; i++)
 		remap[i] = NONE;
-	for (uint32_t sid = 0; sid < a->stacks.off.n; sid++) {
+	for (uint32_t sid = 0; sid < hs_cpu_profile_view(a)->nstacks; sid++) {
 		size_t n;
 		uint32_t pi;
-		const uint32_t *fr = stack_frames(a, sid, &n, &pi);
+		uint64_t weight;
+		const uint32_t *fr = hs_cpu_profile_stack(a, sid, &n, &pi, &weight);
 		for (size_t k = 0; k < n; k++)
 			if (remap[fr[k]] == NONE) {
 				remap[fr[k]] = (uint32_t)nused;
@@ -1310,13 +226,13 @@ static int write_speedscope(const agg *a, const cpu *c, const report_order *ro, 
 	hs_sb_append(&sb, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n\"shared\":{\"frames\":[");
 	for (size_t i = 0; i < nused; i++) {
 		hs_sb_append(&sb, i ? ",\n{\"name\":" : "\n{\"name\":");
-		hs_json_escape(&sb, frame_text(a, used[i]));
+		hs_json_escape(&sb, hs_cpu_profile_frame(a, used[i]));
 		hs_sb_putc(&sb, '}');
 	}
 	hs_sb_append(&sb, "]},\n\"profiles\":[");
-	for (size_t i = 0; i < ro->nprocs; i++) {
-		uint32_t pi = ro->procs[i];
-		const proc *p = &c->procs.v[pi];
+	for (size_t i = 0; i < c->norder; i++) {
+		uint32_t pi = c->order[i];
+		const hs_cpu_process *p = &c->processes[pi];
 		char label[320];
 		proc_label(p, label, sizeof label);
 		hs_sb_append(&sb, i ? ",\n{\"type\":\"sampled\",\"name\":" : "\n{\"type\":\"sampled\",\"name\":");
@@ -1324,10 +240,11 @@ static int write_speedscope(const agg *a, const cpu *c, const report_order *ro, 
 		hs_sb_printf(&sb, ",\"unit\":\"none\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n\"samples\":[",
 			     p->samples);
 		bool first = true;
-		for (uint32_t sid = 0; sid < a->stacks.off.n; sid++) {
+		for (uint32_t sid = 0; sid < hs_cpu_profile_view(a)->nstacks; sid++) {
 			size_t n;
 			uint32_t spi;
-			const uint32_t *fr = stack_frames(a, sid, &n, &spi);
+			uint64_t weight;
+			const uint32_t *fr = hs_cpu_profile_stack(a, sid, &n, &spi, &weight);
 			if (spi != pi)
 				continue;
 			hs_sb_append(&sb, first ? "\n[" : ",\n[");
@@ -1338,13 +255,14 @@ static int write_speedscope(const agg *a, const cpu *c, const report_order *ro, 
 		}
 		hs_sb_append(&sb, "],\n\"weights\":[");
 		first = true;
-		for (uint32_t sid = 0; sid < a->stacks.off.n; sid++) {
+		for (uint32_t sid = 0; sid < hs_cpu_profile_view(a)->nstacks; sid++) {
 			size_t n;
 			uint32_t spi;
-			stack_frames(a, sid, &n, &spi);
+			uint64_t weight;
+			hs_cpu_profile_stack(a, sid, &n, &spi, &weight);
 			if (spi != pi)
 				continue;
-			hs_sb_printf(&sb, first ? "%" PRIu64 : ",%" PRIu64, a->stack_weight.v[sid]);
+			hs_sb_printf(&sb, first ? "%" PRIu64 : ",%" PRIu64, weight);
 			first = false;
 		}
 		hs_sb_append(&sb, "]}");
@@ -1353,7 +271,7 @@ static int write_speedscope(const agg *a, const cpu *c, const report_order *ro, 
 	char title[600];
 	snprintf(title, sizeof title, "CPU samples: %s", hs_path_base(trace));
 	hs_json_escape(&sb, title);
-	if (ro->nprocs)
+	if (c->norder)
 		hs_sb_append(&sb, ",\"activeProfileIndex\":0");
 	hs_sb_append(&sb, ",\"exporter\":\"hindsight analyze cpu\"}\n");
 	f = hs_fopen(path, "w");
@@ -1374,52 +292,18 @@ fail:
 	return rc;
 }
 
-static void cpu_free(cpu *c)
+/* Passes each record to the progress display, which needs no context. */
+static void on_progress(const hs_etl *etl, const hs_etl_record *r, void *ctx)
 {
-	for (size_t i = 0; i < c->procs.n; i++) {
-		free(c->procs.v[i].name);
-		free(c->procs.v[i].cmdline);
-	}
-	free(c->procs.v);
-	free(c->pid_proc.s);
-	for (size_t i = 0; i < c->threads.n; i++) {
-		free(c->threads.v[i].waiting.v);
-		free(c->threads.v[i].name);
-	}
-	free(c->threads.v);
-	free(c->tid_thread.s);
-	for (size_t i = 0; i < c->trecs.n; i++)
-		free(c->trecs.v[i].name);
-	free(c->trecs.v);
-	free(c->proc_tid_trec.s);
-	free(c->samples.v);
-	free(c->tid_ts_sample.s);
-	free(c->pool.v);
-	free(c->waiters.v);
-	free(c->key_waiters.s);
-	for (size_t i = 0; i < c->images.n; i++) {
-		free(c->images.v[i].file);
-		free(c->images.v[i].orig);
-		free(c->images.v[i].pdb);
-	}
-	free(c->images.v);
-	free(c->pid_base_image.s);
-	for (size_t i = 0; i < c->pending_ids.n; i++) {
-		free(c->pending_ids.v[i].orig);
-		free(c->pending_ids.v[i].pdb);
-	}
-	free(c->pending_ids.v);
-	free(c->pid_base_pending.s);
+	(void)ctx;
+	analyze_progress(etl, r);
 }
 
 int analyze_cpu(const analyze_opts *o)
 {
 	hs_etl *etl = NULL;
 	hs_regex *re = NULL;
-	cpu c = {0};
-	agg a = {0};
-	report_order ro = {0};
-	bool have_sym = false;
+	hs_cpu_profile *prof = NULL;
 	int rc = ANALYZE_EXIT_USAGE;
 	if (o->process) {
 		char err[256];
@@ -1437,55 +321,32 @@ int analyze_cpu(const analyze_opts *o)
 	if (rc)
 		goto fail;
 	rc = ANALYZE_EXIT_USAGE;
-	c.etl = etl;
-	hs_etl_foreach(etl, HS_ETL_TIME_ORDER, on_record, &c);
+	hs_status st = hs_cpu_profile_build(etl, re, on_progress, NULL, &prof);
 	analyze_progress_done();
-	if (c.oom)
-		goto oom;
-	if (!c.interval) {
-		c.interval = DEFAULT_INTERVAL_100NS;
-		c.interval_source = "no interval event: Windows default 1 ms";
+	if (st != HS_OK) {
+		fprintf(stderr, "analyze: out of memory\n");
+		goto fail;
 	}
-	c.re = re;
-	for (size_t i = 0; i < c.procs.n; i++)
-		c.procs.v[i].shown = !re || hs_regex_match(re, proc_name(&c.procs.v[i]));
-	if (!symbols_init(&a.sym, &c)) {
-		have_sym = true;
-		goto oom;
-	}
-	have_sym = true;
-	if (!aggregate(&c, &a))
-		goto oom;
-	if (!order_report(&c, &ro))
-		goto oom;
+	const hs_cpu_view *c = hs_cpu_profile_view(prof);
 	if (o->json)
-		write_json(&c, &a, &ro, o);
+		write_json(c, etl, o);
 	else
-		print_table(&c, &a, &ro, o);
-	if (o->folded && write_folded(&a, &c, o->folded))
+		print_table(c, o);
+	if (o->folded && write_folded(prof, o->folded))
 		goto fail;
-	if (o->speedscope && write_speedscope(&a, &c, &ro, o->speedscope, o->file))
+	if (o->speedscope && write_speedscope(prof, o->speedscope, o->file))
 		goto fail;
-	if (c.undecodable)
+	if (c->undecodable)
 		fprintf(stderr, "analyze: %" PRIu64 " kernel events were too short or garbled to decode\n",
-			c.undecodable);
-	if (c.unresolved_keys && !o->json)
+			c->undecodable);
+	if (c->unresolved_keys && !o->json)
 		fprintf(stderr, "analyze: %" PRIu64 " samples refer to stack keys the trace never defined\n",
-			c.unresolved_keys);
+			c->unresolved_keys);
 	rc = analyze_report_problems(etl);
-	if (!rc && c.undecodable)
+	if (!rc && c->undecodable)
 		rc = ANALYZE_EXIT_PROBLEMS;
-	goto fail;
-oom:
-	fprintf(stderr, "analyze: out of memory\n");
-	rc = ANALYZE_EXIT_USAGE;
 fail:
-	free_report_order(&ro);
-	if (have_sym)
-		symbols_free(&a.sym);
-	interner_free(&a.stacks);
-	free(a.stack_weight.v);
-	cpu_free(&c);
+	hs_cpu_profile_free(prof);
 	hs_regex_free(re);
 	hs_etl_close(etl);
 	return rc;
