@@ -31,13 +31,13 @@
 #include <string.h>
 
 #include "hindsight/diag.h"
+#include "hindsight/exitcodes.h"
+#include "hindsight/keys.h"
 #include "hindsight/tracedat.h"
 #include "hindsight/ynode.h"
 #include "hindsight/arena.h"
 #include "hindsight/strbuf.h"
 #include "hindsight/text.h"
-
-enum { EXIT_OK = 0, EXIT_MISSING = 1, EXIT_USAGE = 2, EXIT_NOT_PRODUCED = 3 };
 
 #define MAX_ALTS 8
 #define MAX_REQS 64
@@ -138,27 +138,90 @@ static char *expand(const char *s, hs_pos pos)
 	return out ? out : strdup("");
 }
 
-/* Unknown keys are errors: a misspelt `filter` must not silently match everything. */
-static void check_keys(const hs_ynode *map, const char *const *known, const char *what)
+/*
+ * The file's mappings, one table each, so their keys are written down once
+ * and the unknown-key and missing-key checks are the shared reader's. Every
+ * key is HS_KEY_MANUAL: the values are read below with hs_sigcheck's own
+ * wording, which run-linux.sh's logs and docs/scenarios.md show.
+ */
+#define SIG_KEY(n, f, d) {.name = n, .type = HS_KEY_STR, .flags = HS_KEY_MANUAL | (f), .doc = d}
+
+static const hs_key root_keys[] = {
+	SIG_KEY("version", HS_KEY_REQUIRED, "the format's version: 1"),
+	{.name = "scenarios", .type = HS_KEY_MAP, .flags = HS_KEY_MANUAL, .doc = "scenario name -> its signature"},
+	{0},
+};
+static const hs_keytable root_table = {"sig_file", "the signatures file", "", "", NULL, root_keys};
+
+/* 'require' is required, but read by hand: one message covers absent, not a list and empty. */
+static const hs_key scenario_keys[] = {
+	SIG_KEY("description", 0, "one line: what the scenario does"),
+	{.name = "require", .type = HS_KEY_LIST, .flags = HS_KEY_MANUAL | HS_KEY_REQUIRED,
+	 .doc = "the requirements; a non-empty list"},
+	{0},
+};
+static const hs_keytable scenario_table = {"sig_scenario", "a scenario", "", "", NULL, scenario_keys};
+
+/* One event: a requirement's own keys, or an any_of entry's. */
+#define SIG_EVENT_KEYS                                                                                           \
+	SIG_KEY("event", HS_KEY_REQUIRED, "SYSTEM:NAME"),                                                           \
+	SIG_KEY("filter", 0, "a libtraceevent filter over the event's fields; ${name} from the vars file"),        \
+	SIG_KEY("min", 0, "the fewest records that meet it; a whole number >= 1, default 1")
+#define SIG_WHAT SIG_KEY("what", HS_KEY_REQUIRED, "one line, printed; ${name} from the vars file")
+
+static const hs_key entry_keys[] = {SIG_EVENT_KEYS, {0}};
+static const hs_keytable entry_table = {"sig_any_of_entry", "an any_of entry", "", "", NULL, entry_keys};
+/* A requirement has one of two shapes, so two tables with the same `what`. */
+static const hs_key req_event_keys[] = {SIG_WHAT, SIG_EVENT_KEYS, {0}};
+static const hs_keytable req_event_table = {"sig_requirement", "a requirement", "", "", NULL, req_event_keys};
+static const hs_key req_any_keys[] = {
+	SIG_WHAT,
+	{.name = "any_of", .type = HS_KEY_LIST, .flags = HS_KEY_MANUAL, .sub = &entry_table,
+	 .doc = "several events; one of them is enough"},
+	{0},
+};
+static const hs_keytable req_any_table = {"sig_requirement_any_of", "a requirement", "", "", NULL, req_any_keys};
+
+/*
+ * The shared reader reports into keys.d; these print what it reported in
+ * hs_sigcheck's format (file:line:col: error: ..., no hints, counted in
+ * `errors`), so the output stays the one run-linux.sh's logs have always had.
+ */
+static struct {
+	hs_keyread r;
+	size_t shown; /* keys.r.d's diagnostics printed so far */
+} keys;
+
+/* Prints what the shared reader added since the last call; a missing key as "missing 'name'". */
+static void keys_report(const char *missing)
 {
-	for (size_t i = 0; i < map->n; i++) {
-		const char *k = map->keys[i]->str;
-		size_t j = 0;
-		while (known[j] && strcmp(known[j], k))
-			j++;
-		if (!known[j])
-			err_at(map->keys[i]->pos, "unknown key '%s' in %s", k, what);
+	for (; keys.shown < hs_diags_count(keys.r.d); keys.shown++) {
+		const hs_diag *g = hs_diags_at(keys.r.d, keys.shown);
+		if (g->code == HS_D_MISSING_KEY && missing)
+			err_at(g->pos, "missing '%s'", missing);
+		else
+			err_at(g->pos, "%s", g->message);
+	}
+	if (keys.r.oom) {
+		fprintf(stderr, "hs_sigcheck: out of memory\n");
+		errors++;
+		keys.r.oom = false;
 	}
 }
 
-static const char *scalar(const hs_ynode *map, const char *key, bool required)
+/* Unknown keys are errors: a misspelt `filter` must not silently match everything. */
+static void check_keys(const hs_ynode *map, const hs_keytable *t)
 {
-	const hs_ynode *n = hs_ymap_get(map, key);
-	if (!n) {
-		if (required)
-			err_at(map->pos, "missing '%s'", key);
+	hs_keys_check_unknown(&keys.r, map, t);
+	keys_report(NULL);
+}
+
+static const char *scalar(const hs_ynode *map, const hs_keytable *t, const char *key)
+{
+	const hs_ynode *n = hs_keys_get(&keys.r, map, t, key);
+	keys_report(key);
+	if (!n)
 		return NULL;
-	}
 	if (n->type != HS_Y_SCALAR) {
 		err_at(n->pos, "'%s' must be a scalar, not %s", key, hs_ynode_type_name(n));
 		return NULL;
@@ -257,9 +320,11 @@ static void load_alt(const hs_ynode *n, alt *a, bool entry)
 		err_at(n->pos, "an event entry must be a mapping");
 		return;
 	}
+	/* A requirement's own keys were checked with the requirement's table. */
+	const hs_keytable *t = entry ? &entry_table : &req_event_table;
 	if (entry)
-		check_keys(n, (const char *const[]){"event", "filter", "min", NULL}, "an any_of entry");
-	const char *ev = scalar(n, "event", true), *filter = scalar(n, "filter", false), *min = scalar(n, "min", false);
+		check_keys(n, t);
+	const char *ev = scalar(n, t, "event"), *filter = scalar(n, t, "filter"), *min = scalar(n, t, "min");
 	if (ev) {
 		const char *colon = strchr(ev, ':');
 		if (!colon || colon == ev || !colon[1]) {
@@ -285,7 +350,7 @@ static void load_alt(const hs_ynode *n, alt *a, bool entry)
 
 static size_t load_scenario(const hs_ynode *sc, requirement *reqs)
 {
-	check_keys(sc, (const char *const[]){"description", "require", NULL}, "a scenario");
+	check_keys(sc, &scenario_table);
 	const hs_ynode *req = hs_ymap_get(sc, "require");
 	if (!req || req->type != HS_Y_SEQ || !req->n) {
 		err_at(sc->pos, "a scenario needs a non-empty 'require' list");
@@ -300,11 +365,9 @@ static size_t load_scenario(const hs_ynode *sc, requirement *reqs)
 		}
 		requirement *q = &reqs[n++];
 		memset(q, 0, sizeof(*q));
-		const hs_ynode *any0 = hs_ymap_get(r, "any_of");
-		check_keys(r, any0 ? (const char *const[]){"what", "any_of", NULL}
-				   : (const char *const[]){"what", "event", "filter", "min", NULL},
-			   "a requirement");
-		const char *what = scalar(r, "what", true);
+		const hs_keytable *t = hs_ymap_get(r, "any_of") ? &req_any_table : &req_event_table;
+		check_keys(r, t);
+		const char *what = scalar(r, t, "what");
 		q->what = what ? expand(what, r->pos) : strdup("?");
 		const hs_ynode *any = hs_ymap_get(r, "any_of");
 		if (any && hs_ymap_get(r, "event"))
@@ -430,27 +493,27 @@ int main(int argc, char **argv)
 			vars_path = argv[++i];
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
-			return EXIT_OK;
+			return HS_EXIT_OK;
 		} else if (argv[i][0] == '-') {
 			usage(stderr);
-			return EXIT_USAGE;
+			return HS_EXIT_USAGE;
 		} else if (!sig_path)
 			sig_path = argv[i];
 		else if (!scenario)
 			scenario = argv[i];
 		else {
 			usage(stderr);
-			return EXIT_USAGE;
+			return HS_EXIT_USAGE;
 		}
 	}
 	if (!sig_path || !scenario || !filtered) {
 		usage(stderr);
-		return EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	if (vars_path && load_vars(vars_path))
-		return EXIT_USAGE;
+		return HS_EXIT_USAGE;
 
-	int rc = EXIT_USAGE;
+	int rc = HS_EXIT_USAGE;
 	char *text = NULL;
 	size_t len = 0;
 	hs_arena arena = {0};
@@ -469,8 +532,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hs_sigcheck: %s is not a signatures file (a mapping with 'scenarios:')\n", sig_path);
 		goto out;
 	}
-	check_keys(root, (const char *const[]){"version", "scenarios", NULL}, "the signatures file");
-	const char *version = scalar(root, "version", true);
+	keys.r = (hs_keyread){.d = hs_diags_new(), .arena = &arena};
+	if (!keys.r.d) {
+		fprintf(stderr, "hs_sigcheck: out of memory\n");
+		goto out;
+	}
+	check_keys(root, &root_table);
+	const char *version = scalar(root, &root_table, "version");
 	if (version && strcmp(version, "1"))
 		err_at(hs_ymap_get(root, "version")->pos, "this hs_sigcheck reads version 1, not %s", version);
 	if (errors)
@@ -555,7 +623,7 @@ int main(int argc, char **argv)
 		       not_produced, n);
 	else
 		printf("signature of %s: OK, %zu requirement(s) met\n", scenario, n);
-	rc = coverage ? EXIT_MISSING : not_produced ? EXIT_NOT_PRODUCED : EXIT_OK;
+	rc = coverage ? HS_EXIT_FINDINGS : not_produced ? HS_EXIT_SCENARIO_FAILED : HS_EXIT_OK;
 out:
 	for (size_t i = 0; i < n; i++) {
 		free(reqs[i].what);
@@ -574,6 +642,7 @@ out:
 	}
 	hs_arena_free(&arena);
 	hs_diags_free(d);
+	hs_diags_free(keys.r.d);
 	free(text);
 	return rc;
 }
