@@ -7,11 +7,17 @@
 
 #include "hindsight/diag.h"
 #include "hindsight/etl.h"
+#include "hindsight/exitcodes.h"
 #include "hindsight/rules.h"
 #include "hindsight/tracedat.h"
 #include "hindsight/json.h"
 
-enum { ANALYZE_EXIT_OK = 0, ANALYZE_EXIT_PROBLEMS = 1, ANALYZE_EXIT_USAGE = 2 };
+/* Exit statuses are hindsight/exitcodes.h's. These old names remain only for
+ * cpu.c, which is being split into the library; they go when it moves to
+ * HS_EXIT_* (tests/policy/exitcodes.sh allows aliases here and nowhere else). */
+#define ANALYZE_EXIT_OK HS_EXIT_OK
+#define ANALYZE_EXIT_PROBLEMS HS_EXIT_FINDINGS
+#define ANALYZE_EXIT_USAGE HS_EXIT_USAGE
 
 typedef struct {
 	const char *file;       /* the trace */
@@ -33,7 +39,7 @@ void analyze_progress(const hs_etl *etl, const hs_etl_record *r);
 void analyze_progress_done(void);
 
 /* Prints the reader's problems to stderr (file offsets and what was skipped);
- * returns ANALYZE_EXIT_PROBLEMS if there were any, else 0. */
+ * returns HS_EXIT_FINDINGS if there were any, else 0. */
 int analyze_report_problems(const hs_etl *etl);
 
 /* Adds "problems": [...] to an open JSON object. */
@@ -60,7 +66,7 @@ void analyze_format_filetime(uint64_t ft, char *buf, size_t cap);
 
 /* Opens a trace.dat, printing the reader's problems on failure; returns 0 or an exit code. */
 int analyze_open_tracedat(const char *path, hs_tracedat **out);
-/* Prints the reader's problems to stderr; ANALYZE_EXIT_PROBLEMS if any, else 0. */
+/* Prints the reader's problems to stderr; HS_EXIT_FINDINGS if any, else 0. */
 int analyze_tracedat_problems(const hs_tracedat *td);
 void analyze_json_tracedat_problems(hs_json *j, const hs_tracedat *td);
 /* "5186.883371000": seconds.nanoseconds of a trace clock. */

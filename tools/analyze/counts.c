@@ -114,5 +114,5 @@ oom:
 	free(rows);
 	hs_event_counts_free(ctx.counts);
 	hs_etl_close(etl);
-	return ANALYZE_EXIT_USAGE;
+	return HS_EXIT_USAGE;
 }

@@ -112,7 +112,7 @@ int analyze_crash(const analyze_opts *o)
 	if (hs_plan_build(rules.rules, HS_PLATFORM_WINDOWS, NULL, &plan) != HS_OK) {
 		fprintf(stderr, "analyze: %s has no windows section, so nothing says which events are key events\n",
 			rules.path);
-		rc = ANALYZE_EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 		goto out;
 	}
 	size_t total = 0;
@@ -121,7 +121,7 @@ int analyze_crash(const analyze_opts *o)
 			total += plan->sessions[s].providers[p].n_events;
 	c.v = calloc(total + 1, sizeof(*c.v));
 	if (!c.v) {
-		rc = ANALYZE_EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 		goto out;
 	}
 	for (size_t s = 0; s < plan->n_sessions; s++)
@@ -175,7 +175,7 @@ int analyze_crash(const analyze_opts *o)
 		hs_sb_putc(&sb, '\n');
 	}
 	if (hs_sb_write_free(&sb, stdout) != HS_OK)
-		rc = ANALYZE_EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 	if (!rc)
 		rc = analyze_report_problems(etl);
 out:

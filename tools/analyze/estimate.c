@@ -64,7 +64,7 @@ int analyze_estimate(const analyze_opts *o)
 		else
 			fprintf(stderr, "analyze: %s: %s\n", o->file, hs_strerror(st));
 		analyze_free_rules(&rules);
-		return ANALYZE_EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	hs_platform platform = t->format == HS_ESTIMATE_TRACEDAT ? HS_PLATFORM_LINUX : HS_PLATFORM_WINDOWS;
 	hs_estimate_session s = {.file = o->file, .read_status = st, .trace = t};
@@ -80,12 +80,12 @@ int analyze_estimate(const analyze_opts *o)
 				.n_sessions = 1};
 	hs_status ps = o->json ? hs_estimate_print_json(&r, stdout) : hs_estimate_print_text(&r, stdout);
 	if (ps != HS_OK)
-		rc = ANALYZE_EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 	else if (st != HS_OK || t->n_problems) {
 		/* Damage: every readable record was counted; say what was not. */
 		for (size_t i = 0; i < t->n_problems; i++)
 			fprintf(stderr, "analyze: %s\n", t->problems[i]);
-		rc = ANALYZE_EXIT_PROBLEMS;
+		rc = HS_EXIT_FINDINGS;
 	}
 	hs_estimate_trace_free(t);
 	analyze_free_rules(&rules);

@@ -144,12 +144,12 @@ static int load_plan(const analyze_opts *o, hs_diags **d, hs_ruleset **rs, hs_pl
 	if (!*path) {
 		fprintf(stderr, "analyze: rules '%s' not found; looked at:\n%s", arg, tried ? tried : "");
 		free(tried);
-		return ANALYZE_EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	free(tried);
 	if (!(*d = hs_diags_new())) {
 		fputs("analyze: out of memory\n", stderr);
-		return ANALYZE_EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	hs_status st = hs_rules_load(*path, *d, rs);
 	hs_diags_sort(*d);
@@ -157,21 +157,21 @@ static int load_plan(const analyze_opts *o, hs_diags **d, hs_ruleset **rs, hs_pl
 		hs_diags_render(*d, stderr, HS_FMT_TEXT);
 	if (st != HS_OK) {
 		fprintf(stderr, "analyze: %s cannot be used to filter: %s\n", *path, hs_strerror(st));
-		return ANALYZE_EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	if (!(*rs)->is_profile) {
 		fprintf(stderr, "analyze: %s is a catalog; filter needs a profile (kind: profile)\n", *path);
-		return ANALYZE_EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	st = hs_plan_build(*rs, HS_PLATFORM_WINDOWS, NULL, plan);
 	if (st == HS_EINVAL) {
 		fprintf(stderr, "analyze: profile '%s' (%s) has no windows section to filter with\n", (*rs)->name,
 			*path);
-		return ANALYZE_EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	if (st != HS_OK) {
 		fprintf(stderr, "analyze: cannot build the plan: %s\n", hs_strerror(st));
-		return ANALYZE_EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -180,7 +180,7 @@ int analyze_filter(const analyze_opts *o)
 {
 	if (!o->output) {
 		fputs("analyze: filter needs -o OUT.etl (where to write the filtered trace)\n", stderr);
-		return ANALYZE_EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	hs_diags *d = NULL;
 	hs_ruleset *rs = NULL;
@@ -201,7 +201,7 @@ int analyze_filter(const analyze_opts *o)
 	hs_status st = hs_etl_writer_open(o->output, &wo, &f.w);
 	if (st != HS_OK) {
 		fprintf(stderr, "analyze: cannot create %s: %s\n", o->output, hs_strerror(st));
-		rc = ANALYZE_EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 		goto out;
 	}
 	f.etl = etl;
@@ -210,18 +210,18 @@ int analyze_filter(const analyze_opts *o)
 	if (f.write_st != HS_OK) {
 		fprintf(stderr, "analyze: cannot write %s: %s\n", o->output, hs_strerror(f.write_st));
 		hs_etl_writer_discard(f.w);
-		rc = ANALYZE_EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 		goto out;
 	}
 	st = hs_etl_writer_close(f.w);
 	if (st != HS_OK) {
 		fprintf(stderr, "analyze: cannot write %s: %s\n", o->output, hs_strerror(st));
-		rc = ANALYZE_EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 		goto out;
 	}
 	if (f.oom) {
 		fputs("analyze: out of memory counting providers\n", stderr);
-		rc = ANALYZE_EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 		goto out;
 	}
 	qsort(f.tallies, f.n_tallies, sizeof(*f.tallies), cmp_tally);

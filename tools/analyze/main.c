@@ -37,7 +37,7 @@ int analyze_open_etl(const char *path, hs_etl **out)
 	if (hs_tracedat_sniff(path)) {
 		fprintf(stderr, "analyze: %s is a trace.dat; this command reads .etl only (counts, summary and crash read both)\n",
 			path);
-		return ANALYZE_EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	hs_status st = hs_etl_open(path, out);
 	if (st == HS_OK)
@@ -46,7 +46,7 @@ int analyze_open_etl(const char *path, hs_etl **out)
 		fprintf(stderr, "analyze: %s: not an .etl file (no readable buffer)\n", path);
 	else
 		fprintf(stderr, "analyze: %s: %s\n", path, hs_strerror(st));
-	return ANALYZE_EXIT_USAGE;
+	return HS_EXIT_USAGE;
 }
 
 static int progress_shown = -1; /* -1: unknown whether stderr is a terminal */
@@ -81,7 +81,7 @@ int analyze_report_problems(const hs_etl *etl)
 		const hs_etl_problem *p = hs_etl_problem_at(etl, i);
 		fprintf(stderr, "analyze: at file offset 0x%llx: %s\n", (unsigned long long)p->offset, p->message);
 	}
-	return n ? ANALYZE_EXIT_PROBLEMS : ANALYZE_EXIT_OK;
+	return n ? HS_EXIT_FINDINGS : HS_EXIT_OK;
 }
 
 void analyze_json_problems(hs_json *j, const hs_etl *etl)
@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? ANALYZE_EXIT_USAGE : 0;
+		return argc < 2 ? HS_EXIT_USAGE : 0;
 	}
 	const char *cmd = argv[1];
 	analyze_opts o = {.argv0 = argv[0]};
@@ -123,17 +123,17 @@ int main(int argc, char **argv)
 			o.output = argv[++i];
 		else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "analyze: unknown option '%s'\n", argv[i]);
-			return ANALYZE_EXIT_USAGE;
+			return HS_EXIT_USAGE;
 		} else if (!o.file)
 			o.file = argv[i];
 		else {
 			fprintf(stderr, "analyze: one file at a time ('%s' is extra)\n", argv[i]);
-			return ANALYZE_EXIT_USAGE;
+			return HS_EXIT_USAGE;
 		}
 	}
 	if (!o.file) {
 		fprintf(stderr, "analyze: %s needs a file\n", cmd);
-		return ANALYZE_EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	static const struct {
 		const char *name;
@@ -149,5 +149,5 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "analyze: unknown command '%s'\n", cmd);
 	usage(stderr);
-	return ANALYZE_EXIT_USAGE;
+	return HS_EXIT_USAGE;
 }

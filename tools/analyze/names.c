@@ -17,13 +17,13 @@ int analyze_load_rules(const analyze_opts *o, analyze_rules *out)
 	if (!path) {
 		fprintf(stderr, "analyze: rules '%s' not found; looked at:\n%s", arg, tried ? tried : "");
 		free(tried);
-		return ANALYZE_EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	free(tried);
 	out->diags = hs_diags_new();
 	if (!out->diags) {
 		free(path);
-		return ANALYZE_EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	hs_status st = hs_rules_load(path, out->diags, &out->rules);
 	if (st != HS_OK) {
@@ -32,7 +32,7 @@ int analyze_load_rules(const analyze_opts *o, analyze_rules *out)
 		fprintf(stderr, "analyze: %s cannot be used: %s\n", path, hs_strerror(st));
 		free(path);
 		analyze_free_rules(out);
-		return st == HS_ERULES ? ANALYZE_EXIT_PROBLEMS : ANALYZE_EXIT_USAGE;
+		return st == HS_ERULES ? HS_EXIT_FINDINGS : HS_EXIT_USAGE;
 	}
 	out->path = path;
 	return 0;

@@ -225,14 +225,14 @@ int analyze_summary(const analyze_opts *o)
 		}
 	}
 	if (hs_sb_write_free(&sb, stdout) != HS_OK)
-		rc = ANALYZE_EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 	if (!rc)
 		rc = analyze_report_problems(etl);
 	goto out;
 oom:
 	analyze_progress_done();
 	fprintf(stderr, "analyze: out of memory\n");
-	rc = ANALYZE_EXIT_USAGE;
+	rc = HS_EXIT_USAGE;
 out:
 	free(lines);
 	free(top);

@@ -22,7 +22,7 @@ int analyze_open_tracedat(const char *path, hs_tracedat **out)
 		fprintf(stderr, "analyze: %s: %s\n", path, hs_strerror(st));
 	hs_tracedat_close(*out);
 	*out = NULL;
-	return ANALYZE_EXIT_USAGE;
+	return HS_EXIT_USAGE;
 }
 
 int analyze_tracedat_problems(const hs_tracedat *td)
@@ -30,7 +30,7 @@ int analyze_tracedat_problems(const hs_tracedat *td)
 	size_t n = hs_tracedat_problem_count(td);
 	for (size_t i = 0; i < n; i++)
 		fprintf(stderr, "analyze: %s\n", hs_tracedat_problem_at(td, i));
-	return n ? ANALYZE_EXIT_PROBLEMS : ANALYZE_EXIT_OK;
+	return n ? HS_EXIT_FINDINGS : HS_EXIT_OK;
 }
 
 void analyze_json_tracedat_problems(hs_json *j, const hs_tracedat *td)
@@ -138,7 +138,7 @@ static int tally_file(hs_tracedat *td, td_tally *t, hs_event_count ***rows, size
 	return 0;
 oom:
 	fprintf(stderr, "analyze: out of memory counting events\n");
-	return ANALYZE_EXIT_USAGE;
+	return HS_EXIT_USAGE;
 }
 
 int analyze_counts_tracedat(const analyze_opts *o)
@@ -178,7 +178,7 @@ int analyze_counts_tracedat(const analyze_opts *o)
 			hs_sb_printf(&sb, "%s\tevent=%s\t%" PRIu64 "\n", sys_of(rows[i]), name_of(rows[i]), rows[i]->count);
 		hs_sb_printf(&sb, "TOTAL\t%" PRIu64 "\n", hs_event_counts_total(t.counts));
 	}
-	rc = hs_sb_write_free(&sb, stdout) == HS_OK ? analyze_tracedat_problems(td) : ANALYZE_EXIT_USAGE;
+	rc = hs_sb_write_free(&sb, stdout) == HS_OK ? analyze_tracedat_problems(td) : HS_EXIT_USAGE;
 out:
 	free(rows);
 	tally_done(&t);
@@ -208,7 +208,7 @@ int analyze_summary_tracedat(const analyze_opts *o)
 		goto out;
 	top = calloc(n + 1, sizeof(*top));
 	if (!top) {
-		rc = ANALYZE_EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 		goto out;
 	}
 	memcpy(top, rows, n * sizeof(*top));
@@ -301,7 +301,7 @@ int analyze_summary_tracedat(const analyze_opts *o)
 			hs_sb_putc(&sb, '\n');
 		}
 	}
-	rc = hs_sb_write_free(&sb, stdout) == HS_OK ? analyze_tracedat_problems(td) : ANALYZE_EXIT_USAGE;
+	rc = hs_sb_write_free(&sb, stdout) == HS_OK ? analyze_tracedat_problems(td) : HS_EXIT_USAGE;
 out:
 	free(rows);
 	free(top);

@@ -237,13 +237,13 @@ int analyze_crash_tracedat(const analyze_opts *o)
 	hs_strbuf sb = {0};
 	hs_json j;
 	if (!c) {
-		rc = ANALYZE_EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 		goto out;
 	}
 	if (hs_plan_build(rules.rules, HS_PLATFORM_LINUX, NULL, &plan) != HS_OK) {
 		fprintf(stderr, "analyze: %s has no linux section, so nothing says which events are key events\n",
 			rules.path);
-		rc = ANALYZE_EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 		goto out;
 	}
 	rc = analyze_open_tracedat(o->file, &td);
@@ -259,7 +259,7 @@ int analyze_crash_tracedat(const analyze_opts *o)
 	c->by_id = calloc(N_IDS, sizeof(*c->by_id));
 	c->seen = calloc(N_IDS, 1);
 	if (!c->v || !c->by_id || !c->seen) {
-		rc = ANALYZE_EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 		goto out;
 	}
 	for (size_t s = 0; s < plan->n_sessions; s++) {
@@ -326,7 +326,7 @@ int analyze_crash_tracedat(const analyze_opts *o)
 			}
 		hs_sb_putc(&sb, '\n');
 	}
-	rc = hs_sb_write_free(&sb, stdout) == HS_OK ? analyze_tracedat_problems(td) : ANALYZE_EXIT_USAGE;
+	rc = hs_sb_write_free(&sb, stdout) == HS_OK ? analyze_tracedat_problems(td) : HS_EXIT_USAGE;
 out:
 	hs_sb_free(&sb);
 	if (c) {

@@ -4,10 +4,9 @@
 #include <string.h>
 
 #include "hindsight/diag.h"
+#include "hindsight/exitcodes.h"
 #include "hindsight/rules.h"
 #include "hindsight/keys.h"
-
-enum { EXIT_CLEAN = 0, EXIT_FINDINGS = 1, EXIT_USAGE = 2 };
 
 /* The table docs/diagnostics.md is generated from (a test keeps them equal). */
 static void list_codes(void)
@@ -51,12 +50,12 @@ int main(int argc, char **argv)
 		if (!strcmp(a, "--format") && i + 1 < argc) {
 			if (hs_diag_format_parse(argv[++i], &fmt) != HS_OK) {
 				fprintf(stderr, "rulecheck: --format takes text, json, sarif or github, not '%s'\n", argv[i]);
-				return EXIT_USAGE;
+				return HS_EXIT_USAGE;
 			}
 		} else if (!strncmp(a, "--format=", 9)) {
 			if (hs_diag_format_parse(a + 9, &fmt) != HS_OK) {
 				fprintf(stderr, "rulecheck: --format takes text, json, sarif or github, not '%s'\n", a + 9);
-				return EXIT_USAGE;
+				return HS_EXIT_USAGE;
 			}
 		} else if (!strcmp(a, "--strict")) {
 			strict = true;
@@ -64,21 +63,21 @@ int main(int argc, char **argv)
 			quiet = true;
 		} else if (!strcmp(a, "--list-codes")) {
 			list_codes();
-			return EXIT_CLEAN;
+			return HS_EXIT_OK;
 		} else if (!strcmp(a, "--dump-keys")) {
 			/* Hidden: the loader's key tables as JSON, for tests/rules/keys_agree.py. */
 			hs_keys_dump_json(stdout, hs_rules_keytables);
-			return EXIT_CLEAN;
+			return HS_EXIT_OK;
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
-			return EXIT_CLEAN;
+			return HS_EXIT_OK;
 		} else if (!strcmp(a, "--")) {
 			first = i + 1;
 			break;
 		} else if (a[0] == '-' && a[1]) {
 			fprintf(stderr, "rulecheck: unknown option '%s'\n", a);
 			usage(stderr);
-			return EXIT_USAGE;
+			return HS_EXIT_USAGE;
 		} else {
 			first = i;
 			break;
@@ -87,21 +86,21 @@ int main(int argc, char **argv)
 	if (first >= argc) {
 		fputs("rulecheck: no files given\n", stderr);
 		usage(stderr);
-		return EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 
 	hs_diags *all = hs_diags_new();
 	if (!all) {
 		fputs("rulecheck: out of memory\n", stderr);
-		return EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
-	int rc = EXIT_CLEAN;
+	int rc = HS_EXIT_OK;
 	char **status = calloc((size_t)(argc - first), sizeof(char *));
 	for (int i = first; i < argc; i++) {
 		hs_diags *d = hs_diags_new();
 		hs_ruleset *rs = NULL;
 		if (!d) {
-			rc = EXIT_USAGE;
+			rc = HS_EXIT_USAGE;
 			break;
 		}
 		hs_status st = hs_rules_load(argv[i], d, &rs);
@@ -109,15 +108,15 @@ int main(int argc, char **argv)
 		const char *verdict;
 		if (st == HS_ENOENT || st == HS_EIO || st == HS_ELIMIT || st == HS_ENOMEM) {
 			verdict = "UNREADABLE";
-			rc = EXIT_USAGE;
+			rc = HS_EXIT_USAGE;
 		} else if (errors) {
 			verdict = "INVALID";
-			if (rc == EXIT_CLEAN)
-				rc = EXIT_FINDINGS;
+			if (rc == HS_EXIT_OK)
+				rc = HS_EXIT_FINDINGS;
 		} else if (warnings) {
 			verdict = strict ? "INVALID (warnings, --strict)" : "OK with warnings";
-			if (strict && rc == EXIT_CLEAN)
-				rc = EXIT_FINDINGS;
+			if (strict && rc == HS_EXIT_OK)
+				rc = HS_EXIT_FINDINGS;
 		} else {
 			verdict = "OK";
 		}
@@ -132,7 +131,7 @@ int main(int argc, char **argv)
 	}
 	hs_diags_sort(all);
 	if (hs_diags_render(all, stdout, fmt) != HS_OK)
-		rc = EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 	if (fmt == HS_FMT_TEXT && !quiet && status)
 		for (int i = 0; i < argc - first; i++)
 			if (status[i])

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hindsight/exitcodes.h"
 #include "hindsight/rules.h"
 #include "rulegen.h"
 #include "hindsight/compat.h"
@@ -34,7 +35,7 @@ static int print_counts(const char *path)
 	hs_diags *d = hs_diags_new();
 	rg_counts c = {0};
 	if (!d)
-		return RG_EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	bool ok = rg_counts_load(&c, path, NULL, NULL, (hs_pos){hs_diags_intern(d, path), 0, 0}, d);
 	if (ok)
 		rg_counts_print(&c, stdout);
@@ -42,7 +43,7 @@ static int print_counts(const char *path)
 	hs_diags_render(d, stderr, HS_FMT_TEXT);
 	rg_counts_free(&c);
 	hs_diags_free(d);
-	return ok ? RG_EXIT_OK : RG_EXIT_FINDINGS;
+	return ok ? HS_EXIT_OK : HS_EXIT_FINDINGS;
 }
 
 static bool write_file(const char *path, const char *text)
@@ -97,14 +98,14 @@ int main(int argc, char **argv)
 			return print_counts(argv[i + 1]);
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
-			return RG_EXIT_OK;
+			return HS_EXIT_OK;
 		} else if (a[0] == '-' && a[1]) {
 			fprintf(stderr, "rulegen: unknown option '%s'\n", a);
 			usage(stderr);
-			return RG_EXIT_USAGE;
+			return HS_EXIT_USAGE;
 		} else if (config) {
 			fprintf(stderr, "rulegen: one config at a time ('%s' and '%s')\n", config, a);
-			return RG_EXIT_USAGE;
+			return HS_EXIT_USAGE;
 		} else {
 			config = a;
 		}
@@ -112,14 +113,14 @@ int main(int argc, char **argv)
 	if (!config) {
 		fputs("rulegen: no config given\n", stderr);
 		usage(stderr);
-		return RG_EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	if ((out_path != NULL) + in_place + diff + check > 1) {
 		fputs("rulegen: choose one of -o, --in-place, --diff and --check\n", stderr);
-		return RG_EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 
-	int rc = RG_EXIT_FINDINGS;
+	int rc = HS_EXIT_FINDINGS;
 	hs_diags *d = hs_diags_new(), *pd = hs_diags_new(), *nd = hs_diags_new();
 	rg_config *cfg = NULL;
 	hs_ruleset *rs = NULL, *nrs = NULL;
@@ -128,12 +129,12 @@ int main(int argc, char **argv)
 	size_t len = 0;
 	hs_strbuf sb = {0};
 	if (!d || !pd || !nd) {
-		rc = RG_EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 		goto out;
 	}
 	if (!rg_config_load(config, d, &cfg)) {
 		if (cfg && !cfg->path) /* the config itself could not be read */
-			rc = RG_EXIT_USAGE;
+			rc = HS_EXIT_USAGE;
 		render(d);
 		goto out;
 	}
@@ -147,7 +148,7 @@ int main(int argc, char **argv)
 				cfg->profile);
 		hs_diags_merge(d, pd);
 		render(d);
-		rc = (st == HS_ENOENT || st == HS_EIO) ? RG_EXIT_USAGE : RG_EXIT_FINDINGS;
+		rc = (st == HS_ENOENT || st == HS_EIO) ? HS_EXIT_USAGE : HS_EXIT_FINDINGS;
 		goto out;
 	}
 	if (!rg_config_load_counts(cfg, d) || !rg_decide(cfg, rs, d, &res)) {
@@ -157,7 +158,7 @@ int main(int argc, char **argv)
 	st = hs_read_file(cfg->profile, 64u * 1024u * 1024u, &text, &len);
 	if (st != HS_OK) {
 		fprintf(stderr, "rulegen: %s: %s\n", cfg->profile, hs_strerror(st));
-		rc = RG_EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 		goto out;
 	}
 	patched = rg_patch(&res, text, len, d);
@@ -175,27 +176,27 @@ int main(int argc, char **argv)
 	if (explain) {
 		rg_explain(&res, &sb);
 		if (hs_sb_write_free(&sb, stdout) != HS_OK) {
-			rc = RG_EXIT_USAGE;
+			rc = HS_EXIT_USAGE;
 			goto out;
 		}
 	}
-	rc = RG_EXIT_OK;
+	rc = HS_EXIT_OK;
 	if (out_path) {
 		if (!write_file(out_path, patched)) {
 			perror(out_path);
-			rc = RG_EXIT_USAGE;
+			rc = HS_EXIT_USAGE;
 		}
 	} else if (in_place) {
 		if (strcmp(text, patched) != 0 && !replace_file(cfg->profile, patched)) {
 			perror(cfg->profile);
-			rc = RG_EXIT_USAGE;
+			rc = HS_EXIT_USAGE;
 		}
 	} else if (diff || check) {
 		rg_diff(cfg->profile, text, patched, &sb);
 		if (check && sb.len)
-			rc = RG_EXIT_FINDINGS;
+			rc = HS_EXIT_FINDINGS;
 		if (hs_sb_write_free(&sb, stdout) != HS_OK)
-			rc = RG_EXIT_USAGE;
+			rc = HS_EXIT_USAGE;
 	} else if (!explain) {
 		fputs(patched, stdout);
 	}
@@ -209,7 +210,7 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "rulegen: %s session %s: %zu events kept, %zu added, %zu removed, %zu cut by limits%s\n",
 		hs_platform_name(cfg->platform), res.session->name, kept, added, removed, cut,
-		check && rc == RG_EXIT_FINDINGS ? "; the profile differs from what the counts give" : "");
+		check && rc == HS_EXIT_FINDINGS ? "; the profile differs from what the counts give" : "");
 	if (res.stubs)
 		fprintf(stderr, "rulegen: %zu kept event%s generated evidence instead of a story (HS129): write %s\n",
 			res.stubs, res.stubs == 1 ? " has" : "s have", res.stubs == 1 ? "it" : "them");

@@ -25,8 +25,6 @@
  * is a plain malloc'd array freed by the matching _free function.
  */
 
-enum { RG_EXIT_OK = 0, RG_EXIT_FINDINGS = 1, RG_EXIT_USAGE = 2 };
-
 /* ---- counts ---- */
 
 /* One row: "PROVIDER<TAB>KEY=N<TAB>COUNT". provider is "sched", a lower-case

@@ -35,11 +35,10 @@
 #include <string.h>
 
 #include "hindsight/diag.h"
+#include "hindsight/exitcodes.h"
 #include "hindsight/rules.h"
 #include "hindsight/compat.h"
 #include "hindsight/strbuf.h"
-
-enum { EXIT_OK = 0, EXIT_RULES = 1, EXIT_USAGE = 2 };
 
 #define FULL_SUFFIX "_full"
 #define FULL_PREFIX "full-"
@@ -249,39 +248,39 @@ int main(int argc, char **argv)
 			only = hs_platform_parse(argv[++i]);
 			if (only == HS_PLATFORM_NONE) {
 				fprintf(stderr, "hs_fullprofile: --platform takes linux or windows, not '%s'\n", argv[i]);
-				return EXIT_USAGE;
+				return HS_EXIT_USAGE;
 			}
 		} else if ((!strcmp(argv[i], "--file-mb") || !strcmp(argv[i], "--buffer-kb")) && i + 1 < argc) {
 			char *end;
 			unsigned long long v = strtoull(argv[i + 1], &end, 10);
 			if (*end || !v) {
 				fprintf(stderr, "hs_fullprofile: %s takes a positive number, not '%s'\n", argv[i], argv[i + 1]);
-				return EXIT_USAGE;
+				return HS_EXIT_USAGE;
 			}
 			*(argv[i][2] == 'f' ? &opt_file_mb : &opt_buffer_kb) = v;
 			i++;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
-			return EXIT_OK;
+			return HS_EXIT_OK;
 		} else if (argv[i][0] == '-' || in) {
 			usage(stderr);
-			return EXIT_USAGE;
+			return HS_EXIT_USAGE;
 		} else {
 			in = argv[i];
 		}
 	}
 	if (!in) {
 		usage(stderr);
-		return EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 
-	int rc = EXIT_OK;
+	int rc = HS_EXIT_OK;
 	char *text = NULL;
 	hs_diags *d = hs_diags_new(), *d2 = hs_diags_new();
 	hs_ruleset *rs = NULL, *check = NULL;
 	if (!d || !d2) {
 		fputs("hs_fullprofile: out of memory\n", stderr);
-		rc = EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 		goto out;
 	}
 	hs_status st = hs_rules_load(in, d, &rs);
@@ -289,12 +288,12 @@ int main(int argc, char **argv)
 		hs_diags_render(d, stderr, HS_FMT_TEXT);
 		if (rs && !rs->is_profile && st == HS_OK)
 			fprintf(stderr, "hs_fullprofile: %s is a catalog, not a profile\n", in);
-		rc = st == HS_ERULES || st == HS_OK ? EXIT_RULES : EXIT_USAGE;
+		rc = st == HS_ERULES || st == HS_OK ? HS_EXIT_RULES : HS_EXIT_USAGE;
 		goto out;
 	}
 	text = full_profile(rs, only);
 	if (!text) {
-		rc = EXIT_RULES;
+		rc = HS_EXIT_RULES;
 		goto out;
 	}
 	/* The result must load cleanly through the same loader before anyone runs it. */
@@ -302,13 +301,13 @@ int main(int argc, char **argv)
 	if (st != HS_OK || hs_diags_errors(d2)) {
 		fputs("hs_fullprofile: the generated profile does not load (a bug in this tool):\n", stderr);
 		hs_diags_render(d2, stderr, HS_FMT_TEXT);
-		rc = EXIT_RULES;
+		rc = HS_EXIT_RULES;
 		goto out;
 	}
 	FILE *f = out ? hs_fopen(out, "wb") : stdout;
 	if (!f || fputs(text, f) == EOF || (out && fclose(f) != 0) || (!out && fflush(f) != 0)) {
 		fprintf(stderr, "hs_fullprofile: cannot write %s\n", out ? out : "stdout");
-		rc = EXIT_USAGE;
+		rc = HS_EXIT_USAGE;
 	}
 out:
 	free(text);
