@@ -12,11 +12,11 @@ fi
 
 # What the build needs, and what the tests add: clang + its runtime for the
 # sanitizer/libFuzzer build, node + npm for the JSON Schema validator (ajv),
-# stress-ng for the tests that must hold under load.
+# stress-ng for the tests that must hold under load, jq for the replay test.
 pkgs=(build-essential cmake pkg-config libyaml-dev libpcre2-dev
 	libtracefs-dev libtraceevent-dev libtracecmd-dev libzstd-dev trace-cmd linux-perf)
 if [[ $mode == test ]]; then
-	pkgs+=(clang libclang-rt-dev nodejs npm stress-ng)
+	pkgs+=(clang libclang-rt-dev nodejs npm stress-ng jq)
 fi
 
 missing=()

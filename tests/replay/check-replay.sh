@@ -27,8 +27,14 @@ run() {
 	mkdir -p "$dir/$name" && chmod 0777 "$dir/$name"
 	local t0
 	t0=$(now_ms)
-	(cd "$dir/$name" && "${as_user[@]}" "$engine" "$@" >"$dir/$name.out" 2>&1)
+	# A replay ends with its input; a run that does not is a hang, named here
+	# rather than left to the test's own timeout (sanitizer builds are slow).
+	(cd "$dir/$name" && timeout -k 5 "${HS_TEST_RUN_TIMEOUT:-120}" "${as_user[@]}" "$engine" "$@" >"$dir/$name.out" 2>&1)
 	rc=$?
+	if ((rc == 124 || rc == 137)); then
+		bad "$name: the engine did not finish within ${HS_TEST_RUN_TIMEOUT:-120} s: engine $*"
+		tail -20 "$dir/$name.out"
+	fi
 	ms=$(($(now_ms) - t0))
 	run=$(ls -d "$dir/$name"/logs/runs/*/ 2>/dev/null | head -n1)
 }

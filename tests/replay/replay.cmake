@@ -7,5 +7,5 @@ if(NOT CMAKE_CROSSCOMPILING)
                    ${CMAKE_CURRENT_SOURCE_DIR}/replay/replay-windows.yaml
                    ${HS_ETL_FIXTURES}/microsoft_krabsetw/powershell.etl)
   # 77: no jq.
-  set_tests_properties(replay:recording_loop PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+  set_tests_properties(replay:recording_loop PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)
 endif()

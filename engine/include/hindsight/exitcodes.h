@@ -14,8 +14,8 @@
  * programs (engine/src/main.c, engine/src/run/, tools/) turn it into these.
  *
  * The table in README.md ("Exit status") lists the same names and values;
- * tests/policy/exitcodes.sh checks that they agree, and that the tools'
- * local names have these values.
+ * tests/policy/exitcodes.sh checks that they agree, and that no program
+ * defines exit-status names of its own.
  */
 enum hs_exit_code {
 	/* Everything asked for was done (engine, every tool). */
