@@ -279,7 +279,11 @@ static hs_status load_tracedat(hs_replay *r, const char *path)
 		return HS_EINVAL;
 	}
 	hs_tracedat *td = NULL;
-	hs_status st = hs_tracedat_open(path, &td);
+	/* No probe child: the engine has threads by now (the main.log copier), and a
+	 * fork of a threaded process that then allocates can deadlock (it did under
+	 * ASan: the child waited forever on the allocator's lock). A damaged input
+	 * that crashes libtracecmd is found with `analyze counts FILE` first. */
+	hs_status st = hs_tracedat_open_ex(path, false, &td);
 	if (st != HS_OK) {
 		fprintf(r->msg, "engine: replay: cannot read %s: %s\n", path, hs_strerror(st));
 		for (size_t i = 0; td && i < hs_tracedat_problem_count(td); i++)
