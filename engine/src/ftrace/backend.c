@@ -522,7 +522,7 @@ static void *rebuild_thread(void *arg)
 
 /* Collects a background rewrite: waits for it when `wait`, else only if it
  * has finished. Returns its status (HS_OK when none ran). */
-static hs_status rebuild_collect(hs_backend *b, session *s, bool wait)
+static hs_status rebuild_collect(session *s, bool wait)
 {
 	if (!s->rebuild)
 		return HS_OK;
@@ -534,7 +534,6 @@ static hs_status rebuild_collect(hs_backend *b, session *s, bool wait)
 	s->rebuild = NULL;
 	if (st != HS_OK)
 		s->dirty = true; /* the file on disk is still the older one */
-	(void)b;
 	rebuild_job_free(j);
 	return st;
 }
@@ -569,7 +568,7 @@ static hs_status flush_stream(hs_backend *b, size_t si, const char *path, bool f
 	}
 	double now = hs_ftrace_now_s();
 	s->next_flush = now + (double)s->ps->session->flush_interval_s;
-	hs_status bg = rebuild_collect(b, s, force);
+	hs_status bg = rebuild_collect(s, force);
 	if (bg != HS_OK)
 		hs_ftrace_say(b, "%s: rewriting %s failed; the previous file is kept and the next flush tries again",
 			      s->ps->session->logger_name, s->output);
@@ -646,7 +645,7 @@ static hs_status ftrace_snapshot(hs_backend *b, size_t session_i, const char *pa
 	}
 	/* One trace.dat writer at a time (dat.c's comm table is not shared). */
 	for (size_t i = 0; i < b->n; i++)
-		rebuild_collect(b, &b->s[i], true);
+		rebuild_collect(&b->s[i], true);
 	return hs_ftrace_snapshot_ring(b, s, p, final);
 }
 
@@ -746,7 +745,7 @@ static void ftrace_free(hs_backend *b)
 		return;
 	for (size_t i = 0; i < b->n; i++) {
 		session *s = &b->s[i];
-		rebuild_collect(b, s, true);
+		rebuild_collect(s, true);
 		close_session(b, s);
 		/* The instance name's lock (taken by whoever started us) goes with it. */
 		hs_ftrace_release(s->ps->session->logger_name);
