@@ -29,8 +29,22 @@
 
 typedef struct hs_backend hs_backend;
 
-/* One key event seen while streaming: borrowed for the callback's duration. */
+typedef struct hs_key_event hs_key_event;
+
+/* Decodes a key event's payload fields by name (the backend's event formats:
+ * libtraceevent for tracefs and trace.dat input). Both return false when the
+ * event has no such field or it has another type. */
 typedef struct {
+	/* Integer fields of any width and sign, widened. */
+	bool (*num)(const hs_key_event *ev, const char *field, int64_t *out);
+	/* String fields (char arrays, __data_loc strings): NUL-terminated into
+	 * buf, cut at cap - 1 bytes. */
+	bool (*str)(const hs_key_event *ev, const char *field, char *buf, size_t cap);
+	void *ctx;
+} hs_key_fields;
+
+/* One key event seen while streaming: borrowed for the callback's duration. */
+struct hs_key_event {
 	size_t session;     /* index in plan->sessions */
 	unsigned cpu;
 	uint64_t ts_ns;     /* in the session's clock */
@@ -39,7 +53,8 @@ typedef struct {
 	int pid;
 	const void *raw;    /* the event's payload as the kernel wrote it */
 	size_t raw_len;
-} hs_key_event;
+	const hs_key_fields *fields; /* NULL when the backend cannot decode fields */
+};
 
 /* Called from the backend's poll for every event a file-circular session streams;
  * must not call back into the backend. */
@@ -127,6 +142,16 @@ typedef struct hs_backend_ops {
 	/* True once there is nothing more to record (replay: the input ended).
 	 * NULL for live backends, which record until told to stop. */
 	bool (*finished)(const hs_backend *b);
+
+	/* The sessions' clock now, in the units of hs_key_event.ts_ns (tracefs:
+	 * the plan's trace clock; replay: the recorded time the replay has
+	 * reached). Triggers time post_delay and cool-downs with it. NULL: unknown. */
+	uint64_t (*now_ns)(hs_backend *b);
+
+	/* Writes `text` (one line) as a marker into every session's trace, so a
+	 * snapshot shows where a trigger fired (tracefs: each instance's
+	 * trace_marker). HS_EUNSUPPORTED when the backend cannot; NULL likewise. */
+	hs_status (*mark)(hs_backend *b, const char *text);
 
 	/* Final flush of streaming sessions, final counters, kernel sessions removed. */
 	hs_status (*stop)(hs_backend *b);

@@ -61,6 +61,9 @@ typedef struct {
 	unsigned cpus;
 	uint64_t sample_hz;
 	bool call_graph_fp;
+	/* options/copy_trace_marker: the applications' writes to the top-level
+	 * trace_marker reach this instance too (a trace_marker frame source). */
+	bool copy_trace_marker;
 } hs_plan_linux;
 
 typedef struct {
@@ -72,6 +75,26 @@ typedef struct {
 	size_t n_providers;
 } hs_plan_session;
 
+/* One key event a trigger fires on (system = ftrace system or provider name). */
+typedef struct {
+	const char *system;
+	const char *name; /* NULL when only the id is known */
+	int id;           /* windows event id; -1 on linux */
+} hs_plan_trigger_event;
+
+/* A trigger resolved against the plan's sessions (docs/triggers.md). */
+typedef struct {
+	const hs_trigger *trigger;      /* every threshold and behaviour value, from the rules */
+	size_t session;                 /* index in sessions: the file-circular session it watches */
+	hs_plan_trigger_event *events;  /* event, regex: what it fires on; frame_time: the marker event */
+	size_t n_events;
+	/* What one snapshot of this trigger costs and holds: the rings' history at
+	 * the buffering sessions' expected rate (0 when no rate is given), and an
+	 * upper bound of the disk one snapshot takes (rings + key-event files). */
+	double ring_history_s;
+	uint64_t snapshot_bytes_max;
+} hs_plan_trigger;
+
 typedef struct {
 	const hs_ruleset *rules;
 	hs_platform platform;
@@ -79,6 +102,9 @@ typedef struct {
 	size_t n_sessions;
 	uint64_t memory_bytes;
 	size_t n_whitelisted; /* whitelist entries across all sessions */
+	hs_plan_trigger *triggers;
+	size_t n_triggers;
+	uint64_t snapshots_max_bytes; /* run.snapshots_max_mb; 0: no cap */
 } hs_plan;
 
 typedef struct {

@@ -137,17 +137,85 @@ typedef struct {
 		sample_pos, call_graph_pos;
 } hs_session;
 
+/* ---- triggers (docs/triggers.md): when the engine takes a snapshot by itself ---- */
+
+typedef enum {
+	HS_TRIGGER_EVENT,      /* a whitelisted key event, optionally with field conditions */
+	HS_TRIGGER_REGEX,      /* a PCRE2 pattern on one payload field of a key event */
+	HS_TRIGGER_FRAME_TIME, /* a frame-time hitch over a frame source */
+	HS_TRIGGER_MANUAL,     /* SIGUSR1 (Ctrl+Break on Windows), engine ctl */
+} hs_trigger_kind;
+
+/* One field condition of an event trigger (`where:` field: value or [values]):
+ * the payload field's value is one of the values, all numbers or all strings. */
+typedef struct {
+	const char *field;
+	bool strings;       /* values are strings (strs), else integers (nums) */
+	int64_t *nums;
+	const char **strs;
+	size_t n_values;
+	hs_pos pos;         /* the field's key */
+} hs_trigger_cond;
+
+typedef struct {
+	const char *name;   /* ident; names the snapshot folders (NNN-<name>) */
+	hs_trigger_kind kind;
+	bool has_kind;
+	const char *description; /* optional one line */
+	/* The file-circular session whose stream the trigger watches (name from
+	 * the rules; NULL when not given: the loader resolves the session that
+	 * whitelists the event). */
+	const char *session;
+	/* event, regex: one provider + event (name, or id on Windows: event_id >= 0),
+	 * or every whitelisted event whose catalog alert is one of `alerts`. */
+	const char *provider;
+	const char *event;
+	int event_id;       /* -1 unless given by id */
+	const char **alerts;
+	hs_pos *alert_pos;
+	size_t n_alerts;
+	hs_trigger_cond *where;
+	size_t n_where;
+	/* regex: the payload field the pattern runs on, and the pattern. */
+	const char *field;
+	const char *pattern;
+	/* frame_time: the frame source ("trace_marker" on Linux: atrace slices
+	 * B|pid|Name written to tracefs trace_marker; "present" on Windows), the
+	 * PCRE2 pattern a slice name must match, and the hitch rule: a frame
+	 * (start to start, one process) is a hitch when it is longer than
+	 * threshold_ms and than ratio x the median of the last median_frames
+	 * frames, and shorter than ceiling_ms (longer gaps are alt-tab, loading). */
+	const char *source;
+	const char *slice;
+	double threshold_ms, ratio, ceiling_ms;
+	uint64_t median_frames;
+	/* Behaviour (from the trigger or the platform's trigger_defaults). */
+	uint64_t warmup_s;     /* after start, hits are ignored (counted) this long */
+	uint64_t clear_ms;     /* re-arm once the condition has been clear this long */
+	uint64_t post_delay_ms; /* keep recording this long after the hit, then snapshot */
+	uint64_t cooldown_s;   /* after a snapshot, hits join it (no new one) this long */
+	uint64_t max_per_hour; /* rate cap: snapshots of this trigger in any hour */
+	uint64_t keep;         /* retention: the newest `keep` snapshots of this trigger */
+	hs_pos pos, name_pos, kind_pos, session_pos, provider_pos, event_pos, field_pos, pattern_pos, source_pos,
+		slice_pos, threshold_pos, ratio_pos, ceiling_pos, post_delay_pos;
+} hs_trigger;
+
 typedef struct {
 	bool present;
 	hs_session *sessions;
 	size_t n_sessions;
-	hs_pos pos;
+	hs_trigger *triggers; /* `triggers:` of this platform, in file order */
+	size_t n_triggers;
+	hs_pos pos, triggers_pos;
 } hs_platform_rules;
 
 typedef struct {
 	const char *dir, *name_format, *log, *manifest;
 	uint64_t stats_interval_s;
-	hs_pos dir_pos, name_format_pos, log_pos, manifest_pos;
+	/* Disk cap for all triggered snapshots of a run (0: not given); the
+	 * oldest snapshot of the trigger that fired goes first, then the oldest. */
+	uint64_t snapshots_max_mb;
+	hs_pos dir_pos, name_format_pos, log_pos, manifest_pos, snapshots_max_pos;
 } hs_run_rules;
 
 typedef struct hs_ruleset hs_ruleset;

@@ -1,0 +1,91 @@
+/* hindsight/trigger.h: the trigger engine: decides from streamed key events (and manual requests) when to take a snapshot. */
+#ifndef HINDSIGHT_TRIGGER_H
+#define HINDSIGHT_TRIGGER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hindsight/backend.h"
+#include "hindsight/plan.h"
+#include "hindsight/status.h"
+
+/*
+ * The engine is pure logic over a clock it is told: it never reads a clock,
+ * touches a file or calls a backend, so a replayed trace and a live kernel
+ * drive it the same way and tests feed it synthetic events. All times are ns
+ * in the sessions' clock (hs_key_event.ts_ns, hs_backend_ops.now_ns).
+ *
+ * Life of a hit (docs/triggers.md): a trigger is unarmed during its warm-up
+ * (warmup_s after start); an armed trigger hit by an event becomes pending,
+ * due post_delay_ms after the hit; hits while pending join it. When it is due,
+ * hs_trigger_engine_next hands it out (unless the rate cap, max_per_hour in
+ * any hour, is used up: then it is dropped and counted) and the cool-down
+ * (cooldown_s) starts, during which hits join the snapshot just taken
+ * (counted, no new one). After a hit the trigger re-arms only once its
+ * condition has been clear for clear_ms (frame_time: a frame that is not a
+ * hitch; event, regex: no hit for clear_ms).
+ *
+ * Ownership: new borrows the plan (and its rules) until free. Strings in an
+ * hs_trigger_fire are borrowed from the plan except evidence_json, which
+ * belongs to the caller (free()).
+ */
+
+typedef struct hs_trigger_engine hs_trigger_engine;
+
+/* One snapshot to take now. */
+typedef struct {
+	size_t trigger;        /* index in plan->triggers; SIZE_MAX for a manual request with no manual trigger */
+	const char *name;      /* the trigger's name ("manual" for the built-in one) */
+	hs_trigger_kind kind;
+	uint64_t first_hit_ns; /* the event time of the hit that made it pending */
+	uint64_t last_hit_ns;
+	uint64_t detect_ns;    /* the clock when the first hit was seen (its detection latency: detect - first_hit) */
+	uint64_t due_ns;       /* first_hit + post_delay */
+	uint64_t hits;         /* hits joined into it, the first included */
+	/* The first hit as one JSON object: session, cpu, pid, system, event,
+	 * the fields the condition read and their values, the thresholds in
+	 * force; frame_time also frame_ms, median_ms, the slice and pid. */
+	char *evidence_json;
+} hs_trigger_fire;
+
+/* Counters per trigger (run.json, status). */
+typedef struct {
+	uint64_t hits;                /* every matching event, wherever it went */
+	uint64_t fired;               /* snapshots handed out */
+	uint64_t joined;              /* hits that joined a pending snapshot or one in cool-down */
+	uint64_t ignored_warmup;      /* hits before the trigger armed */
+	uint64_t ignored_unarmed;     /* hits while waiting for the condition to clear */
+	uint64_t dropped_rate;        /* due snapshots refused by max_per_hour */
+	uint64_t last_fire_ns;        /* 0: never */
+	bool armed;
+	bool pending;
+} hs_trigger_stats;
+
+/* start_ns: the sessions' clock when recording began (warm-up counts from it). */
+hs_status hs_trigger_engine_new(const hs_plan *plan, uint64_t start_ns, hs_trigger_engine **out);
+void hs_trigger_engine_free(hs_trigger_engine *te);
+
+/* True when some trigger watches streamed events (the caller then sets an observer). */
+bool hs_trigger_engine_wants_events(const hs_trigger_engine *te);
+
+/* Feeds one streamed key event (call from the backend's observer). now_ns is
+ * the clock when it was seen (for detection latency); 0 means ev->ts_ns. */
+void hs_trigger_engine_feed(hs_trigger_engine *te, const hs_key_event *ev, uint64_t now_ns);
+
+/* A manual request (SIGUSR1, Ctrl+Break, engine ctl): a hit on every manual
+ * trigger of the rules, or on a built-in one (no post-delay, cool-down or
+ * cap) when the rules have none. `reason` goes into the evidence. */
+void hs_trigger_engine_manual(hs_trigger_engine *te, uint64_t now_ns, const char *reason);
+
+/* Hands out one snapshot that is due at now_ns (post_delay passed) and
+ * returns true; false when none is. Call until false. */
+bool hs_trigger_engine_next(hs_trigger_engine *te, uint64_t now_ns, hs_trigger_fire *out);
+
+/* The earliest due time of a pending snapshot, or UINT64_MAX: how long the caller may sleep. */
+uint64_t hs_trigger_engine_next_due(const hs_trigger_engine *te);
+
+size_t hs_trigger_engine_count(const hs_trigger_engine *te); /* == plan->n_triggers */
+const hs_trigger_stats *hs_trigger_engine_stats(const hs_trigger_engine *te, size_t i);
+
+#endif
