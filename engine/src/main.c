@@ -44,8 +44,10 @@ static void usage(FILE *f)
 	      "                    ends with the input. Sessions write JSON lines (docs/backends.md)\n"
 	      "  --replay-speed X  1 (default) as recorded, 10 ten times faster, 0 as fast as possible\n"
 	      "\n"
-	      "Without --plan: records until Ctrl+C (SIGINT or SIGTERM on Linux; Ctrl+Break or closing the\n"
-	      "console on Windows) into the rules' run folder. Needs root on Linux, an elevated terminal on Windows.\n"
+	      "Without --plan: records until Ctrl+C (SIGINT or SIGTERM on Linux; closing the console on\n"
+	      "Windows) into the rules' run folder, taking a snapshot into <run>/snapshots/ whenever one of\n"
+	      "the profile's triggers fires, or on SIGUSR1 (Linux) or Ctrl+Break (Windows), and recording on\n"
+	      "(docs/triggers.md). Needs root on Linux, an elevated terminal on Windows.\n"
 	      "\n"
 	      "Exit status: 0 ok, 1 rules errors, 2 usage, I/O or capture error, 3 capture backend not available,\n"
 	      "4 not root / not elevated.\n",

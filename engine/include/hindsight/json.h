@@ -34,6 +34,8 @@ void hs_json_int(hs_json *j, int64_t v);
 void hs_json_uint(hs_json *j, uint64_t v);
 void hs_json_bool(hs_json *j, bool v);
 void hs_json_null(hs_json *j);
+/* A value that is already JSON text (another writer's document), written as given. */
+void hs_json_raw(hs_json *j, const char *json);
 /* A finite double with up to `digits` decimals (NaN and infinities write null). */
 void hs_json_double(hs_json *j, double v, int digits);
 /* Shorthands for "key": value. */

@@ -71,6 +71,12 @@
  * this much of its (scaled) recorded time, as the tracefs reader's wake-up does. */
 #define HS_REPLAY_WAKE_MS 20
 
+/* The recording loop wakes at least this often while the engine can take
+ * triggered snapshots, so a manual request (Ctrl+Break on Windows, where no
+ * signal cuts the wait short) or a due post_delay waits at most this long.
+ * One wake-up a second costs nothing measurable. */
+#define HS_TRIGGER_WAKE_MS 1000
+
 /* A ring lives in unswappable kernel memory (ETW nonpaged pool, tracefs pages).
  * 64 GiB is beyond any machine we target; larger values are typos. The plan also
  * warns when a ring exceeds half of the host's physical memory. */

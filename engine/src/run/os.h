@@ -31,6 +31,8 @@ void hs_os_private_files(void);
 
 /* mkdir with owner-only rights; 0, or -1 with errno (EEXIST when it exists). */
 int hs_os_mkdir(const char *path);
+/* Removes an empty folder; 0 or -1 with errno. */
+int hs_os_rmdir(const char *path);
 /* Flushes f and asks the OS to put it on disk. 0 or -1. */
 int hs_os_sync(FILE *f);
 
@@ -39,11 +41,16 @@ void hs_os_localtime(time_t t, struct tm *out);
 long hs_os_utc_offset_min(time_t t);
 uint64_t hs_os_monotonic_ms(void);
 
-/* Stop requests: SIGINT/SIGTERM on POSIX; Ctrl+C, Ctrl+Break and closing
+/* Stop requests: SIGINT/SIGTERM on POSIX; Ctrl+C and closing
  * the console on Windows. The counter only grows; the first request stops
  * the run, later ones print the busy text (if set) so the user waits. */
 void hs_os_stop_handlers_install(void);
 volatile int *hs_os_stop_requests(void);
+/* Snapshot requests that do not stop the run: SIGUSR1 on POSIX, Ctrl+Break
+ * on Windows. The counter only grows; the loop takes one snapshot per step. */
+volatile int *hs_os_snapshot_requests(void);
+/* How the user asks for one, for the "recording" line ("kill -USR1 <pid>"). */
+const char *hs_os_snapshot_hint(void);
 /* Static text ("saving the in-memory rings to disk") or NULL. */
 void hs_os_set_busy(const char *text);
 /* The run's files are complete: a console-close handler holding Windows

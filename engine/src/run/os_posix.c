@@ -100,6 +100,11 @@ int hs_os_mkdir(const char *path)
 	return mkdir(path, 0700);
 }
 
+int hs_os_rmdir(const char *path)
+{
+	return rmdir(path);
+}
+
 int hs_os_sync(FILE *f)
 {
 	return fflush(f) || fsync(fileno(f)) ? -1 : 0;
@@ -127,6 +132,7 @@ uint64_t hs_os_monotonic_ms(void)
 /* ---- signals: the first stops the run; later ones only say what is going on ---- */
 
 static volatile sig_atomic_t g_signals;
+static volatile int g_snap; /* SIGUSR1: a snapshot, recording goes on */
 static volatile int g_stop;
 static const char *volatile g_busy; /* static text, read by the handler */
 
@@ -146,12 +152,31 @@ static void on_signal(int sig)
 	}
 }
 
+static void on_snapshot_signal(int sig)
+{
+	(void)sig;
+	g_snap++;
+}
+
 void hs_os_stop_handlers_install(void)
 {
 	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	struct sigaction su = {.sa_handler = on_snapshot_signal, .sa_flags = SA_RESTART};
+	sigemptyset(&su.sa_mask);
+	sigaction(SIGUSR1, &su, NULL);
+}
+
+volatile int *hs_os_snapshot_requests(void)
+{
+	return &g_snap;
+}
+
+const char *hs_os_snapshot_hint(void)
+{
+	return "kill -USR1";
 }
 
 volatile int *hs_os_stop_requests(void)

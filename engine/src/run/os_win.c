@@ -57,6 +57,11 @@ int hs_os_mkdir(const char *path)
 	return _mkdir(path);
 }
 
+int hs_os_rmdir(const char *path)
+{
+	return _rmdir(path);
+}
+
 int hs_os_sync(FILE *f)
 {
 	return fflush(f) || _commit(_fileno(f)) ? -1 : 0;
@@ -88,14 +93,17 @@ uint64_t hs_os_monotonic_ms(void)
 /* ---- console control events ---- */
 
 static volatile LONG g_stop;
+static volatile LONG g_snap; /* Ctrl+Break: a snapshot, recording goes on */
 static const char *volatile g_busy;
 static HANDLE g_finished; /* manual-reset event: set when the run's files are complete */
 
 static BOOL WINAPI on_console_event(DWORD type)
 {
 	switch (type) {
-	case CTRL_C_EVENT:
 	case CTRL_BREAK_EVENT:
+		InterlockedIncrement(&g_snap);
+		return TRUE;
+	case CTRL_C_EVENT:
 	case CTRL_CLOSE_EVENT:
 	case CTRL_LOGOFF_EVENT:
 	case CTRL_SHUTDOWN_EVENT:
@@ -113,7 +121,7 @@ static BOOL WINAPI on_console_event(DWORD type)
 	/* For close, logoff and shutdown Windows ends the process as soon as the
 	 * handler returns: hold it off until the snapshot is written (Windows
 	 * itself gives up on us after about 5 s). */
-	if (type != CTRL_C_EVENT && type != CTRL_BREAK_EVENT && g_finished)
+	if (type != CTRL_C_EVENT && g_finished)
 		WaitForSingleObject(g_finished, HS_WIN_CLOSE_WAIT_MS);
 	return TRUE;
 }
@@ -123,6 +131,16 @@ void hs_os_stop_handlers_install(void)
 	if (!g_finished)
 		g_finished = CreateEventW(NULL, TRUE, FALSE, NULL);
 	SetConsoleCtrlHandler(on_console_event, TRUE);
+}
+
+volatile int *hs_os_snapshot_requests(void)
+{
+	return (volatile int *)&g_snap;
+}
+
+const char *hs_os_snapshot_hint(void)
+{
+	return "Ctrl+Break";
 }
 
 volatile int *hs_os_stop_requests(void)
@@ -144,7 +162,7 @@ void hs_os_run_finished(void)
 
 const char *hs_os_stop_hint(void)
 {
-	return "Ctrl+C, Ctrl+Break or closing the window";
+	return "Ctrl+C or closing the window";
 }
 
 /* ---- main.log: a thread copies stdout and stderr to the console and the log ---- */

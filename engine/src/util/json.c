@@ -88,6 +88,12 @@ void hs_json_key(hs_json *j, const char *key)
 	j->after_key = true;
 }
 
+void hs_json_raw(hs_json *j, const char *json)
+{
+	pre(j);
+	hs_sb_append(j->out, json ? json : "null");
+}
+
 void hs_json_str(hs_json *j, const char *s)
 {
 	pre(j);

@@ -1,0 +1,503 @@
+/* run/snapshots.c: triggered snapshots of a running recording: folder, marker, session files, snapshot.json, retention. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "hindsight/limits.h"
+#include "run/os.h"
+#include "run/snapshots.h"
+#include "util/compat.h"
+#include "util/strbuf.h"
+
+typedef struct {
+	unsigned seq;
+	const char *trigger; /* borrowed from the plan (or "manual") */
+	size_t trigger_i;    /* SIZE_MAX: the built-in manual trigger */
+	char *folder;        /* <run>/snapshots/<NNN>-<trigger> */
+	char **files;        /* names inside it */
+	size_t n_files;
+	uint64_t bytes;
+	bool ok, deleted;
+	const char *deleted_why; /* "keep" or "snapshots_max_mb" */
+} snap_rec;
+
+struct hs_snapshots {
+	const hs_plan *plan;
+	const char *run_dir;
+	const char *rules_hash;
+	char *dir; /* <run>/snapshots */
+	bool dir_made;
+	snap_rec *recs;
+	size_t n, cap;
+	uint64_t *overrun_at_last; /* per session: ring overruns counted at the previous snapshot */
+};
+
+static char *printf_new(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *printf_new(const char *fmt, ...)
+{
+	hs_strbuf sb = {0};
+	va_list ap;
+	va_start(ap, fmt);
+	hs_sb_vprintf(&sb, fmt, ap);
+	va_end(ap);
+	return hs_sb_take(&sb);
+}
+
+hs_snapshots *hs_snapshots_new(const hs_plan *plan, const char *run_dir, const char *rules_hash)
+{
+	hs_snapshots *sn = calloc(1, sizeof(*sn));
+	if (!sn)
+		return NULL;
+	sn->plan = plan;
+	sn->run_dir = run_dir;
+	sn->rules_hash = rules_hash;
+	sn->dir = printf_new("%s/snapshots", run_dir);
+	sn->overrun_at_last = calloc(plan->n_sessions ? plan->n_sessions : 1, sizeof(*sn->overrun_at_last));
+	if (!sn->dir || !sn->overrun_at_last) {
+		hs_snapshots_free(sn);
+		return NULL;
+	}
+	return sn;
+}
+
+static void rec_free(snap_rec *r)
+{
+	for (size_t i = 0; i < r->n_files; i++)
+		free(r->files[i]);
+	free(r->files);
+	free(r->folder);
+}
+
+void hs_snapshots_free(hs_snapshots *sn)
+{
+	if (!sn)
+		return;
+	for (size_t i = 0; i < sn->n; i++)
+		rec_free(&sn->recs[i]);
+	free(sn->recs);
+	free(sn->dir);
+	free(sn->overrun_at_last);
+	free(sn);
+}
+
+uint64_t hs_snapshots_taken(const hs_snapshots *sn)
+{
+	return sn ? sn->n : 0;
+}
+
+void hs_snapshots_rules_hash(const hs_ruleset *rs, char out[17])
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64 offset basis */
+	out[0] = 0;
+	for (size_t i = 0; i < rs->n_files; i++) {
+		FILE *f = fopen(rs->files[i], "rb");
+		if (!f)
+			return;
+		unsigned char buf[4096];
+		size_t n;
+		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+			for (size_t k = 0; k < n; k++)
+				h = (h ^ buf[k]) * 0x100000001b3ull;
+		fclose(f);
+	}
+	snprintf(out, 17, "%016" PRIx64, h);
+}
+
+/* Removes the files we wrote into `folder`, then the folder. */
+static void remove_folder(const char *folder, char **files, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *p = printf_new("%s/%s", folder, files[i]);
+		if (p)
+			remove(p);
+		free(p);
+	}
+	/* A partial ring file (the backend writes through NAME.tmp) may be left. */
+	for (size_t i = 0; i < n; i++) {
+		char *p = printf_new("%s/%s.tmp", folder, files[i]);
+		if (p)
+			remove(p);
+		free(p);
+	}
+	hs_os_rmdir(folder);
+}
+
+static uint64_t file_bytes(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) ? 0 : (uint64_t)st.st_size;
+}
+
+static void iso_now(char *buf, size_t n)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	hs_os_localtime(t, &tm);
+	size_t len = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
+	long off = hs_os_utc_offset_min(t);
+	long a = off < 0 ? -off : off;
+	snprintf(buf + len, n - len, "%c%02ld%02ld", off < 0 ? '-' : '+', a / 60, a % 60);
+}
+
+static const char *kind_name(hs_trigger_kind k)
+{
+	switch (k) {
+	case HS_TRIGGER_EVENT:
+		return "event";
+	case HS_TRIGGER_REGEX:
+		return "regex";
+	case HS_TRIGGER_FRAME_TIME:
+		return "frame_time";
+	case HS_TRIGGER_MANUAL:
+		return "manual";
+	}
+	return "?";
+}
+
+static void json_trigger_settings(hs_json *j, const hs_trigger *t)
+{
+	hs_json_key(j, "thresholds");
+	hs_json_obj_begin(j);
+	if (t->kind == HS_TRIGGER_FRAME_TIME) {
+		hs_json_kstr(j, "source", t->source);
+		hs_json_kstr(j, "slice", t->slice);
+		hs_json_key(j, "threshold_ms");
+		hs_json_double(j, t->threshold_ms, 3);
+		hs_json_key(j, "ratio");
+		hs_json_double(j, t->ratio, 3);
+		hs_json_key(j, "ceiling_ms");
+		hs_json_double(j, t->ceiling_ms, 3);
+		hs_json_kuint(j, "median_frames", t->median_frames);
+	}
+	if (t->kind == HS_TRIGGER_REGEX) {
+		hs_json_kstr(j, "field", t->field);
+		hs_json_kstr(j, "pattern", t->pattern);
+	}
+	hs_json_kuint(j, "warmup_s", t->warmup_s);
+	hs_json_kuint(j, "clear_ms", t->clear_ms);
+	hs_json_kuint(j, "post_delay_ms", t->post_delay_ms);
+	hs_json_kuint(j, "cooldown_s", t->cooldown_s);
+	hs_json_kuint(j, "max_per_hour", t->max_per_hour);
+	hs_json_kuint(j, "keep", t->keep);
+	hs_json_obj_end(j);
+}
+
+/* One session's part of snapshot.json: its file and what the snapshot holds. */
+static void json_session(hs_snapshots *sn, hs_json *j, size_t i, const hs_session_status *s, const char *file,
+			 hs_status st)
+{
+	hs_json_obj_begin(j);
+	hs_json_kstr(j, "name", s->name);
+	hs_json_kstr(j, "mode", hs_mode_name(s->mode));
+	hs_json_kstr(j, "file", st == HS_OK ? file : NULL);
+	if (st != HS_OK)
+		hs_json_kstr(j, "error", hs_strerror(st));
+	uint64_t overrun = 0, lost = 0;
+	for (unsigned c = 0; c < s->cpus; c++) {
+		overrun += s->cpu[c].overrun;
+		lost += s->cpu[c].dropped + s->cpu[c].commit_overrun;
+	}
+	if (s->mode == HS_MODE_BUFFERING) {
+		hs_json_kuint(j, "events", s->snapshot_events);
+		hs_json_kuint(j, "ring_entries", s->snapshot_entries);
+		hs_json_kuint(j, "events_dropped_for_disk", s->snapshot_events_dropped);
+		hs_json_kuint(j, "raw_bytes", s->snapshot_raw_bytes);
+		hs_json_kuint(j, "file_bytes", s->snapshot_file_bytes);
+		hs_json_key(j, "seconds");
+		hs_json_double(j, s->snapshot_s, 3);
+		/* The ring overwrote its oldest events since the previous snapshot:
+		 * its window starts later than that snapshot's end. */
+		hs_json_kbool(j, "wrapped", overrun > sn->overrun_at_last[i] || s->etw_buffers_lost);
+		hs_json_kuint(j, "overwritten_since_previous", overrun - sn->overrun_at_last[i]);
+		sn->overrun_at_last[i] = overrun;
+	} else {
+		hs_json_kuint(j, "bytes_in_file", s->bytes_in_file);
+		hs_json_kuint(j, "chunks_dropped", s->chunks_dropped);
+		hs_json_kuint(j, "bytes_lost_disk", s->bytes_lost_disk);
+		hs_json_kuint(j, "events_lost", lost + overrun + s->etw_events_lost);
+	}
+	hs_json_obj_end(j);
+}
+
+static hs_status write_json(const char *path, hs_strbuf *sb)
+{
+	char *tmp = printf_new("%s.tmp", path);
+	FILE *f = tmp ? fopen(tmp, "w") : NULL;
+	hs_status st = f ? hs_sb_write_free(sb, f) : HS_EIO;
+	if (!f)
+		hs_sb_free(sb);
+	if (f && hs_os_sync(f))
+		st = HS_EIO;
+	if (f && fclose(f))
+		st = HS_EIO;
+	if (st == HS_OK && hs_rename(tmp, path))
+		st = HS_EIO;
+	if (st != HS_OK && tmp)
+		remove(tmp);
+	free(tmp);
+	return st;
+}
+
+/* Deletes snapshot r (retention) and says so. */
+static void retire(hs_snapshots *sn, snap_rec *r, const char *why)
+{
+	remove_folder(r->folder, r->files, r->n_files);
+	r->deleted = true;
+	r->deleted_why = why;
+	(void)sn;
+	printf("engine: snapshot %s deleted (%s)\n", r->folder, why);
+}
+
+static void retention(hs_snapshots *sn, const snap_rec *now)
+{
+	/* keep: the newest `keep` of this trigger. */
+	if (now->trigger_i != SIZE_MAX) {
+		uint64_t keep = sn->plan->triggers[now->trigger_i].trigger->keep, seen = 0;
+		for (size_t i = sn->n; i-- > 0;) {
+			snap_rec *r = &sn->recs[i];
+			if (r->deleted || !r->ok || r->trigger_i != now->trigger_i)
+				continue;
+			if (++seen > keep)
+				retire(sn, r, "keep");
+		}
+	}
+	/* The disk cap over all of them: the oldest of this trigger first (never
+	 * the one just taken), then the oldest of any. */
+	uint64_t cap = sn->plan->snapshots_max_bytes;
+	if (!cap)
+		return;
+	for (;;) {
+		uint64_t total = 0;
+		snap_rec *same = NULL, *any = NULL;
+		for (size_t i = 0; i < sn->n; i++) {
+			snap_rec *r = &sn->recs[i];
+			if (r->deleted || !r->ok)
+				continue;
+			total += r->bytes;
+			if (r == now)
+				continue;
+			if (!same && r->trigger_i == now->trigger_i)
+				same = r;
+			if (!any)
+				any = r;
+		}
+		if (total <= cap)
+			return;
+		snap_rec *victim = same ? same : any;
+		if (!victim) {
+			printf("engine: snapshot %s alone is %.1f MB, over snapshots_max_mb (%.1f MB); kept, nothing "
+			       "older is left to delete\n",
+			       now->folder, (double)now->bytes / 1048576.0, (double)cap / 1048576.0);
+			return;
+		}
+		retire(sn, victim, "snapshots_max_mb");
+	}
+}
+
+static bool add_file(snap_rec *r, const char *name)
+{
+	char **n = realloc(r->files, (r->n_files + 1) * sizeof(*n));
+	if (!n)
+		return false;
+	r->files = n;
+	if (!(r->files[r->n_files] = strdup(name)))
+		return false;
+	r->n_files++;
+	return true;
+}
+
+hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_backend *b, const hs_trigger_fire *f,
+			    const hs_trigger_engine *te)
+{
+	(void)te;
+	const hs_plan *plan = sn->plan;
+	if (sn->n == sn->cap) {
+		size_t cap = sn->cap ? sn->cap * 2 : 16;
+		snap_rec *n = realloc(sn->recs, cap * sizeof(*n));
+		if (!n)
+			return HS_ENOMEM;
+		sn->recs = n;
+		sn->cap = cap;
+	}
+	snap_rec *r = &sn->recs[sn->n];
+	*r = (snap_rec){.seq = (unsigned)sn->n + 1, .trigger = f->name, .trigger_i = f->trigger};
+	char *partial = NULL, *json_path = NULL;
+	hs_status st = HS_ENOMEM;
+	uint64_t t_start = hs_os_monotonic_ms();
+	uint64_t taken_ns = ops->now_ns ? ops->now_ns(b) : 0;
+	if (!sn->dir_made) {
+		if (hs_os_mkdir(sn->dir) && errno != EEXIST) {
+			printf("engine: trigger %s: cannot create %s: %s; no snapshot\n", f->name, sn->dir, strerror(errno));
+			return HS_EIO;
+		}
+		sn->dir_made = true;
+	}
+	r->folder = printf_new("%s/%03u-%s", sn->dir, r->seq, f->name);
+	partial = printf_new("%s/.%03u-%s.partial", sn->dir, r->seq, f->name);
+	if (!r->folder || !partial) {
+		free(r->folder);
+		free(partial);
+		return HS_ENOMEM;
+	}
+	sn->n++; /* recorded from here on, even when it fails (run.json says so) */
+	if (hs_os_mkdir(partial) && errno != EEXIST) {
+		printf("engine: trigger %s: cannot create %s: %s; no snapshot\n", f->name, partial, strerror(errno));
+		st = HS_EIO;
+		goto fail;
+	}
+
+	/* The marker first, so every file of the snapshot shows the moment. */
+	hs_strbuf msb = {0};
+	hs_sb_printf(&msb, "hindsight: trigger %s fired; snapshot %03u; hit at %" PRIu64 " ns, detected at %" PRIu64
+			   " ns, %" PRIu64 " hits",
+		     f->name, r->seq, f->first_hit_ns, f->detect_ns, f->hits);
+	hs_status mst = ops->mark ? ops->mark(b, hs_sb_cstr(&msb)) : HS_EUNSUPPORTED;
+	hs_sb_free(&msb);
+
+	/* Rings first (their window ends now), then the key-event files. */
+	hs_status *sst = calloc(plan->n_sessions ? plan->n_sessions : 1, sizeof(*sst));
+	if (!sst)
+		goto fail;
+	bool ok = true;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < plan->n_sessions; i++) {
+			const hs_session *s = plan->sessions[i].session;
+			bool ring = s->mode == HS_MODE_BUFFERING;
+			if (s->mode == HS_MODE_SAMPLING || ring != (pass == 0) || !s->output)
+				continue;
+			char *path = printf_new("%s/%s", partial, s->output);
+			if (!path || !add_file(r, s->output)) {
+				free(path);
+				sst[i] = HS_ENOMEM;
+				ok = false;
+				continue;
+			}
+			sst[i] = ops->snapshot(b, i, path, false);
+			if (sst[i] != HS_OK) {
+				printf("engine: trigger %s: %s could not be saved (%s); recording goes on\n", f->name,
+				       s->name, hs_strerror(sst[i]));
+				/* A ring is the snapshot's point; a key file the ETW kernel owns is not copyable. */
+				if (ring || sst[i] != HS_EINVAL)
+					ok = false;
+			} else {
+				r->bytes += file_bytes(path);
+			}
+			free(path);
+		}
+
+	/* snapshot.json */
+	hs_strbuf sb = {0};
+	hs_json j;
+	char iso[64];
+	hs_json_init(&j, &sb);
+	hs_json_obj_begin(&j);
+	hs_json_kuint(&j, "snapshot", r->seq);
+	hs_json_key(&j, "trigger");
+	hs_json_obj_begin(&j);
+	hs_json_kstr(&j, "name", f->name);
+	hs_json_kstr(&j, "kind", kind_name(f->kind));
+	if (f->trigger != SIZE_MAX) {
+		const hs_plan_trigger *pt = &plan->triggers[f->trigger];
+		hs_json_kstr(&j, "description", pt->trigger->description);
+		hs_json_kstr(&j, "session", plan->sessions[pt->session].session->name);
+		json_trigger_settings(&j, pt->trigger);
+	}
+	hs_json_obj_end(&j);
+	hs_json_key(&j, "hit");
+	hs_json_raw(&j, f->evidence_json);
+	hs_json_kstr(&j, "clock", "the sessions' trace clock (ns)");
+	hs_json_kuint(&j, "first_hit_ns", f->first_hit_ns);
+	hs_json_kuint(&j, "last_hit_ns", f->last_hit_ns);
+	hs_json_kuint(&j, "hits", f->hits);
+	hs_json_kuint(&j, "detect_ns", f->detect_ns);
+	hs_json_key(&j, "detection_latency_ms");
+	hs_json_double(&j, f->detect_ns >= f->first_hit_ns ? (double)(f->detect_ns - f->first_hit_ns) / 1e6 : 0.0, 3);
+	hs_json_kuint(&j, "due_ns", f->due_ns);
+	hs_json_kuint(&j, "taken_ns", taken_ns);
+	iso_now(iso, sizeof(iso));
+	hs_json_kstr(&j, "taken_at", iso);
+	hs_json_kbool(&j, "marker_written", mst == HS_OK);
+	hs_json_kstr(&j, "rules_hash_fnv1a64", sn->rules_hash);
+	hs_json_kstr(&j, "backend", ops->name);
+	hs_json_key(&j, "sessions");
+	hs_json_arr_begin(&j);
+	for (size_t i = 0; i < plan->n_sessions; i++) {
+		const hs_session *s = plan->sessions[i].session;
+		const hs_session_status *ss;
+		if (s->mode == HS_MODE_SAMPLING || !s->output || ops->session_status(b, i, &ss) != HS_OK)
+			continue;
+		json_session(sn, &j, i, ss, s->output, sst[i]);
+	}
+	hs_json_arr_end(&j);
+	hs_json_key(&j, "files");
+	hs_json_arr_begin(&j);
+	for (size_t i = 0; i < r->n_files; i++)
+		hs_json_str(&j, r->files[i]);
+	hs_json_str(&j, "snapshot.json");
+	hs_json_arr_end(&j);
+	hs_json_obj_end(&j);
+	hs_sb_putc(&sb, '\n');
+	free(sst);
+	json_path = printf_new("%s/snapshot.json", partial);
+	if (!json_path || sb.oom || !add_file(r, "snapshot.json")) {
+		hs_sb_free(&sb);
+		goto fail;
+	}
+	if ((st = write_json(json_path, &sb)) != HS_OK) {
+		printf("engine: trigger %s: cannot write %s; recording goes on\n", f->name, json_path);
+		goto fail;
+	}
+	r->bytes += file_bytes(json_path);
+	if (!ok) {
+		st = HS_EIO;
+		goto fail;
+	}
+	if (hs_rename(partial, r->folder)) {
+		printf("engine: trigger %s: cannot rename %s to %s: %s\n", f->name, partial, r->folder, strerror(errno));
+		st = HS_EIO;
+		goto fail;
+	}
+	r->ok = true;
+	printf("engine: trigger %s fired: snapshot %s (%.1f MB, %" PRIu64 " hits, %.2f s); recording goes on\n",
+	       f->name, r->folder, (double)r->bytes / 1048576.0, f->hits,
+	       (double)(hs_os_monotonic_ms() - t_start) / 1000.0);
+	fflush(stdout);
+	free(partial);
+	free(json_path);
+	retention(sn, r);
+	return HS_OK;
+fail:
+	/* Nothing half written keeps a final name: the partial folder goes. */
+	if (partial)
+		remove_folder(partial, r->files, r->n_files);
+	printf("engine: trigger %s: snapshot %03u FAILED (%s); recording goes on\n", f->name, r->seq,
+	       hs_strerror(st));
+	fflush(stdout);
+	r->deleted = true;
+	r->deleted_why = "failed";
+	free(partial);
+	free(json_path);
+	return st;
+}
+
+void hs_snapshots_json(const hs_snapshots *sn, hs_json *j)
+{
+	hs_json_arr_begin(j);
+	for (size_t i = 0; sn && i < sn->n; i++) {
+		const snap_rec *r = &sn->recs[i];
+		hs_json_obj_begin(j);
+		hs_json_kuint(j, "snapshot", r->seq);
+		hs_json_kstr(j, "trigger", r->trigger);
+		hs_json_kstr(j, "folder", r->folder);
+		hs_json_kbool(j, "complete", r->ok);
+		hs_json_kuint(j, "bytes", r->bytes);
+		hs_json_kstr(j, "deleted", r->deleted ? r->deleted_why : NULL);
+		hs_json_obj_end(j);
+	}
+	hs_json_arr_end(j);
+}
