@@ -86,6 +86,16 @@ hs_status hs_tracedat_foreach(hs_tracedat *td, hs_tracedat_record_fn fn, void *c
 bool hs_tracedat_field_int(const hs_tracedat_record *r, const char *field, int64_t *out);
 bool hs_tracedat_field_str(const hs_tracedat_record *r, const char *field, char *buf, size_t cap);
 
+/* The same on a payload kept past its callback (a copy of a record's data and
+ * size, `id` its hs_tracedat_record.id), through the open reader's formats.
+ * A trailing char array of no declared size (ftrace/print's `buf`, the text of
+ * a trace_marker write) runs to the end of the payload and comes without the
+ * newline the kernel adds; hs_tracedat_field_str does the same. */
+bool hs_tracedat_event_field_int(const hs_tracedat *td, int id, const void *data, size_t size, const char *field,
+				 int64_t *out);
+bool hs_tracedat_event_field_str(const hs_tracedat *td, int id, const void *data, size_t size, const char *field,
+				 char *buf, size_t cap);
+
 /* A compiled ftrace filter expression ("sig == 9 || sig == 11") for one event,
  * evaluated offline with libtraceevent's filter engine. HS_EINVAL with a
  * problem added when the expression does not compile for that event. */

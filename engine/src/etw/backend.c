@@ -288,6 +288,8 @@ const hs_backend_ops hs_backend_etw = {
 	.session_status = etw_session_status,
 	.n_sessions = etw_n_sessions,
 	.finished = NULL,
+	.now_ns = NULL,
+	.mark = NULL,
 	.stop = etw_stop,
 	.free = etw_free,
 };

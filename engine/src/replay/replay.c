@@ -39,6 +39,7 @@ typedef struct {
 
 typedef struct {
 	char *system, *name;
+	int id;        /* trace.dat: the event's id in the input (for field decoding); -1 for .etl */
 	uint64_t mask; /* sessions that take every record of this kind */
 	rp_filtered *filtered;
 	size_t n_filtered;
@@ -80,6 +81,14 @@ struct hs_replay {
 	unsigned char *raw;
 	size_t raw_len, raw_cap;
 	uint64_t ts0, wall0; /* the first record's time, and when replay began (monotonic ns) */
+	uint64_t reached;    /* the newest delivered record's time (ts0 before the first) */
+	hs_tracedat *td;     /* trace.dat input: kept open for its event formats (field decoding) */
+	/* mark(): marker records, apart from the input's; a window refers to one
+	 * as RP_MARK | index. Their text is in raw. */
+	rp_rec *marks;
+	size_t n_marks, cap_marks;
+	size_t mark_kind;
+	bool have_mark_kind;
 	hs_key_event_fn fn;
 	void *fn_ctx;
 	bool stopped;
@@ -88,6 +97,14 @@ typedef struct hs_replay hs_replay;
 
 /* Each record's header in the emulated ring, as ftrace's ring buffer has. */
 enum { RP_REC_HEADER = 8 };
+
+/* A window entry with this bit is an index in marks, not in recs. */
+#define RP_MARK ((size_t)1 << (sizeof(size_t) * 8 - 1))
+
+static const rp_rec *rec_at(const hs_replay *r, size_t idx)
+{
+	return idx & RP_MARK ? &r->marks[idx & ~RP_MARK] : &r->recs[idx];
+}
 
 static uint64_t mono_ns(void)
 {
@@ -147,6 +164,7 @@ static hs_status add_kind(hs_replay *r, const void *key, size_t key_len, const c
 		free(k->name);
 		return HS_ENOMEM;
 	}
+	k->id = -1;
 	*slot = r->n_kinds;
 	*out = r->n_kinds++;
 	return HS_OK;
@@ -212,6 +230,13 @@ static hs_status td_kind(td_walk *w, const hs_tracedat_record *rec, size_t *out)
 	hs_status st = add_kind(r, &id, sizeof(id), rec->system, rec->name, out);
 	if (st != HS_OK || r->n_kinds == before)
 		return st;
+	r->kinds[*out].id = rec->id;
+	/* trace_marker writes (ftrace/print) reach a session with copy_trace_marker
+	 * on the kernel whatever its providers say: so here too. */
+	bool marker = !strcmp(rec->system, "ftrace") && !strcmp(rec->name, "print");
+	for (size_t i = 0; marker && i < r->n; i++)
+		if (r->s[i].ps->linux_.copy_trace_marker)
+			r->kinds[*out].mask |= 1ull << i;
 	for (size_t i = 0; i < r->n; i++) {
 		const hs_plan_session *ps = r->s[i].ps;
 		for (size_t p = 0; p < ps->n_providers; p++) {
@@ -307,7 +332,11 @@ static hs_status load_tracedat(hs_replay *r, const char *path)
 		r->kinds[k].filtered = NULL;
 		r->kinds[k].n_filtered = 0;
 	}
-	hs_tracedat_close(td);
+	/* The reader stays open: its event formats decode the key events' fields. */
+	if (st == HS_OK)
+		r->td = td;
+	else
+		hs_tracedat_close(td);
 	return st;
 }
 
@@ -527,6 +556,7 @@ static hs_status rp_start(const hs_plan *plan, const char *run_dir, const hs_bac
 		fputs("replaying as fast as possible\n", msg);
 	fflush(msg);
 	r->ts0 = r->n_recs ? r->recs[0].ts_ns : 0;
+	r->reached = r->ts0;
 	r->wall0 = mono_ns();
 	*out = (hs_backend *)r;
 	return HS_OK;
@@ -543,12 +573,21 @@ static void json_line(hs_strbuf *sb, const hs_replay *r, const rp_rec *rec)
 	hs_json_escape(sb, k->system);
 	hs_sb_append(sb, ",\"event\":");
 	hs_json_escape(sb, k->name);
-	hs_sb_printf(sb, ",\"size\":%" PRIu32 "}\n", rec->raw_len);
+	hs_sb_printf(sb, ",\"size\":%" PRIu32, rec->raw_len);
+	if (r->have_mark_kind && rec->kind == r->mark_kind) {
+		/* A marker: its text, as `trace-cmd report` shows a trace_marker write. */
+		hs_strbuf t = {0};
+		hs_sb_appendn(&t, (const char *)r->raw + rec->raw_off, rec->raw_len);
+		hs_sb_append(sb, ",\"text\":");
+		hs_json_escape(sb, hs_sb_cstr(&t));
+		hs_sb_free(&t);
+	}
+	hs_sb_append(sb, "}\n");
 }
 
 static void window_drop_oldest(rp_session *s, const hs_replay *r)
 {
-	const rp_rec *old = &r->recs[s->win[s->win_head]];
+	const rp_rec *old = rec_at(r, s->win[s->win_head]);
 	s->win_bytes -= old->raw_len + RP_REC_HEADER;
 	s->cpu[old->cpu].entries--;
 	s->cpu[old->cpu].overrun++;
@@ -571,7 +610,7 @@ static hs_status window_push(rp_session *s, const hs_replay *r, size_t idx)
 			s->win_cap = cap;
 		}
 	}
-	const rp_rec *rec = &r->recs[idx];
+	const rp_rec *rec = rec_at(r, idx);
 	s->win[s->win_head + s->win_len++] = idx;
 	s->win_bytes += rec->raw_len + RP_REC_HEADER;
 	s->cpu[rec->cpu].entries++;
@@ -582,10 +621,36 @@ static hs_status window_push(rp_session *s, const hs_replay *r, size_t idx)
 	return HS_OK;
 }
 
+/* Field decoding for the observer: the record's payload through the input's
+ * event formats (trace.dat); .etl input has none here, so both say false. */
+typedef struct {
+	const hs_replay *r;
+	int id;
+} rp_fields_ctx;
+
+static bool rp_field_num(const hs_key_event *ev, const char *field, int64_t *out)
+{
+	const rp_fields_ctx *c = ev->fields->ctx;
+	return c->r->td && hs_tracedat_event_field_int(c->r->td, c->id, ev->raw, ev->raw_len, field, out);
+}
+
+static bool rp_field_str(const hs_key_event *ev, const char *field, char *buf, size_t cap)
+{
+	const rp_fields_ctx *c = ev->fields->ctx;
+	if (!c->r->td) {
+		if (cap)
+			buf[0] = '\0';
+		return false;
+	}
+	return hs_tracedat_event_field_str(c->r->td, c->id, ev->raw, ev->raw_len, field, buf, cap);
+}
+
 static hs_status deliver(hs_replay *r, size_t idx)
 {
 	const rp_rec *rec = &r->recs[idx];
 	hs_status st = HS_OK;
+	if (rec->ts_ns > r->reached)
+		r->reached = rec->ts_ns;
 	for (size_t i = 0; i < r->n; i++) {
 		if (!(rec->mask & (1ull << i)))
 			continue;
@@ -607,9 +672,11 @@ static hs_status deliver(hs_replay *r, size_t idx)
 		hs_sb_free(&sb);
 		if (r->fn) {
 			const rp_kind *k = &r->kinds[rec->kind];
+			rp_fields_ctx fc = {.r = r, .id = k->id};
+			hs_key_fields kf = {.num = rp_field_num, .str = rp_field_str, .ctx = &fc};
 			hs_key_event ev = {.session = i, .cpu = rec->cpu, .ts_ns = rec->ts_ns, .system = k->system,
 					   .name = k->name, .pid = rec->pid, .raw = r->raw + rec->raw_off,
-					   .raw_len = rec->raw_len};
+					   .raw_len = rec->raw_len, .fields = &kf};
 			r->fn(r->fn_ctx, &ev);
 		}
 	}
@@ -700,7 +767,7 @@ static hs_status write_window(FILE *f, void *vctx)
 	window_ctx *c = vctx;
 	hs_strbuf sb = {0};
 	for (size_t i = 0; i < c->s->win_len; i++)
-		json_line(&sb, c->r, &c->r->recs[c->s->win[c->s->win_head + i]]);
+		json_line(&sb, c->r, rec_at(c->r, c->s->win[c->s->win_head + i]));
 	if (sb.oom) {
 		hs_sb_free(&sb);
 		return HS_ENOMEM;
@@ -787,6 +854,92 @@ static size_t rp_n_sessions(const hs_backend *bh)
 	return ((const hs_replay *)bh)->n;
 }
 
+/* The recorded time the replay has reached: paced, where the wall clock is
+ * in the input (never before the newest delivered record, never past the
+ * last); as fast as possible, the newest delivered record's time. */
+static uint64_t rp_now_ns(hs_backend *bh)
+{
+	hs_replay *r = (hs_replay *)bh;
+	uint64_t t = r->reached;
+	if (r->speed > 0 && r->n_recs && r->next < r->n_recs) {
+		uint64_t due = r->ts0 + (uint64_t)((double)(mono_ns() - r->wall0) * r->speed);
+		uint64_t last = r->recs[r->n_recs - 1].ts_ns;
+		if (due > last)
+			due = last;
+		if (due > t)
+			t = due;
+	}
+	return t;
+}
+
+/* A marker record at the time reached: a line with its text in every
+ * file-circular session's .jsonl and an entry in every buffering session's
+ * window (so the next snapshot shows it), as the kernel records a
+ * trace_marker write (system ftrace, event print) in every instance. It is
+ * not delivered to the observer (the kernel's marker is, as ftrace/print, only
+ * to a session whose stream reads it; a trigger marks after it decided). */
+static hs_status rp_mark(hs_backend *bh, const char *text)
+{
+	hs_replay *r = (hs_replay *)bh;
+	if (r->stopped || !text)
+		return HS_EINVAL;
+	size_t len = strlen(text);
+	while (len && text[len - 1] == '\n')
+		len--;
+	if (len > UINT32_MAX)
+		return HS_EINVAL;
+	if (!r->have_mark_kind) {
+		const char *key = "hindsight mark";
+		bool linux_ = r->plan->platform == HS_PLATFORM_LINUX;
+		hs_status st = add_kind(r, key, strlen(key), linux_ ? "ftrace" : "hindsight", linux_ ? "print" : "mark",
+					&r->mark_kind);
+		if (st != HS_OK)
+			return st;
+		r->have_mark_kind = true;
+	}
+	if (r->n_marks == r->cap_marks) {
+		size_t cap = r->cap_marks ? r->cap_marks * 2 : 16;
+		rp_rec *n = realloc(r->marks, cap * sizeof(*n));
+		if (!n)
+			return HS_ENOMEM;
+		r->marks = n;
+		r->cap_marks = cap;
+	}
+	if (r->raw_len + len > r->raw_cap) {
+		size_t cap = r->raw_cap ? r->raw_cap : 65536;
+		while (cap < r->raw_len + len)
+			cap *= 2;
+		unsigned char *n = realloc(r->raw, cap);
+		if (!n)
+			return HS_ENOMEM;
+		r->raw = n;
+		r->raw_cap = cap;
+	}
+	memcpy(r->raw + r->raw_len, text, len);
+	size_t idx = r->n_marks++;
+	rp_rec *m = &r->marks[idx];
+	*m = (rp_rec){.ts_ns = rp_now_ns(bh), .mask = 0, .raw_off = r->raw_len, .raw_len = (uint32_t)len,
+		      .kind = (uint32_t)r->mark_kind, .cpu = 0, .pid = (int32_t)hs_getpid()};
+	r->raw_len += len;
+	hs_status st = HS_OK;
+	for (size_t i = 0; i < r->n; i++) {
+		rp_session *s = &r->s[i];
+		if (s->ps->session->mode == HS_MODE_BUFFERING) {
+			if (window_push(s, r, RP_MARK | idx) != HS_OK)
+				st = HS_ENOMEM;
+			continue;
+		}
+		if (!s->stream)
+			continue;
+		hs_strbuf sb = {0};
+		json_line(&sb, r, m);
+		if (sb.oom || fputs(hs_sb_cstr(&sb), s->stream) < 0)
+			st = HS_EIO;
+		hs_sb_free(&sb);
+	}
+	return st;
+}
+
 static hs_status rp_stop(hs_backend *bh)
 {
 	hs_replay *r = (hs_replay *)bh;
@@ -829,6 +982,8 @@ static void rp_free(hs_backend *bh)
 		free(r->kinds[k].filtered);
 	}
 	hs_hmap_free(&r->kind_of);
+	hs_tracedat_close(r->td);
+	free(r->marks);
 	free(r->kinds);
 	free(r->s);
 	free(r->recs);
@@ -847,6 +1002,8 @@ const hs_backend_ops hs_backend_replay = {
 	.session_status = rp_session_status,
 	.n_sessions = rp_n_sessions,
 	.finished = rp_finished,
+	.now_ns = rp_now_ns,
+	.mark = rp_mark,
 	.stop = rp_stop,
 	.free = rp_free,
 };

@@ -292,14 +292,14 @@ static struct tep_format_field *field_of(const hs_tracedat_record *r, const char
 	return ev ? tep_find_field(ev, name) : NULL;
 }
 
-bool hs_tracedat_field_int(const hs_tracedat_record *r, const char *field, int64_t *out)
+/* An integer field of `data` (a payload of `size` bytes of the field's event). */
+static bool read_int(const struct tep_format_field *f, const void *data, size_t size, int64_t *out)
 {
-	struct tep_format_field *f = field_of(r, field);
 	if (!f || (f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) || f->size <= 0 || f->size > 8 ||
-	    (size_t)f->offset + (size_t)f->size > r->size)
+	    (size_t)f->offset + (size_t)f->size > size)
 		return false;
 	unsigned long long v;
-	if (tep_read_number_field(f, r->data, &v) != 0)
+	if (tep_read_number_field((struct tep_format_field *)f, data, &v) != 0)
 		return false;
 	if ((f->flags & TEP_FIELD_IS_SIGNED) && f->size < 8) {
 		unsigned bits = (unsigned)f->size * 8;
@@ -311,31 +311,78 @@ bool hs_tracedat_field_int(const hs_tracedat_record *r, const char *field, int64
 	return true;
 }
 
-bool hs_tracedat_field_str(const hs_tracedat_record *r, const char *field, char *buf, size_t cap)
+/* A string field of `data`: a fixed char array, a __data_loc / __rel_loc
+ * string, or a trailing char array of no declared size (ftrace/print's `buf`,
+ * which runs to the end of the record; its newline, which the kernel adds to
+ * every trace_marker write, is left out). */
+static bool read_str(struct tep_format_field *f, const void *data, size_t size, char *buf, size_t cap)
 {
 	if (!cap)
 		return false;
 	buf[0] = '\0';
-	struct tep_format_field *f = field_of(r, field);
 	if (!f)
 		return false;
-	struct trace_seq s;
-	trace_seq_init(&s);
-	int len = 0;
-	const char *raw = tep_get_field_raw(&s, f->event, field, (struct tep_record *)r->priv[2], &len, 0);
-	trace_seq_destroy(&s);
-	if (!raw || len < 0)
+	const char *p = (const char *)data;
+	size_t off = (size_t)f->offset, len;
+	if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+		if (f->size != 4 || off + 4 > size)
+			return false;
+		unsigned long long loc;
+		if (tep_read_number_field(f, data, &loc) != 0)
+			return false;
+		len = (size_t)(loc >> 16);
+		size_t at = (size_t)(loc & 0xffff);
+		if (f->flags & TEP_FIELD_IS_RELATIVE)
+			at += off + 4;
+		off = at;
+	} else if (f->size == 0 && (f->flags & TEP_FIELD_IS_ARRAY)) {
+		len = off <= size ? size - off : 0;
+	} else if (f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_STRING)) {
+		len = (size_t)f->size;
+	} else {
+		return false; /* a number, not a string */
+	}
+	if (off > size || len > size - off)
 		return false;
-	/* tep_get_field_raw checked a dynamic field's location; a fixed field must
-	 * still lie inside the record. */
-	if (raw < (const char *)r->data || raw + len > (const char *)r->data + r->size)
-		return false;
-	size_t n = strnlen(raw, (size_t)len);
+	size_t n = strnlen(p + off, len);
+	if (f->size == 0 && !(f->flags & TEP_FIELD_IS_DYNAMIC))
+		while (n && p[off + n - 1] == '\n')
+			n--;
 	if (n >= cap)
 		n = cap - 1;
-	memcpy(buf, raw, n);
+	memcpy(buf, p + off, n);
 	buf[n] = '\0';
 	return true;
+}
+
+bool hs_tracedat_field_int(const hs_tracedat_record *r, const char *field, int64_t *out)
+{
+	return read_int(field_of(r, field), r->data, r->size, out);
+}
+
+bool hs_tracedat_field_str(const hs_tracedat_record *r, const char *field, char *buf, size_t cap)
+{
+	return read_str(field_of(r, field), r->data, r->size, buf, cap);
+}
+
+static struct tep_format_field *event_field(const hs_tracedat *td, int id, const char *name)
+{
+	struct tep_event *ev = td && td->tep ? tep_find_event(td->tep, id) : NULL;
+	return ev ? tep_find_field(ev, name) : NULL;
+}
+
+bool hs_tracedat_event_field_int(const hs_tracedat *td, int id, const void *data, size_t size, const char *field,
+				 int64_t *out)
+{
+	return read_int(event_field(td, id, field), data, size, out);
+}
+
+bool hs_tracedat_event_field_str(const hs_tracedat *td, int id, const void *data, size_t size, const char *field,
+				 char *buf, size_t cap)
+{
+	if (cap)
+		buf[0] = '\0';
+	return read_str(event_field(td, id, field), data, size, buf, cap);
 }
 
 hs_status hs_tracedat_filter_new(hs_tracedat *td, const char *system, const char *event, const char *expr,
@@ -447,6 +494,22 @@ bool hs_tracedat_field_int(const hs_tracedat_record *r, const char *field, int64
 bool hs_tracedat_field_str(const hs_tracedat_record *r, const char *field, char *buf, size_t cap)
 {
 	(void)r, (void)field;
+	if (cap)
+		buf[0] = '\0';
+	return false;
+}
+
+bool hs_tracedat_event_field_int(const hs_tracedat *td, int id, const void *data, size_t size, const char *field,
+				 int64_t *out)
+{
+	(void)td, (void)id, (void)data, (void)size, (void)field, (void)out;
+	return false;
+}
+
+bool hs_tracedat_event_field_str(const hs_tracedat *td, int id, const void *data, size_t size, const char *field,
+				 char *buf, size_t cap)
+{
+	(void)td, (void)id, (void)data, (void)size, (void)field;
 	if (cap)
 		buf[0] = '\0';
 	return false;
