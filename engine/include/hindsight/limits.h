@@ -179,4 +179,34 @@
  * level 3 over libtracecmd's 10 (docs/snapshots.md). */
 #define HS_LINUX_DAT_ZSTD_LEVEL 1
 
+/* Regex (util/regex.c; every pattern, including the triggers' on event
+ * payloads while recording): a match gives up after this many internal match
+ * calls, this backtracking depth (the interpreter; the JIT is bounded by its
+ * own 32 KB stack) and this much backtracking heap, so a catastrophic pattern
+ * like (a+)+$ costs about a millisecond per subject, not minutes. A real
+ * pattern over a field of a few KB stays far below all three. */
+#define HS_REGEX_MATCH_LIMIT 100000
+#define HS_REGEX_DEPTH_LIMIT 1000
+#define HS_REGEX_HEAP_LIMIT_KB 4096
+
+/* Triggers: a payload field a condition or pattern reads is copied into a
+ * buffer of this size (cut beyond). A tracefs event fits in one 4 KB ring
+ * page, so no Linux string field is longer. */
+#define HS_TRIGGER_FIELD_BYTES 4096
+
+/* Triggers, frame_time: processes tracked per trigger (the least recently
+ * seen is forgotten for a new one). A game and its helpers are a handful;
+ * each slot holds median_frames frame times. */
+#define HS_TRIGGER_FRAME_PIDS 64
+
+/* Triggers, frame_time: the longest median window kept per process (the
+ * median is a sort of a copy, done only for frames over threshold_ms);
+ * 1024 frames is over 4 s at 240 Hz. A larger median_frames uses this many. */
+#define HS_TRIGGER_MAX_MEDIAN_FRAMES 1024
+
+/* Triggers: the rate cap remembers the times of the last max_per_hour
+ * snapshots; a snapshot takes seconds, so more than one a second for an hour
+ * is not a cap. A larger max_per_hour counts as this many. */
+#define HS_TRIGGER_MAX_PER_HOUR 3600
+
 #endif

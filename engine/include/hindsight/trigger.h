@@ -26,9 +26,38 @@
  * condition has been clear for clear_ms (frame_time: a frame that is not a
  * hitch; event, regex: no hit for clear_ms).
  *
+ * Details (docs/triggers.md, "The trigger engine"):
+ * - An event is a trigger's when its session is the trigger's session and its
+ *   (system, name) is one of the trigger's events. hs_key_event carries names
+ *   only, so a plan event known only by its id (name NULL) matches nothing.
+ * - Hit times are event times (ts_ns): warm-up, post_delay, clear_ms and
+ *   "in cool-down" compare them; the cool-down and the rate cap's hour are
+ *   counted from the hand-out time (next's now_ns). Manual hits happen at now_ns.
+ * - A hit in warm-up only counts (ignored_warmup) and does not delay the
+ *   re-arm; every later hit (joined or ignored too) restarts clear_ms.
+ * - max_per_hour 0: no cap (more than HS_TRIGGER_MAX_PER_HOUR counts as it).
+ *   A due snapshot refused by the cap is dropped; no cool-down follows.
+ * - Conditions read fields through ev->fields (string fields for string
+ *   values, integers for numbers; an integer field compares as decimal text
+ *   and a string holding one number as a number). No fields, or no such
+ *   field: the condition cannot hold and the event counts as unreadable.
+ * - regex and frame_time patterns are JIT-compiled when PCRE2 can and every
+ *   match is bounded (limits.h, regex.h): a bounded-out match is no match and
+ *   counts in regex_limit_hits.
+ * - frame_time reads the marker event's string field "buf" (atrace text):
+ *   "B|<pid>|<name>" whose name matches `slice` (any when NULL) starts a
+ *   frame of process <pid>; a frame is start to start; E, C, S, F lines and
+ *   other text are ignored. A process's frames can be hitches once it has
+ *   (median_frames + 1) / 2 of them below the ceiling; frames of ceiling_ms or
+ *   more (ceiling_ms <= 0: none) are skipped and do not enter the median. The
+ *   hit's time is the start that ended the long frame.
+ *
  * Ownership: new borrows the plan (and its rules) until free. Strings in an
  * hs_trigger_fire are borrowed from the plan except evidence_json, which
- * belongs to the caller (free()).
+ * belongs to the caller (free(); NULL if it could not be built, out of memory).
+ * Memory is bounded: per trigger one pending fire, the rate cap's ring and,
+ * for frame_time, HS_TRIGGER_FRAME_PIDS processes of median_frames times.
+ * Calls come from one thread.
  */
 
 typedef struct hs_trigger_engine hs_trigger_engine;
@@ -57,8 +86,10 @@ typedef struct {
 	uint64_t ignored_warmup;      /* hits before the trigger armed */
 	uint64_t ignored_unarmed;     /* hits while waiting for the condition to clear */
 	uint64_t dropped_rate;        /* due snapshots refused by max_per_hour */
+	uint64_t unreadable;          /* events whose condition could not be read (no fields, no such field): no hit */
+	uint64_t regex_limit_hits;    /* matches stopped by a regex limit (counted as no match) */
 	uint64_t last_fire_ns;        /* 0: never */
-	bool armed;
+	bool armed;                   /* warmed up, condition clear, nothing pending (as of the last next or hit) */
 	bool pending;
 } hs_trigger_stats;
 
@@ -82,10 +113,12 @@ void hs_trigger_engine_manual(hs_trigger_engine *te, uint64_t now_ns, const char
  * returns true; false when none is. Call until false. */
 bool hs_trigger_engine_next(hs_trigger_engine *te, uint64_t now_ns, hs_trigger_fire *out);
 
-/* The earliest due time of a pending snapshot, or UINT64_MAX: how long the caller may sleep. */
+/* The earliest due time of a pending snapshot, or UINT64_MAX: how long the
+ * caller may sleep. A manual request is due at once (its now_ns). */
 uint64_t hs_trigger_engine_next_due(const hs_trigger_engine *te);
 
 size_t hs_trigger_engine_count(const hs_trigger_engine *te); /* == plan->n_triggers */
+/* Trigger i's counters (NULL past the end); SIZE_MAX: the built-in manual trigger's. */
 const hs_trigger_stats *hs_trigger_engine_stats(const hs_trigger_engine *te, size_t i);
 
 #endif

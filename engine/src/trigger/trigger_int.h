@@ -1,0 +1,109 @@
+/* trigger/trigger_int.h: the trigger engine's private state, shared by trigger.c (behaviour), cond.c (conditions, evidence) and frame.c (frame times). */
+#ifndef HS_TRIGGER_INT_H
+#define HS_TRIGGER_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hindsight/hmap.h"
+#include "hindsight/json.h"
+#include "hindsight/limits.h"
+#include "hindsight/regex.h"
+#include "hindsight/trigger.h"
+
+#define HS_NS_PER_MS 1000000ull
+#define HS_NS_PER_S 1000000000ull
+
+/* One process's frame history for one frame_time trigger. */
+typedef struct {
+	int pid;               /* 0: free slot */
+	uint64_t seen;         /* the engine's event sequence when last seen (least recent is evicted) */
+	uint64_t last_start_ns; /* the previous matching slice start; 0: none yet */
+	uint64_t frames;       /* frames measured (below the ceiling) */
+	double *ring;          /* [cap] frame times, ms (allocated on first use, kept on eviction) */
+	size_t n, next;        /* filled entries, next write position */
+} hs_frame_pid;
+
+/* What a detected hitch says, for the evidence. */
+typedef struct {
+	int pid;
+	const char *slice; /* borrowed from the event buffer for the call */
+	double frame_ms, median_ms;
+	uint64_t frames;
+} hs_frame_hit;
+
+typedef struct {
+	hs_frame_pid pids[HS_TRIGGER_FRAME_PIDS];
+	size_t cap;  /* median window: median_frames, at most HS_TRIGGER_MAX_MEDIAN_FRAMES */
+	size_t warm; /* frames a process needs before its frames can be hitches */
+	double *scratch; /* [cap] the median's sorted copy */
+} hs_frame_state;
+
+/* One trigger of the plan (or the built-in manual one). */
+typedef struct {
+	const hs_plan_trigger *pt; /* NULL for the built-in manual trigger */
+	const char *name;
+	hs_trigger_kind kind;
+	hs_regex *re;              /* regex: pattern; frame_time: slice */
+	hs_frame_state *frame;     /* frame_time only */
+	/* behaviour, ns (0 for the built-in one) */
+	uint64_t warmup_end_ns, clear_ns, post_delay_ns, cooldown_ns;
+	size_t rate_cap;           /* 0: no cap */
+	uint64_t *fire_times;      /* [rate_cap] ring of hand-out times */
+	size_t n_fire_times, fire_next;
+	/* hysteresis: after a hit the trigger waits for its condition to clear */
+	bool need_clear;
+	uint64_t last_hit_ns;      /* the newest hit (any outcome but warm-up) */
+	bool fired_once;
+	uint64_t cooldown_end_ns;
+	/* the pending snapshot */
+	hs_trigger_fire pend;
+	hs_trigger_stats st;
+} hs_trig;
+
+/* Triggers interested in one event name (the map's value indexes these). */
+typedef struct {
+	size_t trig;
+	const char *system;
+} hs_trig_ref;
+
+typedef struct {
+	hs_trig_ref *refs;
+	size_t n;
+} hs_trig_refs;
+
+struct hs_trigger_engine {
+	const hs_plan *plan;
+	uint64_t start_ns;
+	hs_trig *trigs; /* [n] */
+	size_t n;
+	bool has_manual; /* some trigger of the plan is manual */
+	bool wants_events;
+	hs_trig builtin; /* the manual trigger used when the plan has none */
+	hs_hmap by_name; /* event name -> index in refs */
+	hs_trig_refs *refs;
+	size_t n_refs;
+	uint64_t seq;    /* events fed that reached a frame_time trigger (the pid table's clock) */
+};
+
+/* cond.c: where conditions and the regex, true when the event is a hit.
+ * Writes what it read into j (inside the evidence object) when j is not NULL. */
+bool hs_trig_cond_match(hs_trig *t, const hs_key_event *ev);
+void hs_trig_cond_evidence(hs_trig *t, const hs_key_event *ev, hs_json *j);
+/* The evidence's common opening: trigger, kind, the event, the behaviour in force. */
+void hs_trig_evidence_begin(const hs_trigger_engine *te, const hs_trig *t, const hs_key_event *ev, hs_json *j);
+
+/* frame.c */
+hs_status hs_frame_new(hs_trig *t);
+void hs_frame_free(hs_trig *t);
+/* Feeds one marker event: returns 1 for a hitch (hit filled; its slice
+ * points into buf), 0 for a frame that is not one (the condition is clear),
+ * -1 when the event measured no frame. buf: [cap] scratch for the field. */
+int hs_frame_feed(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, char *buf, size_t cap,
+		  hs_frame_hit *hit);
+void hs_frame_evidence(const hs_trig *t, const hs_frame_hit *hit, hs_json *j);
+
+const char *hs_trigger_kind_name(hs_trigger_kind k);
+
+#endif

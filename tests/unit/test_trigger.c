@@ -1,0 +1,649 @@
+/* test_trigger.c: unit tests for the trigger engine (hindsight/trigger.h) over hand-built plans and synthetic key events. */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "hindsight/limits.h"
+#include "hindsight/regex.h"
+#include "hindsight/trigger.h"
+
+#define MS 1000000ull
+#define SEC 1000000000ull
+#define T0 (1000 * SEC) /* recording start */
+
+/* ---- a plan built by hand: up to 4 triggers over 2 sessions ---- */
+
+typedef struct {
+	hs_session sess[2];
+	hs_plan_session psess[2];
+	hs_trigger tr[4];
+	hs_plan_trigger pt[4];
+	hs_plan_trigger_event ev[4];
+	hs_plan plan;
+} fixture;
+
+static void fx_init(fixture *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->sess[0].name = "keys";
+	f->sess[1].name = "other";
+	f->psess[0].session = &f->sess[0];
+	f->psess[1].session = &f->sess[1];
+	f->plan.sessions = f->psess;
+	f->plan.n_sessions = 2;
+	f->plan.triggers = f->pt;
+}
+
+/* Adds a trigger on (system, name) in session 0 with no warm-up, clear, delay, cool-down or cap. */
+static hs_trigger *fx_add(fixture *f, hs_trigger_kind kind, const char *name, const char *system, const char *event)
+{
+	size_t i = f->plan.n_triggers++;
+	hs_trigger *t = &f->tr[i];
+	t->name = name;
+	t->kind = kind;
+	t->has_kind = true;
+	t->event_id = -1;
+	f->pt[i].trigger = t;
+	f->pt[i].session = 0;
+	if (event) {
+		f->ev[i] = (hs_plan_trigger_event){.system = system, .name = event, .id = -1};
+		f->pt[i].events = &f->ev[i];
+		f->pt[i].n_events = 1;
+	}
+	return t;
+}
+
+/* ---- fake payload fields ---- */
+
+typedef struct {
+	const char *name;
+	const char *str; /* NULL: an integer field */
+	int64_t num;
+} fake_field;
+
+typedef struct {
+	fake_field f[4];
+	size_t n;
+} fake_payload;
+
+static const fake_field *fake_find(const hs_key_event *ev, const char *field)
+{
+	const fake_payload *p = ev->fields->ctx;
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->f[i].name, field) == 0)
+			return &p->f[i];
+	return NULL;
+}
+
+static bool fake_num(const hs_key_event *ev, const char *field, int64_t *out)
+{
+	const fake_field *f = fake_find(ev, field);
+	if (!f || f->str)
+		return false;
+	*out = f->num;
+	return true;
+}
+
+static bool fake_str(const hs_key_event *ev, const char *field, char *buf, size_t cap)
+{
+	const fake_field *f = fake_find(ev, field);
+	if (!f || !f->str || !cap)
+		return false;
+	snprintf(buf, cap, "%s", f->str);
+	return true;
+}
+
+/* Feeds one event with the given payload (p NULL: the backend decodes no fields). */
+static void feed(hs_trigger_engine *te, size_t session, const char *system, const char *name, uint64_t ts,
+		 fake_payload *p)
+{
+	hs_key_fields kf = {.num = fake_num, .str = fake_str, .ctx = p};
+	hs_key_event ev = {.session = session, .cpu = 1, .ts_ns = ts, .system = system, .name = name, .pid = 42,
+			   .fields = p ? &kf : NULL};
+	hs_trigger_engine_feed(te, &ev, 0);
+}
+
+static void feed_plain(hs_trigger_engine *te, uint64_t ts) { feed(te, 0, "signal", "signal_generate", ts, NULL); }
+
+/* One atrace line through the marker event. */
+static void marker(hs_trigger_engine *te, uint64_t ts, const char *text)
+{
+	fake_payload p = {.f = {{.name = "buf", .str = text}}, .n = 1};
+	feed(te, 0, "ftrace", "print", ts, &p);
+}
+
+static int next_fire(hs_trigger_engine *te, uint64_t now, hs_trigger_fire *out)
+{
+	memset(out, 0, sizeof(*out));
+	return hs_trigger_engine_next(te, now, out);
+}
+
+/* ---- behaviour ---- */
+
+static void test_warmup(void)
+{
+	fixture f;
+	fx_init(&f);
+	hs_trigger *t = fx_add(&f, HS_TRIGGER_EVENT, "crash", "signal", "signal_generate");
+	t->warmup_s = 10;
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	CHECK(hs_trigger_engine_wants_events(te));
+	CHECK_EQ_INT(hs_trigger_engine_count(te), 1);
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	CHECK(!st->armed);
+	feed_plain(te, T0 + 5 * SEC);
+	feed_plain(te, T0 + 9 * SEC);
+	hs_trigger_fire fire;
+	CHECK(!next_fire(te, T0 + 9 * SEC, &fire));
+	CHECK_EQ_INT(st->ignored_warmup, 2);
+	CHECK(!st->pending);
+	/* Warm-up hits do not delay the arming. */
+	CHECK(!next_fire(te, T0 + 10 * SEC, &fire));
+	CHECK(st->armed);
+	feed_plain(te, T0 + 10 * SEC);
+	CHECK(st->pending);
+	CHECK(next_fire(te, T0 + 10 * SEC, &fire));
+	CHECK_EQ_INT(fire.trigger, 0);
+	CHECK_EQ_STR(fire.name, "crash");
+	CHECK_EQ_INT(fire.first_hit_ns, T0 + 10 * SEC);
+	CHECK_CONTAINS(fire.evidence_json, "\"trigger\": \"crash\"");
+	CHECK_CONTAINS(fire.evidence_json, "\"session\": \"keys\"");
+	CHECK_CONTAINS(fire.evidence_json, "\"event\": \"signal_generate\"");
+	free(fire.evidence_json);
+	CHECK_EQ_INT(st->hits, 3);
+	CHECK_EQ_INT(st->fired, 1);
+	CHECK_EQ_INT(st->last_fire_ns, T0 + 10 * SEC);
+	hs_trigger_engine_free(te);
+}
+
+static void test_post_delay_and_join(void)
+{
+	fixture f;
+	fx_init(&f);
+	hs_trigger *t = fx_add(&f, HS_TRIGGER_EVENT, "crash", "signal", "signal_generate");
+	t->post_delay_ms = 500;
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	CHECK(hs_trigger_engine_next_due(te) == UINT64_MAX);
+	uint64_t h = T0 + 20 * SEC;
+	hs_key_event ev = {.session = 0, .ts_ns = h, .system = "signal", .name = "signal_generate", .pid = 7};
+	hs_trigger_engine_feed(te, &ev, h + 3 * MS); /* seen 3 ms after it happened */
+	CHECK(hs_trigger_engine_next_due(te) == h + 500 * MS);
+	feed_plain(te, h + 100 * MS);
+	feed_plain(te, h + 200 * MS);
+	hs_trigger_fire fire;
+	CHECK(!next_fire(te, h + 499 * MS, &fire));
+	CHECK(next_fire(te, h + 500 * MS, &fire));
+	CHECK_EQ_INT(fire.first_hit_ns, h);
+	CHECK_EQ_INT(fire.last_hit_ns, h + 200 * MS);
+	CHECK_EQ_INT(fire.detect_ns, h + 3 * MS);
+	CHECK_EQ_INT(fire.due_ns, h + 500 * MS);
+	CHECK_EQ_INT(fire.hits, 3);
+	CHECK_CONTAINS(fire.evidence_json, "\"pid\": 7");
+	CHECK_CONTAINS(fire.evidence_json, "\"post_delay_ms\": 500");
+	free(fire.evidence_json);
+	CHECK(!next_fire(te, h + 600 * MS, &fire));
+	CHECK(hs_trigger_engine_next_due(te) == UINT64_MAX);
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	CHECK_EQ_INT(st->joined, 2);
+	CHECK_EQ_INT(st->fired, 1);
+	CHECK(hs_trigger_engine_stats(te, 1) == NULL);
+	hs_trigger_engine_free(te);
+}
+
+static void test_cooldown(void)
+{
+	fixture f;
+	fx_init(&f);
+	hs_trigger *t = fx_add(&f, HS_TRIGGER_EVENT, "crash", "signal", "signal_generate");
+	t->cooldown_s = 10;
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	hs_trigger_fire fire;
+	feed_plain(te, T0 + SEC);
+	CHECK(next_fire(te, T0 + SEC, &fire));
+	free(fire.evidence_json);
+	feed_plain(te, T0 + 5 * SEC);
+	feed_plain(te, T0 + 10 * SEC);
+	CHECK(!next_fire(te, T0 + 10 * SEC, &fire));
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	CHECK_EQ_INT(st->joined, 2);
+	CHECK(!st->pending);
+	feed_plain(te, T0 + 11 * SEC); /* the cool-down ended at T0 + 11 s */
+	CHECK(st->pending);
+	CHECK(next_fire(te, T0 + 11 * SEC, &fire));
+	free(fire.evidence_json);
+	CHECK_EQ_INT(st->fired, 2);
+	hs_trigger_engine_free(te);
+}
+
+static void test_rearm(void)
+{
+	fixture f;
+	fx_init(&f);
+	hs_trigger *t = fx_add(&f, HS_TRIGGER_EVENT, "crash", "signal", "signal_generate");
+	t->clear_ms = 1000;
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	hs_trigger_fire fire;
+	feed_plain(te, T0);
+	CHECK(next_fire(te, T0, &fire));
+	free(fire.evidence_json);
+	feed_plain(te, T0 + 500 * MS);  /* 500 ms after the hit: unarmed */
+	feed_plain(te, T0 + 1200 * MS); /* 700 ms after the last: still unarmed */
+	CHECK(!next_fire(te, T0 + 1200 * MS, &fire));
+	CHECK_EQ_INT(st->ignored_unarmed, 2);
+	CHECK(!st->armed);
+	CHECK(!next_fire(te, T0 + 2200 * MS, &fire)); /* clear for 1000 ms: armed */
+	CHECK(st->armed);
+	feed_plain(te, T0 + 2300 * MS);
+	CHECK(st->pending);
+	CHECK(next_fire(te, T0 + 2300 * MS, &fire));
+	free(fire.evidence_json);
+	CHECK_EQ_INT(st->fired, 2);
+	CHECK_EQ_INT(st->hits, 4);
+	hs_trigger_engine_free(te);
+}
+
+static void test_rate_cap(void)
+{
+	fixture f;
+	fx_init(&f);
+	hs_trigger *t = fx_add(&f, HS_TRIGGER_EVENT, "crash", "signal", "signal_generate");
+	t->max_per_hour = 6;
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	/* A crash loop: a hit every 3.6 s for two hours (2000 hits). */
+	uint64_t fires[64];
+	size_t n = 0;
+	for (unsigned i = 0; i < 2000; i++) {
+		uint64_t ts = T0 + (uint64_t)i * 3600 * MS;
+		feed_plain(te, ts);
+		hs_trigger_fire fire;
+		while (next_fire(te, ts, &fire)) {
+			if (n < 64)
+				fires[n] = ts;
+			n++;
+			free(fire.evidence_json);
+		}
+	}
+	CHECK_EQ_INT(n, 12);
+	/* Never more than 6 in any hour, exactly 6 in the first. */
+	size_t first_hour = 0;
+	for (size_t i = 0; i < n && i < 64; i++) {
+		size_t in = 0;
+		for (size_t k = i; k < n && k < 64 && fires[k] < fires[i] + 3600 * SEC; k++)
+			in++;
+		CHECK(in <= 6);
+		if (fires[i] < T0 + 3600 * SEC)
+			first_hour++;
+	}
+	CHECK_EQ_INT(first_hour, 6);
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	CHECK_EQ_INT(st->fired, 12);
+	CHECK_EQ_INT(st->dropped_rate, 2000 - 12);
+	CHECK_EQ_INT(st->hits, 2000);
+	hs_trigger_engine_free(te);
+}
+
+/* ---- conditions ---- */
+
+static void test_where(void)
+{
+	fixture f;
+	fx_init(&f);
+	hs_trigger *t = fx_add(&f, HS_TRIGGER_EVENT, "fatal", "signal", "signal_generate");
+	int64_t sigs[] = {9, 11};
+	const char *comms[] = {"game", "launcher"};
+	hs_trigger_cond conds[2] = {
+		{.field = "sig", .nums = sigs, .n_values = 2},
+		{.field = "comm", .strings = true, .strs = comms, .n_values = 2},
+	};
+	t->where = conds;
+	t->n_where = 2;
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	fake_payload out_num = {.f = {{.name = "sig", .num = 15}, {.name = "comm", .str = "game"}}, .n = 2};
+	fake_payload out_str = {.f = {{.name = "sig", .num = 11}, {.name = "comm", .str = "bash"}}, .n = 2};
+	fake_payload missing = {.f = {{.name = "comm", .str = "game"}}, .n = 1};
+	fake_payload in = {.f = {{.name = "sig", .num = 11}, {.name = "comm", .str = "launcher"}}, .n = 2};
+	feed(te, 0, "signal", "signal_generate", T0 + 1 * SEC, &out_num);
+	feed(te, 0, "signal", "signal_generate", T0 + 2 * SEC, &out_str);
+	CHECK_EQ_INT(st->hits, 0);
+	CHECK_EQ_INT(st->unreadable, 0);
+	feed(te, 0, "signal", "signal_generate", T0 + 3 * SEC, NULL);
+	feed(te, 0, "signal", "signal_generate", T0 + 4 * SEC, &missing);
+	CHECK_EQ_INT(st->hits, 0);
+	CHECK_EQ_INT(st->unreadable, 2);
+	/* Another session, another system: not this trigger's events. */
+	feed(te, 1, "signal", "signal_generate", T0 + 5 * SEC, &in);
+	feed(te, 0, "other", "signal_generate", T0 + 5 * SEC, &in);
+	CHECK_EQ_INT(st->hits, 0);
+	feed(te, 0, "signal", "signal_generate", T0 + 6 * SEC, &in);
+	CHECK_EQ_INT(st->hits, 1);
+	hs_trigger_fire fire;
+	CHECK(next_fire(te, T0 + 6 * SEC, &fire));
+	CHECK_CONTAINS(fire.evidence_json, "\"where\"");
+	CHECK_CONTAINS(fire.evidence_json, "\"sig\": 11");
+	CHECK_CONTAINS(fire.evidence_json, "\"comm\": \"launcher\"");
+	free(fire.evidence_json);
+	hs_trigger_engine_free(te);
+}
+
+static void test_regex(void)
+{
+	fixture f;
+	fx_init(&f);
+	hs_trigger *t = fx_add(&f, HS_TRIGGER_REGEX, "oops", "ftrace", "print");
+	t->field = "buf";
+	t->pattern = "^panic: .*overflow";
+	hs_trigger *bad = fx_add(&f, HS_TRIGGER_REGEX, "hostile", "ftrace", "print");
+	bad->field = "buf";
+	bad->pattern = "(a+)+$";
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0), *bst = hs_trigger_engine_stats(te, 1);
+	marker(te, T0 + SEC, "all good");
+	CHECK_EQ_INT(st->hits, 0);
+	marker(te, T0 + 2 * SEC, "panic: stack overflow in main");
+	CHECK_EQ_INT(st->hits, 1);
+	feed(te, 0, "ftrace", "print", T0 + 3 * SEC, NULL);
+	CHECK_EQ_INT(st->unreadable, 1);
+	hs_trigger_fire fire;
+	CHECK(next_fire(te, T0 + 2 * SEC, &fire));
+	CHECK_EQ_STR(fire.name, "oops");
+	CHECK_CONTAINS(fire.evidence_json, "\"field\": \"buf\"");
+	CHECK_CONTAINS(fire.evidence_json, "\"value\": \"panic: stack overflow in main\"");
+	CHECK_CONTAINS(fire.evidence_json, "\"pattern\"");
+	free(fire.evidence_json);
+
+	/* Catastrophic backtracking: the bounded match gives up and says so. */
+	static char evil[HS_TRIGGER_FIELD_BYTES];
+	memset(evil, 'a', sizeof evil - 2);
+	evil[sizeof evil - 2] = 'b';
+	evil[sizeof evil - 1] = '\0';
+	marker(te, T0 + 4 * SEC, evil);
+	CHECK_EQ_INT(bst->regex_limit_hits, 1);
+	CHECK_EQ_INT(bst->hits, 0);
+	marker(te, T0 + 5 * SEC, "aaaa");
+	CHECK_EQ_INT(bst->hits, 1);
+	hs_trigger_engine_free(te);
+}
+
+static void test_regex_api(void)
+{
+	hs_regex *re;
+	char err[128];
+	size_t off;
+	CHECK(hs_regex_compile_opts("(a+)+$", &(hs_regex_opts){.jit = false}, &re, err, sizeof err, &off) == HS_OK);
+	CHECK(!hs_regex_jitted(re));
+	char s[64];
+	memset(s, 'a', 40);
+	strcpy(s + 40, "b");
+	CHECK(hs_regex_match_limited(re, s, strlen(s)) == HS_REGEX_LIMIT); /* interpreter: match limit */
+	CHECK(hs_regex_match_limited(re, "aaa", 3) == HS_REGEX_MATCH);
+	CHECK(hs_regex_match_limited(re, "aaab", 3) == HS_REGEX_MATCH); /* only len bytes */
+	CHECK(hs_regex_match_limited(re, "b", 1) == HS_REGEX_NOMATCH);
+	CHECK(!hs_regex_match(re, s));
+	hs_regex_free(re);
+	CHECK(hs_regex_compile("(a+)+$", &re, err, sizeof err, &off) == HS_OK); /* JIT where available */
+	CHECK(hs_regex_match_limited(re, s, strlen(s)) == HS_REGEX_LIMIT);
+	hs_regex_free(re);
+	CHECK(hs_regex_compile("(unclosed", &re, err, sizeof err, &off) == HS_EINVAL);
+}
+
+/* ---- frame_time ---- */
+
+static hs_trigger *frame_trigger(fixture *f)
+{
+	hs_trigger *t = fx_add(f, HS_TRIGGER_FRAME_TIME, "stutter", "ftrace", "print");
+	t->source = "trace_marker";
+	t->slice = "^DrawFrame";
+	t->threshold_ms = 50;
+	t->ratio = 3;
+	t->ceiling_ms = 1000;
+	t->median_frames = 120;
+	return t;
+}
+
+/* 240 Hz frames of pid from *ts for n frames, with E lines, counters and other slices between. */
+static void frames(hs_trigger_engine *te, int pid, uint64_t *ts, unsigned n)
+{
+	const uint64_t period = 4166667; /* 240 Hz */
+	char line[64];
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(line, sizeof line, "B|%d|DrawFrame\n", pid);
+		marker(te, *ts, line);
+		marker(te, *ts + 1 * MS, "B|1|Other"); /* not a frame slice */
+		snprintf(line, sizeof line, "C|%d|fps|240", pid);
+		marker(te, *ts + 1 * MS, line);
+		marker(te, *ts + 2 * MS, i % 2 ? "E\n" : "E");
+		snprintf(line, sizeof line, "E|%d", pid);
+		marker(te, *ts + 3 * MS, line);
+		*ts += period;
+	}
+}
+
+static void test_frame_hitch(void)
+{
+	fixture f;
+	fx_init(&f);
+	frame_trigger(&f);
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	uint64_t ts = T0 + SEC;
+	frames(te, 100, &ts, 480); /* 2 s at 240 Hz */
+	CHECK_EQ_INT(st->hits, 0);
+	uint64_t before = ts - 4166667; /* the last start */
+	ts = before + 100 * MS;         /* one 100 ms frame */
+	uint64_t after = ts;
+	frames(te, 100, &ts, 480);
+	CHECK_EQ_INT(st->hits, 1);
+	CHECK_EQ_INT(st->unreadable, 0);
+	hs_trigger_fire fire;
+	CHECK(next_fire(te, ts, &fire));
+	CHECK_EQ_INT(fire.first_hit_ns, after);
+	CHECK_EQ_STR(fire.name, "stutter");
+	CHECK_CONTAINS(fire.evidence_json, "\"frame_ms\": 100.000");
+	CHECK_CONTAINS(fire.evidence_json, "\"median_ms\": 4.167");
+	CHECK_CONTAINS(fire.evidence_json, "\"frame_pid\": 100");
+	CHECK_CONTAINS(fire.evidence_json, "\"slice\": \"DrawFrame\"");
+	CHECK_CONTAINS(fire.evidence_json, "\"threshold_ms\": 50.000");
+	CHECK_CONTAINS(fire.evidence_json, "\"frames\": 480");
+	free(fire.evidence_json);
+	CHECK(!next_fire(te, ts, &fire));
+
+	/* Frames at or above the ceiling are no frame (alt-tab): no hit. */
+	ts = ts - 4166667 + 2000 * MS;
+	frames(te, 100, &ts, 10);
+	CHECK_EQ_INT(st->hits, 1);
+	/* The non-hitch frames since re-armed it: another 100 ms frame hits again. */
+	ts = ts - 4166667 + 100 * MS;
+	frames(te, 100, &ts, 10);
+	CHECK_EQ_INT(st->hits, 2);
+	CHECK(next_fire(te, ts, &fire));
+	free(fire.evidence_json);
+	CHECK_EQ_INT(st->fired, 2);
+	hs_trigger_engine_free(te);
+}
+
+static void test_frame_warm_and_rearm(void)
+{
+	fixture f;
+	fx_init(&f);
+	hs_trigger *t = frame_trigger(&f);
+	t->clear_ms = 500;
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	uint64_t ts = T0;
+	/* A long frame before the process has half the median window is no hitch. */
+	frames(te, 5, &ts, 30);
+	ts = ts - 4166667 + 100 * MS;
+	frames(te, 5, &ts, 60);
+	CHECK_EQ_INT(st->hits, 0);
+	/* Two hitches 180 ms apart: the second is within clear_ms of the first. */
+	ts = ts - 4166667 + 100 * MS;
+	frames(te, 5, &ts, 20);
+	CHECK_EQ_INT(st->hits, 1);
+	hs_trigger_fire fire;
+	CHECK(next_fire(te, ts, &fire));
+	free(fire.evidence_json);
+	ts = ts - 4166667 + 100 * MS;
+	frames(te, 5, &ts, 200);
+	CHECK_EQ_INT(st->hits, 2);
+	CHECK_EQ_INT(st->ignored_unarmed, 1);
+	CHECK(!next_fire(te, ts, &fire));
+	CHECK(st->armed); /* 200 good frames, 830 ms: clear */
+	ts = ts - 4166667 + 100 * MS;
+	frames(te, 5, &ts, 2);
+	CHECK_EQ_INT(st->hits, 3);
+	CHECK(next_fire(te, ts, &fire));
+	free(fire.evidence_json);
+	CHECK_EQ_INT(st->fired, 2);
+	hs_trigger_engine_free(te);
+}
+
+static void test_frame_pids(void)
+{
+	fixture f;
+	fx_init(&f);
+	frame_trigger(&f);
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	/* Two processes at 240 Hz, 1.3 ms apart; process 200 stalls 100 ms once. */
+	uint64_t a = T0, b = T0 + 1300000, hitch_at = 0;
+	for (unsigned i = 0; i < 1000; i++) {
+		char line[64];
+		snprintf(line, sizeof line, "B|100|DrawFrame");
+		marker(te, a, line);
+		snprintf(line, sizeof line, "B|200|DrawFrame");
+		marker(te, b, line);
+		a += 4166667;
+		b += i == 500 ? 100 * MS : 4166667;
+		if (i == 500)
+			hitch_at = b;
+	}
+	CHECK_EQ_INT(st->hits, 1);
+	hs_trigger_fire fire;
+	CHECK(next_fire(te, b, &fire));
+	CHECK_EQ_INT(fire.first_hit_ns, hitch_at);
+	CHECK_CONTAINS(fire.evidence_json, "\"frame_pid\": 200");
+	free(fire.evidence_json);
+
+	/* More processes than the table holds: the least recently seen are forgotten, nothing grows. */
+	for (int pid = 1000; pid < 1000 + 3 * HS_TRIGGER_FRAME_PIDS; pid++) {
+		char line[64];
+		snprintf(line, sizeof line, "B|%d|DrawFrame", pid);
+		marker(te, b, line);
+		marker(te, b + 4166667, line);
+	}
+	CHECK_EQ_INT(st->hits, 1);
+	hs_trigger_engine_free(te);
+}
+
+/* ---- manual ---- */
+
+static void test_manual_builtin(void)
+{
+	fixture f;
+	fx_init(&f);
+	fx_add(&f, HS_TRIGGER_EVENT, "crash", "signal", "signal_generate")->cooldown_s = 60;
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	hs_trigger_engine_manual(te, T0 + SEC, "SIGUSR1");
+	CHECK(hs_trigger_engine_next_due(te) == T0 + SEC);
+	hs_trigger_fire fire;
+	CHECK(next_fire(te, T0 + SEC, &fire));
+	CHECK(fire.trigger == SIZE_MAX);
+	CHECK_EQ_STR(fire.name, "manual");
+	CHECK(fire.kind == HS_TRIGGER_MANUAL);
+	CHECK_EQ_INT(fire.due_ns, T0 + SEC);
+	CHECK_CONTAINS(fire.evidence_json, "\"reason\": \"SIGUSR1\"");
+	free(fire.evidence_json);
+	/* No cool-down or cap: the next request goes out too. */
+	hs_trigger_engine_manual(te, T0 + 2 * SEC, "ctl");
+	CHECK(next_fire(te, T0 + 2 * SEC, &fire));
+	free(fire.evidence_json);
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, SIZE_MAX);
+	CHECK(st && st->fired == 2);
+	CHECK_EQ_INT(hs_trigger_engine_stats(te, 0)->hits, 0);
+	hs_trigger_engine_free(te);
+}
+
+static void test_manual_rules(void)
+{
+	fixture f;
+	fx_init(&f);
+	hs_trigger *m = fx_add(&f, HS_TRIGGER_MANUAL, "by-hand", NULL, NULL);
+	m->post_delay_ms = 1000;
+	m->cooldown_s = 30;
+	hs_trigger *e = fx_add(&f, HS_TRIGGER_EVENT, "crash", "signal", "signal_generate");
+	e->post_delay_ms = 3000;
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	feed_plain(te, T0 + 5 * SEC);
+	hs_trigger_engine_manual(te, T0 + 6 * SEC, "SIGUSR1");
+	CHECK(hs_trigger_engine_next_due(te) == T0 + 7 * SEC); /* the earlier of 7 s and 8 s */
+	hs_trigger_fire fire;
+	CHECK(!next_fire(te, T0 + 6 * SEC, &fire));
+	CHECK(next_fire(te, T0 + 7 * SEC, &fire));
+	CHECK_EQ_INT(fire.trigger, 0);
+	CHECK_EQ_STR(fire.name, "by-hand");
+	CHECK_CONTAINS(fire.evidence_json, "\"reason\": \"SIGUSR1\"");
+	free(fire.evidence_json);
+	CHECK(hs_trigger_engine_next_due(te) == T0 + 8 * SEC);
+	hs_trigger_engine_manual(te, T0 + 20 * SEC, "again"); /* in cool-down: joins */
+	CHECK_EQ_INT(hs_trigger_engine_stats(te, 0)->joined, 1);
+	CHECK(next_fire(te, T0 + 20 * SEC, &fire));
+	CHECK_EQ_INT(fire.trigger, 1);
+	free(fire.evidence_json);
+	CHECK(!next_fire(te, T0 + 21 * SEC, &fire));
+	CHECK(hs_trigger_engine_stats(te, SIZE_MAX)->hits == 0);
+	hs_trigger_engine_free(te);
+}
+
+static void test_no_event_triggers(void)
+{
+	fixture f;
+	fx_init(&f);
+	fx_add(&f, HS_TRIGGER_MANUAL, "by-hand", NULL, NULL);
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	CHECK(!hs_trigger_engine_wants_events(te));
+	feed_plain(te, T0);
+	CHECK_EQ_INT(hs_trigger_engine_stats(te, 0)->hits, 0);
+	hs_trigger_engine_free(te);
+	fx_init(&f);
+	hs_trigger *bad = fx_add(&f, HS_TRIGGER_REGEX, "bad", "ftrace", "print");
+	bad->field = "buf";
+	bad->pattern = "(unclosed";
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_EINVAL);
+}
+
+int main(void)
+{
+	test_warmup();
+	test_post_delay_and_join();
+	test_cooldown();
+	test_rearm();
+	test_rate_cap();
+	test_where();
+	test_regex();
+	test_regex_api();
+	test_frame_hitch();
+	test_frame_warm_and_rearm();
+	test_frame_pids();
+	test_manual_builtin();
+	test_manual_rules();
+	test_no_event_triggers();
+	return hs_test_done("test_trigger");
+}
