@@ -24,10 +24,13 @@ void hs_ftrace_say(hs_backend *b, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
+	/* One line at a time: the rewrite and snapshot threads speak too. */
+	flockfile(b->msg);
 	fputs("engine: ", b->msg);
 	vfprintf(b->msg, fmt, ap);
 	fputc('\n', b->msg);
 	fflush(b->msg);
+	funlockfile(b->msg);
 	va_end(ap);
 }
 
@@ -74,7 +77,8 @@ void hs_ftrace_read_stats(hs_backend *b, session *s)
 		} keys[] = {{"entries:", &cs->entries},		{"overrun:", &cs->overrun},
 			    {"commit overrun:", &cs->commit_overrun}, {"bytes:", &cs->bytes},
 			    {"dropped events:", &cs->dropped},	{"read events:", &cs->read}};
-		for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+		char *save = NULL;
+		for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 				if (!strncmp(line, keys[k].key, strlen(keys[k].key)))
 					*keys[k].v = strtoull(line + strlen(keys[k].key), NULL, 10);
@@ -162,6 +166,13 @@ static hs_status setup_session(hs_backend *b, session *s)
 		hs_ftrace_say(b, "%s: the kernel has no trace clock '%s'", name, rs->clock);
 		return HS_EIO;
 	}
+	if ((st = hs_ftrace_copy_trace_marker(s->inst, ps, "engine", b->msg)) != HS_OK)
+		return st;
+	/* mark() writes here; opened once, closed before the instance goes. */
+	s->marker_fd = tracefs_instance_file_open(s->inst, "trace_marker", O_WRONLY | O_CLOEXEC);
+	if (s->marker_fd < 0)
+		hs_ftrace_say(b, "%s: cannot open trace_marker (%s): triggers cannot mark this session's trace", name,
+			      strerror(errno));
 	st = hs_ftrace_enable_events(s->inst, b->tep, ps, "engine", b->msg, &s->ev);
 	s->st.events_enabled = s->ev.enabled;
 	s->st.events_skipped = s->ev.skipped;
@@ -232,6 +243,46 @@ static hs_status load_tep(hs_backend *b)
 	return b->tep ? HS_OK : HS_EIO;
 }
 
+/* now_ns's clock: the first file-circular session's (the key events the
+ * triggers time), else the first session's; the kernel's current one when
+ * the rules leave it. mono, mono_raw, boot and tai are POSIX clocks; local,
+ * global, perf and the counters are not readable from user space, so now_ns
+ * falls back to the newest event time seen. */
+static void pick_clock(hs_backend *b)
+{
+	session *s = NULL;
+	for (size_t i = 0; i < b->n && !s; i++)
+		if (b->s[i].ps->session->mode == HS_MODE_FILE_CIRCULAR)
+			s = &b->s[i];
+	if (!s && b->n)
+		s = &b->s[0];
+	if (!s || !s->inst)
+		return;
+	char name[32] = "";
+	if (s->ps->session->clock) {
+		snprintf(name, sizeof name, "%s", s->ps->session->clock);
+	} else {
+		/* "[local] global counter ...": the bracketed one is in use. */
+		char *text = tracefs_instance_file_read(s->inst, "trace_clock", NULL);
+		char *o = text ? strchr(text, '[') : NULL, *c = o ? strchr(o, ']') : NULL;
+		if (o && c && (size_t)(c - o - 1) < sizeof name) {
+			memcpy(name, o + 1, (size_t)(c - o - 1));
+			name[c - o - 1] = '\0';
+		}
+		free(text);
+	}
+	static const struct {
+		const char *name;
+		clockid_t id;
+	} map[] = {{"mono", CLOCK_MONOTONIC}, {"mono_raw", CLOCK_MONOTONIC_RAW}, {"boot", CLOCK_BOOTTIME},
+		   {"tai", CLOCK_TAI}};
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+		if (!strcmp(name, map[i].name)) {
+			b->clock_posix = true;
+			b->clock_id = map[i].id;
+		}
+}
+
 static hs_status ftrace_start(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts, hs_backend **out)
 {
 	hs_status st = HS_ENOMEM;
@@ -251,17 +302,32 @@ static hs_status ftrace_start(const hs_plan *plan, const char *run_dir, const hs
 	if ((st = ensure_tracefs(b)) != HS_OK)
 		goto fail;
 	st = HS_ENOMEM;
+	if (pthread_mutex_init(&b->wait_mu, NULL))
+		goto fail;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	int cv = pthread_cond_init(&b->wait_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if (cv) {
+		pthread_mutex_destroy(&b->wait_mu);
+		goto fail;
+	}
+	b->wait_init = true;
 	if (!(b->s = calloc(plan->n_sessions, sizeof(*b->s))) || !(b->page = malloc(b->subbuf)) ||
 	    !(b->kb = kbuffer_alloc(KBUFFER_LSIZE_SAME_AS_HOST, KBUFFER_ENDIAN_SAME_AS_HOST)))
 		goto fail;
 	if ((st = load_tep(b)) != HS_OK)
 		goto fail;
+	for (size_t i = 0; i < plan->n_sessions; i++)
+		b->s[i].marker_fd = -1;
 	for (size_t i = 0; i < plan->n_sessions; i++) {
 		b->s[i].ps = &plan->sessions[i];
 		b->n = i + 1;
 		if ((st = setup_session(b, &b->s[i])) != HS_OK)
 			goto fail;
 	}
+	pick_clock(b);
 	/* All rings start together once every session is configured. */
 	for (size_t i = 0; i < b->n; i++)
 		tracefs_trace_on(b->s[i].inst);
@@ -273,6 +339,81 @@ fail:
 }
 
 /* ---- streaming ---- */
+
+/* ---- key-event fields (hs_key_fields), through the backend's event formats ---- */
+
+typedef struct {
+	struct tep_event *te;
+} fields_ctx;
+
+static struct tep_format_field *key_field(const hs_key_event *ev, const char *name)
+{
+	const fields_ctx *c = ev->fields->ctx;
+	return c->te ? tep_find_field(c->te, name) : NULL;
+}
+
+static bool field_num(const hs_key_event *ev, const char *name, int64_t *out)
+{
+	struct tep_format_field *f = key_field(ev, name);
+	if (!f || (f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) || f->size <= 0 || f->size > 8 ||
+	    (size_t)f->offset + (size_t)f->size > ev->raw_len)
+		return false;
+	unsigned long long v;
+	if (tep_read_number_field(f, ev->raw, &v) != 0)
+		return false;
+	if ((f->flags & TEP_FIELD_IS_SIGNED) && f->size < 8) {
+		unsigned bits = (unsigned)f->size * 8;
+		unsigned long long sign = 1ull << (bits - 1);
+		v &= (1ull << bits) - 1;
+		v = (v ^ sign) - sign;
+	}
+	*out = (int64_t)v;
+	return true;
+}
+
+/* Char arrays, __data_loc / __rel_loc strings (printk/console's msg), and a
+ * trailing array of no declared size (ftrace/print's buf: the text of a
+ * trace_marker write, without the newline the kernel adds). The same rules as
+ * hs_tracedat_field_str, so a trigger reads a live event and a replayed one alike. */
+static bool field_str(const hs_key_event *ev, const char *name, char *buf, size_t cap)
+{
+	if (!cap)
+		return false;
+	buf[0] = '\0';
+	struct tep_format_field *f = key_field(ev, name);
+	if (!f)
+		return false;
+	const char *p = ev->raw;
+	size_t size = ev->raw_len, off = (size_t)f->offset, len;
+	bool trailing = false;
+	if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+		unsigned long long loc;
+		if (f->size != 4 || off + 4 > size || tep_read_number_field(f, p, &loc) != 0)
+			return false;
+		len = (size_t)(loc >> 16);
+		size_t at = (size_t)(loc & 0xffff);
+		if (f->flags & TEP_FIELD_IS_RELATIVE)
+			at += off + 4;
+		off = at;
+	} else if (f->size == 0 && (f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_STRING))) {
+		len = off <= size ? size - off : 0;
+		trailing = true;
+	} else if (f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_STRING)) {
+		len = (size_t)f->size;
+	} else {
+		return false;
+	}
+	if (off > size || len > size - off)
+		return false;
+	size_t n = strnlen(p + off, len);
+	while (trailing && n && p[off + n - 1] == '\n')
+		n--;
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(buf, p + off, n);
+	buf[n] = '\0';
+	return true;
+}
 
 /* Hands every event of one sub-buffer, as read from the ring, to the observer. */
 static void observe(hs_backend *b, size_t si, unsigned cpu, void *page)
@@ -290,6 +431,8 @@ static void observe(hs_backend *b, size_t si, unsigned cpu, void *page)
 		memcpy(&type, d, sizeof(type));
 		memcpy(&pid, (char *)d + 4, sizeof(pid));
 		struct tep_event *te = tep_find_event(b->tep, type);
+		fields_ctx fc = {.te = te};
+		hs_key_fields kf = {.num = field_num, .str = field_str, .ctx = &fc};
 		hs_key_event ev = {.session = si,
 				   .cpu = cpu,
 				   .ts_ns = ts,
@@ -297,7 +440,10 @@ static void observe(hs_backend *b, size_t si, unsigned cpu, void *page)
 				   .name = te ? te->name : "?",
 				   .pid = pid,
 				   .raw = d,
-				   .raw_len = (size_t)size};
+				   .raw_len = (size_t)size,
+				   .fields = &kf};
+		if (ts > b->newest_ts)
+			b->newest_ts = ts;
 		b->fn(b->fn_ctx, &ev);
 	}
 }
@@ -517,6 +663,7 @@ static void *rebuild_thread(void *arg)
 	 * it got a tenth of a CPU); its cost is already capped by bytes. */
 	rebuild_run(j);
 	atomic_store(&j->s->rebuild_done, true);
+	hs_ftrace_wake(j->b);
 	return NULL;
 }
 
@@ -538,13 +685,80 @@ static hs_status rebuild_collect(session *s, bool wait)
 	return st;
 }
 
-/* Rewrites `path` from the chunks now, in this thread. */
+/* ---- streaming while waiting ---- */
+
+void hs_ftrace_wake(hs_backend *b)
+{
+	pthread_mutex_lock(&b->wait_mu);
+	pthread_cond_broadcast(&b->wait_cv);
+	pthread_mutex_unlock(&b->wait_mu);
+}
+
+/* The poll's cheap path for every file-circular session: full pages only. */
+static hs_status drain_streams(hs_backend *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		if (b->s[i].ps->session->mode != HS_MODE_FILE_CIRCULAR || !b->s[i].sc || !b->s[i].inst)
+			continue;
+		for (unsigned c = 0; c < b->cpus; c++) {
+			if (b->s[i].sc[c].fd < 0 || !b->s[i].sc[c].tcpu)
+				continue;
+			hs_status st = drain_cpu(b, i, c, false);
+			if (st != HS_OK)
+				return st;
+		}
+	}
+	return HS_OK;
+}
+
+void hs_ftrace_stream_until(hs_backend *b, atomic_bool *done)
+{
+	bool failed = false; /* said once by drain_cpu; the next poll returns it */
+	pthread_mutex_lock(&b->wait_mu);
+	while (!atomic_load(done)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += (long)HS_LINUX_STREAM_WAKE_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec += ts.tv_nsec / 1000000000L;
+			ts.tv_nsec %= 1000000000L;
+		}
+		pthread_cond_timedwait(&b->wait_cv, &b->wait_mu, &ts);
+		if (atomic_load(done))
+			break;
+		pthread_mutex_unlock(&b->wait_mu);
+		if (!failed && !b->stopped)
+			failed = drain_streams(b) != HS_OK;
+		pthread_mutex_lock(&b->wait_mu);
+	}
+	pthread_mutex_unlock(&b->wait_mu);
+}
+
+/* Waits for a running periodic rewrite while streaming, and collects it. */
+static hs_status rebuild_finish(hs_backend *b, session *s)
+{
+	if (s->rebuild)
+		hs_ftrace_stream_until(b, &s->rebuild_done);
+	return rebuild_collect(s, true);
+}
+
+/* Rewrites `path` from the chunks now, in a thread while this one goes on
+ * streaming (a large file takes seconds to rewrite). */
 static hs_status rebuild_now(hs_backend *b, session *s, const char *path)
 {
 	rebuild_job *j = rebuild_prepare(b, s, path);
 	if (!j)
 		return HS_ENOMEM;
-	hs_status st = rebuild_run(j);
+	hs_status st;
+	pthread_t t;
+	atomic_store(&s->rebuild_done, false);
+	if (pthread_create(&t, NULL, rebuild_thread, j)) {
+		st = rebuild_run(j);
+	} else {
+		hs_ftrace_stream_until(b, &s->rebuild_done);
+		pthread_join(t, NULL);
+		st = j->st;
+	}
 	rebuild_job_free(j);
 	return st;
 }
@@ -568,7 +782,7 @@ static hs_status flush_stream(hs_backend *b, size_t si, const char *path, bool f
 	}
 	double now = hs_ftrace_now_s();
 	s->next_flush = now + (double)s->ps->session->flush_interval_s;
-	hs_status bg = rebuild_collect(s, force);
+	hs_status bg = force ? rebuild_finish(b, s) : rebuild_collect(s, false);
 	if (bg != HS_OK)
 		hs_ftrace_say(b, "%s: rewriting %s failed; the previous file is kept and the next flush tries again",
 			      s->ps->session->logger_name, s->output);
@@ -640,13 +854,63 @@ static hs_status ftrace_snapshot(hs_backend *b, size_t session_i, const char *pa
 	session *s = &b->s[session_i];
 	const char *p = path ? path : s->output;
 	if (s->ps->session->mode == HS_MODE_FILE_CIRCULAR) {
-		s->dirty = true; /* a request always writes, even with nothing new */
+		/* A request always writes, even with nothing new; to another path it
+		 * is a complete copy (through a temporary name) and the session's own
+		 * file is left as it is. */
+		if (!strcmp(p, s->output))
+			s->dirty = true;
 		return flush_stream(b, session_i, p, true);
 	}
-	/* One trace.dat writer at a time (dat.c's comm table is not shared). */
+	/* Freeze first, here at the caller's priority: the snapshot thread runs at
+	 * nice 19 and may wait seconds for a CPU under load, while the ring, in
+	 * overwrite mode, replaces the moment we were asked to keep. Draining a
+	 * live ring would also chase the writer and yield mostly empty pages
+	 * (measured: 1.3 GB for 2.8M events). This kernel has no snapshot buffer,
+	 * so events arriving until tracing resumes are lost. */
+	tracefs_trace_off(s->inst);
+	hs_ftrace_read_stats(b, s);
+	/* One trace.dat writer at a time (dat.c's comm table is not shared): a
+	 * running rewrite finishes first, the key events streaming meanwhile. */
 	for (size_t i = 0; i < b->n; i++)
-		rebuild_collect(&b->s[i], true);
-	return hs_ftrace_snapshot_ring(b, s, p, final);
+		if (rebuild_finish(b, &b->s[i]) != HS_OK)
+			b->s[i].dirty = true;
+	uint64_t reserve = HS_LINUX_SNAPSHOT_RESERVE_BYTES;
+	for (size_t i = 0; i < b->n; i++)
+		if (b->s[i].ps->session->mode == HS_MODE_FILE_CIRCULAR)
+			reserve += 2 * b->s[i].st.bytes_in_file;
+	return hs_ftrace_snapshot_ring(b, s, p, final, reserve);
+}
+
+static uint64_t ftrace_now_ns(hs_backend *b)
+{
+	struct timespec ts;
+	if (b->clock_posix && !clock_gettime(b->clock_id, &ts))
+		return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return b->newest_ts;
+}
+
+/* The text as an ftrace/print event in every session's ring. Instance
+ * trace_marker writes are not subject to set_event_notrace_pid (that filters
+ * trace events), so the engine's own marks are recorded. */
+static hs_status ftrace_mark(hs_backend *b, const char *text)
+{
+	if (b->stopped || !text)
+		return HS_EINVAL;
+	size_t len = strlen(text);
+	hs_status st = HS_OK;
+	for (size_t i = 0; i < b->n; i++) {
+		session *s = &b->s[i];
+		if (s->marker_fd < 0) {
+			st = HS_EIO;
+			continue;
+		}
+		ssize_t w = write(s->marker_fd, len ? text : "\n", len ? len : 1);
+		if (w < 0) {
+			hs_ftrace_say(b, "%s: cannot write trace_marker: %s", s->ps->session->logger_name, strerror(errno));
+			st = HS_EIO;
+		}
+	}
+	return st;
 }
 
 static hs_status ftrace_set_observer(hs_backend *b, hs_key_event_fn fn, void *ctx)
@@ -676,6 +940,9 @@ static hs_status ftrace_session_status(hs_backend *b, size_t i, const hs_session
 
 static void close_session(hs_backend *b, session *s)
 {
+	if (s->marker_fd >= 0)
+		close(s->marker_fd);
+	s->marker_fd = -1;
 	if (s->sc)
 		for (unsigned c = 0; c < b->cpus; c++) {
 			tracefs_cpu_close(s->sc[c].tcpu);
@@ -764,6 +1031,10 @@ static void ftrace_free(hs_backend *b)
 	if (b->kb)
 		kbuffer_free(b->kb);
 	free(b->page);
+	if (b->wait_init) {
+		pthread_cond_destroy(&b->wait_cv);
+		pthread_mutex_destroy(&b->wait_mu);
+	}
 	free(b);
 }
 
@@ -778,6 +1049,8 @@ const hs_backend_ops hs_backend_ftrace = {
 	.session_status = ftrace_session_status,
 	.n_sessions = ftrace_n_sessions,
 	.finished = NULL,
+	.now_ns = ftrace_now_ns,
+	.mark = ftrace_mark,
 	.stop = ftrace_stop,
 	.free = ftrace_free,
 };

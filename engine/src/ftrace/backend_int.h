@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "ftrace/instance.h"
 #include "hindsight/backend.h"
@@ -37,6 +38,7 @@ typedef struct {
 	pthread_t rebuild_tid;
 	atomic_bool rebuild_done;
 	hs_ftrace_events ev;
+	int marker_fd; /* the instance's trace_marker, for mark(); -1 when closed */
 } session;
 
 struct hs_backend {
@@ -54,6 +56,16 @@ struct hs_backend {
 	hs_key_event_fn fn;
 	void *fn_ctx;
 	bool stopped;
+	/* now_ns: the key sessions' trace clock as a POSIX clock, when it maps to
+	 * one; else the newest event time the observer saw. */
+	bool clock_posix;
+	clockid_t clock_id;
+	uint64_t newest_ts;
+	/* A thread that works while the caller keeps streaming (a rewrite, a ring
+	 * snapshot) sets its done flag and broadcasts wait_cv under wait_mu. */
+	pthread_mutex_t wait_mu;
+	pthread_cond_t wait_cv;
+	bool wait_init;
 };
 
 /* Messages for the user, "engine: " first, flushed (the engine tees them to main.log). */
@@ -65,8 +77,20 @@ char *hs_ftrace_path_join(const char *a, const char *b);
 void hs_ftrace_read_stats(hs_backend *b, session *s);
 uint64_t hs_ftrace_sum_entries(const session *s, unsigned cpus);
 
-/* Freezes a buffering session's ring, drains it losslessly into `path` (a
- * trace.dat, through a temporary name) and resumes it unless `final`. */
-hs_status hs_ftrace_snapshot_ring(hs_backend *b, session *s, const char *path, bool final);
+/* Wakes hs_ftrace_stream_until: call after setting its done flag. */
+void hs_ftrace_wake(hs_backend *b);
+/* Keeps the file-circular sessions streaming (the cheap path: full pages to
+ * their chunks and the observer, no flush, no rewrite) every
+ * HS_LINUX_STREAM_WAKE_MS until *done, so work the caller waits for (a ring
+ * snapshot, a rewrite) never stops the key-event stream. Calling thread only. */
+void hs_ftrace_stream_until(hs_backend *b, atomic_bool *done);
+
+/* Drains a frozen buffering session's ring (the caller turned it off and read
+ * its stats) losslessly into `path` (a trace.dat, through a temporary name)
+ * and resumes it unless `final`; the key-event sessions keep streaming
+ * meanwhile. `reserve` is what the disk must keep free for the key-event
+ * files' rewrites and the manifest (computed by the caller, which owns those
+ * sessions' counters). */
+hs_status hs_ftrace_snapshot_ring(hs_backend *b, session *s, const char *path, bool final, uint64_t reserve);
 
 #endif

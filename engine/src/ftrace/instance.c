@@ -253,10 +253,14 @@ struct tep_handle *hs_ftrace_load_formats(const hs_plan_session *sessions, size_
 	size_t n = 0;
 	for (size_t i = 0; i < n_sessions; i++)
 		n += sessions[i].n_providers;
-	const char **sys = calloc(n + 1, sizeof(*sys));
+	const char **sys = calloc(n + 2, sizeof(*sys));
 	if (!sys)
 		return NULL;
 	n = 0;
+	/* Always the ftrace system: trace_marker writes (the engine's marks, the
+	 * applications' copied by copy_trace_marker) are its print events, and
+	 * the observer names and decodes them like any other. */
+	sys[n++] = "ftrace";
 	for (size_t i = 0; i < n_sessions; i++)
 		for (size_t p = 0; p < sessions[i].n_providers; p++) {
 			const hs_provider *pr = sessions[i].providers[p].provider;
@@ -313,6 +317,21 @@ static hs_status enable_event(struct tracefs_instance *inst, struct tep_handle *
 			      hs_ftrace_events *ev)
 {
 	const char *name = pe->name;
+	/* The ftrace system's events (print: trace_marker writes; bputs, bprint:
+	 * trace_printk) have no enable or filter file: the kernel writes them
+	 * whenever the instance traces. A whitelist naming one takes it as on. */
+	if (!strcmp(sys, "ftrace")) {
+		if (!tep_find_event_by_name(tep, sys, name)) {
+			say(who, msg, "%s: event %s:%s does not exist in this kernel; skipped", iname, sys, name);
+			goto skip;
+		}
+		if (pe->filter)
+			say(who, msg, "%s: the kernel cannot filter %s:%s (the ftrace system has no filter files): its filter "
+				      "\"%s\" is not applied, every one is recorded",
+			    iname, sys, name, pe->filter);
+		ev->enabled++;
+		return HS_OK;
+	}
 	if (pe->filter) {
 		struct tep_event *te = tep_find_event_by_name(tep, sys, name);
 		char *err = NULL, *back = NULL;
@@ -428,6 +447,10 @@ hs_status hs_ftrace_enable_events(struct tracefs_instance *inst, struct tep_hand
 		const hs_plan_provider *pp = &ps->providers[i];
 		const char *sys = pp->provider->system ? pp->provider->system : pp->provider->name;
 		if (!pp->n_events) {
+			if (!strcmp(sys, "ftrace")) { /* no enable files: always on (see enable_event) */
+				ev->enabled++;
+				continue;
+			}
 			if (tracefs_event_enable(inst, sys, NULL) < 0) {
 				say(who, msg, "%s: system %s cannot be enabled (not in this kernel?); skipped", iname, sys);
 				ev->skipped++;
@@ -441,6 +464,25 @@ hs_status hs_ftrace_enable_events(struct tracefs_instance *inst, struct tep_hand
 		for (size_t e = 0; e < pp->n_events; e++)
 			if (enable_event(inst, tep, iname, sys, &pp->events[e], who, msg, ev) != HS_OK)
 				return HS_ENOMEM;
+	}
+	return HS_OK;
+}
+
+hs_status hs_ftrace_copy_trace_marker(struct tracefs_instance *inst, const hs_plan_session *ps, const char *who,
+				      FILE *msg)
+{
+	if (!ps->linux_.copy_trace_marker)
+		return HS_OK;
+	const char *iname = ps->session->logger_name;
+	if (!tracefs_file_exists(inst, "options/copy_trace_marker")) {
+		say(who, msg, "%s: this kernel lacks options/copy_trace_marker (Linux 6.17+): the applications' trace_marker "
+			      "writes cannot reach this session, so the trace_marker frame source cannot work",
+		    iname);
+		return HS_EIO;
+	}
+	if (tracefs_instance_file_write(inst, "options/copy_trace_marker", "1") < 0) {
+		say(who, msg, "%s: cannot set options/copy_trace_marker: %s", iname, strerror(errno));
+		return HS_EIO;
 	}
 	return HS_OK;
 }

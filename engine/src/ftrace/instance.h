@@ -72,4 +72,11 @@ hs_status hs_ftrace_enable_events(struct tracefs_instance *inst, struct tep_hand
 				  const char *who, FILE *msg, hs_ftrace_events *ev);
 void hs_ftrace_events_free(hs_ftrace_events *ev);
 
+/* options/copy_trace_marker when the plan asks for it (hs_plan_linux): the
+ * applications' writes to the top-level trace_marker (a frame source: atrace
+ * "B|pid|Name") are copied into this instance. HS_EIO, after saying so, when
+ * the kernel lacks the option (Linux 6.17+) or refuses it. */
+hs_status hs_ftrace_copy_trace_marker(struct tracefs_instance *inst, const hs_plan_session *ps, const char *who,
+				      FILE *msg);
+
 #endif
