@@ -209,4 +209,9 @@
  * is not a cap. A larger max_per_hour counts as this many. */
 #define HS_TRIGGER_MAX_PER_HOUR 3600
 
+/* Triggers: snapshots decided (due) but not yet taken by the caller, per
+ * trigger. The loop takes them every wake-up; only a caller far behind (a
+ * replay at full speed) queues more, and then the hits join the newest. */
+#define HS_TRIGGER_MAX_READY 8
+
 #endif

@@ -30,13 +30,20 @@
  * - An event is a trigger's when its session is the trigger's session and its
  *   (system, name) is one of the trigger's events. hs_key_event carries names
  *   only, so a plan event known only by its id (name NULL) matches nothing.
- * - Hit times are event times (ts_ns): warm-up, post_delay, clear_ms and
- *   "in cool-down" compare them; the cool-down and the rate cap's hour are
- *   counted from the hand-out time (next's now_ns). Manual hits happen at now_ns.
+ * - Decisions are made in the sessions' clock, not when the caller asks:
+ *   hit times are event times (ts_ns; manual hits happen at now_ns), and a
+ *   pending snapshot is decided at its due time (rate cap, then cool-down,
+ *   both counted from the due time), by next at a later now_ns or by a hit
+ *   after the due time (which then does not join it). So a caller that calls
+ *   next late (a replay at full speed) gets the same snapshots; next hands
+ *   the decided ones out in due order (at most HS_TRIGGER_MAX_READY waiting
+ *   per trigger: past that, hits join the newest waiting).
  * - A hit in warm-up only counts (ignored_warmup) and does not delay the
  *   re-arm; every later hit (joined or ignored too) restarts clear_ms.
  * - max_per_hour 0: no cap (more than HS_TRIGGER_MAX_PER_HOUR counts as it).
  *   A due snapshot refused by the cap is dropped; no cool-down follows.
+ * - The built-in manual trigger has no warm-up, clear_ms, post-delay,
+ *   cool-down or cap: every request is a snapshot, due at once.
  * - Conditions read fields through ev->fields (string fields for string
  *   values, integers for numbers; an integer field compares as decimal text
  *   and a string holding one number as a number). No fields, or no such
@@ -110,7 +117,8 @@ void hs_trigger_engine_feed(hs_trigger_engine *te, const hs_key_event *ev, uint6
 void hs_trigger_engine_manual(hs_trigger_engine *te, uint64_t now_ns, const char *reason);
 
 /* Hands out one snapshot that is due at now_ns (post_delay passed) and
- * returns true; false when none is. Call until false. */
+ * returns true; false when none is. Call until false. last_fire_ns in the
+ * stats is this now_ns. */
 bool hs_trigger_engine_next(hs_trigger_engine *te, uint64_t now_ns, hs_trigger_fire *out);
 
 /* The earliest due time of a pending snapshot, or UINT64_MAX: how long the

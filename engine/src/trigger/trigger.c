@@ -38,6 +38,8 @@ static void trig_free(hs_trig *t)
 	hs_frame_free(t);
 	free(t->fire_times);
 	free(t->pend.evidence_json);
+	for (size_t k = 0; k < t->n_ready; k++)
+		free(t->ready[(t->ready_head + k) % HS_TRIGGER_MAX_READY].evidence_json);
 }
 
 void hs_trigger_engine_free(hs_trigger_engine *te)
@@ -193,11 +195,61 @@ static char *evidence(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev,
 	return hs_sb_take(&sb);
 }
 
+/* Room under the rate cap for a snapshot at `now` (the window is (now - 1 h, now]). */
+static bool rate_allows(const hs_trig *t, uint64_t now)
+{
+	if (!t->rate_cap || t->n_fire_times < t->rate_cap)
+		return true;
+	uint64_t oldest = t->fire_times[t->fire_next]; /* full ring: the next slot holds the oldest */
+	return add_sat(oldest, RATE_WINDOW_NS) <= now;
+}
+
+/* The pending snapshot is due: decided at its due time, in the sessions'
+ * clock, whenever the caller asks (next) or a later hit shows the time has
+ * passed. The rate cap's hour and the cool-down count from the due time. */
+static void decide(hs_trig *t)
+{
+	hs_trigger_fire *p = &t->pend;
+	uint64_t at = p->due_ns;
+	t->pend_active = false;
+	t->st.pending = t->n_ready > 0;
+	if (!rate_allows(t, at)) {
+		t->st.dropped_rate++;
+		free(p->evidence_json);
+		p->evidence_json = NULL;
+		return;
+	}
+	if (t->n_ready == HS_TRIGGER_MAX_READY) {
+		/* The caller is far behind: these hits join the newest snapshot waiting. */
+		hs_trigger_fire *last = &t->ready[(t->ready_head + t->n_ready - 1) % HS_TRIGGER_MAX_READY];
+		last->hits += p->hits;
+		if (p->last_hit_ns > last->last_hit_ns)
+			last->last_hit_ns = p->last_hit_ns;
+		t->st.joined += p->hits;
+		free(p->evidence_json);
+		p->evidence_json = NULL;
+		return;
+	}
+	if (t->rate_cap) {
+		t->fire_times[t->fire_next] = at;
+		t->fire_next = (t->fire_next + 1) % t->rate_cap;
+		if (t->n_fire_times < t->rate_cap)
+			t->n_fire_times++;
+	}
+	t->fired_once = true;
+	t->cooldown_end_ns = add_sat(at, t->cooldown_ns);
+	t->ready[(t->ready_head + t->n_ready++) % HS_TRIGGER_MAX_READY] = *p;
+	p->evidence_json = NULL;
+	t->st.pending = true;
+}
+
 /* One hit at event time ts (detected at now): the behaviour state machine. */
 static void hit(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, uint64_t ts, uint64_t now,
 		const hs_frame_hit *fh, const char *reason)
 {
 	t->st.hits++;
+	if (t->pend_active && ts > t->pend.due_ns)
+		decide(t); /* the pending one was due before this hit: it does not join it */
 	if (ts < t->warmup_end_ns) {
 		t->st.ignored_warmup++;
 		return;
@@ -207,7 +259,7 @@ static void hit(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, uint6
 	if (ts > t->last_hit_ns)
 		t->last_hit_ns = ts;
 	t->need_clear = true;
-	if (t->st.pending) {
+	if (t->pend_active) {
 		t->st.joined++;
 		t->pend.hits++;
 		if (ts > t->pend.last_hit_ns)
@@ -234,6 +286,7 @@ static void hit(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, uint6
 	t->pend.hits = 1;
 	free(t->pend.evidence_json);
 	t->pend.evidence_json = evidence(te, t, ev, ts, fh, reason);
+	t->pend_active = true;
 	t->st.pending = true;
 	t->st.armed = false;
 }
@@ -285,15 +338,6 @@ void hs_trigger_engine_manual(hs_trigger_engine *te, uint64_t now_ns, const char
 			hit(te, &te->trigs[i], NULL, now_ns, now_ns, NULL, reason);
 }
 
-/* Room under the rate cap at now (the window is (now - 1 h, now]). */
-static bool rate_allows(const hs_trig *t, uint64_t now)
-{
-	if (!t->rate_cap || t->n_fire_times < t->rate_cap)
-		return true;
-	uint64_t oldest = t->fire_times[t->fire_next]; /* full ring: the next slot holds the oldest */
-	return add_sat(oldest, RATE_WINDOW_NS) <= now;
-}
-
 /* The trigger's armed flag for the stats, as of now. */
 static void update_armed(hs_trig *t, uint64_t now)
 {
@@ -302,51 +346,52 @@ static void update_armed(hs_trig *t, uint64_t now)
 	t->st.armed = now >= t->warmup_end_ns && clear && !t->st.pending;
 }
 
+static void due_now(hs_trig *t, uint64_t now)
+{
+	if (t->pend_active && t->pend.due_ns <= now)
+		decide(t);
+	update_armed(t, now);
+}
+
 bool hs_trigger_engine_next(hs_trigger_engine *te, uint64_t now_ns, hs_trigger_fire *out)
 {
+	due_now(&te->builtin, now_ns);
 	for (size_t i = 0; i < te->n; i++)
-		update_armed(&te->trigs[i], now_ns);
-	update_armed(&te->builtin, now_ns);
-	for (;;) {
-		hs_trig *best = NULL;
-		if (te->builtin.st.pending && te->builtin.pend.due_ns <= now_ns)
-			best = &te->builtin;
-		for (size_t i = 0; i < te->n; i++) {
-			hs_trig *t = &te->trigs[i];
-			if (t->st.pending && t->pend.due_ns <= now_ns && (!best || t->pend.due_ns < best->pend.due_ns))
-				best = t;
-		}
-		if (!best)
-			return false;
-		best->st.pending = false;
-		if (!rate_allows(best, now_ns)) {
-			best->st.dropped_rate++;
-			free(best->pend.evidence_json);
-			best->pend.evidence_json = NULL;
-			continue;
-		}
-		if (best->rate_cap) {
-			best->fire_times[best->fire_next] = now_ns;
-			best->fire_next = (best->fire_next + 1) % best->rate_cap;
-			if (best->n_fire_times < best->rate_cap)
-				best->n_fire_times++;
-		}
-		best->st.fired++;
-		best->st.last_fire_ns = now_ns;
-		best->fired_once = true;
-		best->cooldown_end_ns = add_sat(now_ns, best->cooldown_ns);
-		*out = best->pend;
-		best->pend.evidence_json = NULL;
-		return true;
+		due_now(&te->trigs[i], now_ns);
+	/* The earliest due of all decided snapshots goes first. */
+	hs_trig *best = te->builtin.n_ready ? &te->builtin : NULL;
+	for (size_t i = 0; i < te->n; i++) {
+		hs_trig *t = &te->trigs[i];
+		if (t->n_ready && (!best || t->ready[t->ready_head].due_ns < best->ready[best->ready_head].due_ns))
+			best = t;
 	}
+	if (!best)
+		return false;
+	*out = best->ready[best->ready_head];
+	best->ready[best->ready_head].evidence_json = NULL;
+	best->ready_head = (best->ready_head + 1) % HS_TRIGGER_MAX_READY;
+	best->n_ready--;
+	best->st.pending = best->pend_active || best->n_ready;
+	best->st.fired++;
+	best->st.last_fire_ns = now_ns;
+	return true;
+}
+
+static uint64_t trig_due(const hs_trig *t)
+{
+	if (t->n_ready)
+		return t->ready[t->ready_head].due_ns; /* earlier than the pending one */
+	return t->pend_active ? t->pend.due_ns : UINT64_MAX;
 }
 
 uint64_t hs_trigger_engine_next_due(const hs_trigger_engine *te)
 {
-	uint64_t due = te->builtin.st.pending ? te->builtin.pend.due_ns : UINT64_MAX;
-	for (size_t i = 0; i < te->n; i++)
-		if (te->trigs[i].st.pending && te->trigs[i].pend.due_ns < due)
-			due = te->trigs[i].pend.due_ns;
+	uint64_t due = trig_due(&te->builtin);
+	for (size_t i = 0; i < te->n; i++) {
+		uint64_t d = trig_due(&te->trigs[i]);
+		if (d < due)
+			due = d;
+	}
 	return due;
 }
 

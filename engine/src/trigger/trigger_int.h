@@ -55,10 +55,15 @@ typedef struct {
 	/* hysteresis: after a hit the trigger waits for its condition to clear */
 	bool need_clear;
 	uint64_t last_hit_ns;      /* the newest hit (any outcome but warm-up) */
-	bool fired_once;
+	bool fired_once;           /* a snapshot was decided (cooldown_end_ns is set) */
 	uint64_t cooldown_end_ns;
-	/* the pending snapshot */
+	/* The pending snapshot (not due yet), and the snapshots decided at their
+	 * due time and waiting for next (a caller that calls next late, such as
+	 * a replay at full speed, gets the same decisions). */
+	bool pend_active;
 	hs_trigger_fire pend;
+	hs_trigger_fire ready[HS_TRIGGER_MAX_READY];
+	size_t n_ready, ready_head;
 	hs_trigger_stats st;
 } hs_trig;
 
