@@ -1,4 +1,4 @@
-/* bench/key_stream.c: the highest key-event rate the streaming session records with zero loss, and the recorder's CPU per million events, in stepped rates. */
+/* bench/key_stream.c: the highest key-event rate the streaming session records with zero loss, and the recorder's CPU per million events, in stepped rates; optionally with ring snapshots taken meanwhile (the key stream must not stop for them). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -36,7 +36,19 @@ typedef struct {
 	const pid_t *pid;
 	unsigned procs;
 	uint64_t ours, other; /* fsync events of the generators; every other key event */
+	/* Wall time between two of the generators' events reaching the observer:
+	 * with events every few microseconds, the longest gap is the longest time
+	 * the key rings went undrained (a poll's sleep, or a snapshot that held the
+	 * loop up). */
+	double last_s, max_gap_s;
 } counter;
+
+static double gap_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static void count_event(void *ctx, const hs_key_event *ev)
 {
@@ -44,6 +56,10 @@ static void count_event(void *ctx, const hs_key_event *ev)
 	if (!strcmp(ev->name, EV_ENTER) || !strcmp(ev->name, EV_EXIT))
 		for (unsigned i = 0; i < c->procs; i++)
 			if (ev->pid == c->pid[i]) {
+				double t = gap_now_s();
+				if (c->last_s > 0 && t - c->last_s > c->max_gap_s)
+					c->max_gap_s = t - c->last_s;
+				c->last_s = t;
 				c->ours++;
 				return;
 			}
@@ -110,8 +126,16 @@ typedef struct {
 	uint64_t generated, recorded, other, dropped, overrun, chunks_dropped, in_file;
 	double cpu_s, wall_s, stop_s, gen_cpu_s;
 	double max_poll_s, bytes_per_event, ring_kb;
+	double max_gap_s;             /* longest wall time between two streamed generator events */
+	unsigned snaps, snaps_failed; /* --snapshot-every: ring snapshots taken in the step */
+	double max_snap_s;
 	bool lost, ring_lost, short_of_rate, file_ok;
 } step_result;
+
+/* --snapshot-every: a ring snapshot (non-final) this often during a step, of
+ * this buffering session of the plan (session 1 of the bench plan). */
+static double g_snap_every;
+static size_t g_ring_i = SIZE_MAX;
 
 static int run_step(const hs_plan *plan, size_t keys_i, double rate, double secs, unsigned procs, double flush_s,
 		    gen_shared *gs, step_result *res)
@@ -151,7 +175,8 @@ static int run_step(const hs_plan *plan, size_t keys_i, double rate, double secs
 	}
 	close(go[0]);
 	bench_plan bp;
-	bench_plan_init(&bp, plan, &keys_i, 1, "ks");
+	size_t idx[2] = {keys_i, g_ring_i};
+	bench_plan_init(&bp, plan, idx, g_snap_every > 0 ? 2 : 1, "ks");
 	if (flush_s > 0)
 		bp.session[0].flush_interval_s = (uint64_t)flush_s;
 	hs_backend *b = bench_backend_start(&bp);
@@ -161,7 +186,7 @@ static int run_step(const hs_plan *plan, size_t keys_i, double rate, double secs
 		hs_backend_free(b);
 		return 1;
 	}
-	counter cnt = {gs->pid, procs, 0, 0};
+	counter cnt = {gs->pid, procs, 0, 0, 0, 0};
 	hs_backend_set_observer(b, count_event, &cnt);
 	hs_backend_poll(b, 0); /* whatever the start-up produced is not part of the step */
 	cnt.other = 0;
@@ -170,6 +195,7 @@ static int run_step(const hs_plan *plan, size_t keys_i, double rate, double secs
 	/* The engine's loop: record.c polls at HS_LINUX_STREAM_WAKE_MS. */
 	bool ok = true;
 	unsigned alive = procs;
+	double next_snap = w0 + g_snap_every;
 	while (!g_stop && alive) {
 		/* The sleep of hs_backend_poll(b, 50), taken here so that the work
 		 * after it can be timed: the ring is not drained while it runs. */
@@ -181,6 +207,21 @@ static int run_step(const hs_plan *plan, size_t keys_i, double rate, double secs
 		double pd = bench_now_s() - p0;
 		if (pd > res->max_poll_s)
 			res->max_poll_s = pd;
+		if (g_snap_every > 0 && bench_now_s() >= next_snap) {
+			/* As a trigger would: a non-final ring snapshot from the loop's
+			 * thread. The key rings must go on draining meanwhile. */
+			char snap[8192];
+			snprintf(snap, sizeof snap, "%s/snap%u.dat", g_dir, res->snaps);
+			double t0 = bench_now_s();
+			if (hs_backend_snapshot(b, 1, snap, false) != HS_OK)
+				res->snaps_failed++;
+			double sd = bench_now_s() - t0;
+			if (sd > res->max_snap_s)
+				res->max_snap_s = sd;
+			res->snaps++;
+			unlink(snap);
+			next_snap = bench_now_s() + g_snap_every;
+		}
 		pid_t r;
 		while (alive && (r = waitpid(-first, NULL, WNOHANG)) > 0)
 			alive--;
@@ -208,6 +249,7 @@ static int run_step(const hs_plan *plan, size_t keys_i, double rate, double secs
 	res->achieved = (double)res->generated / secs;
 	res->recorded = cnt.ours;
 	res->other = cnt.other;
+	res->max_gap_s = cnt.max_gap_s;
 	res->dropped = res->overrun = 0;
 	for (unsigned c = 0; c < s->cpus; c++) {
 		res->dropped += s->cpu[c].dropped;
@@ -240,7 +282,9 @@ out:
 static void usage(FILE *f)
 {
 	fputs("usage: bench_key_stream [--rates R1,R2,...] [--step-sec S] [--procs N] [--all] [--flush-sec S]\n"
-	      "                        [--rules FILE] [--dir DIR] [-v]\n",
+	      "                        [--snapshot-every S] [--rules FILE] [--dir DIR] [-v]\n"
+	      "  --snapshot-every S: also take a ring snapshot (the rules' first buffering session) every S s\n"
+	      "                      of each step; the key stream must lose nothing meanwhile\n",
 	      f);
 }
 
@@ -253,7 +297,7 @@ int main(int argc, char **argv)
 	bool verbose = false, all = false;
 	static const struct option lo[] = {
 		{"rates", 1, 0, 'R'}, {"step-sec", 1, 0, 's'}, {"procs", 1, 0, 'p'}, {"all", 0, 0, 'a'},
-		{"flush-sec", 1, 0, 'F'}, {"rules", 1, 0, 'r'}, {"dir", 1, 0, 'd'}, {"verbose", 0, 0, 'v'},
+		{"flush-sec", 1, 0, 'F'}, {"snapshot-every", 1, 0, 'S'}, {"rules", 1, 0, 'r'}, {"dir", 1, 0, 'd'}, {"verbose", 0, 0, 'v'},
 		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
@@ -263,6 +307,7 @@ int main(int argc, char **argv)
 		case 'p': procs = (unsigned)atoi(optarg); break;
 		case 'a': all = true; break;
 		case 'F': flush_s = atof(optarg); break;
+		case 'S': g_snap_every = atof(optarg); break;
 		case 'r': rules = optarg; break;
 		case 'd': dir = optarg; break;
 		case 'v': verbose = true; break;
@@ -315,6 +360,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench: %s has no file-circular Linux session\n", rules);
 		goto out;
 	}
+	if (g_snap_every > 0 && (g_ring_i = bench_find_session(plan, HS_MODE_BUFFERING)) == SIZE_MAX) {
+		fprintf(stderr, "bench: %s has no buffering Linux session to snapshot\n", rules);
+		goto out;
+	}
 	/* The generator's events must be whitelisted, or nothing is measured. */
 	bool enter = false, exit_ = false;
 	const hs_plan_session *ps = &plan->sessions[keys_i];
@@ -340,8 +389,13 @@ int main(int argc, char **argv)
 	       ps->session->name, ps->linux_.per_cpu_kb, ps->session->max_file_mb,
 	       flush_s > 0 ? (uint64_t)flush_s : ps->session->flush_interval_s,
 	       g_prefix, procs, procs == 1 ? "" : "es", EV_ENTER, EV_EXIT, secs);
-	printf("  %10s %10s %10s %10s %8s %8s %7s %7s %9s %8s %8s %7s\n", "target/s", "achieved/s", "generated",
-	       "recorded", "dropped", "overrun", "chunks-", "rec CPU", "ms CPU/M", "gen us/c", "max poll", "result");
+	if (g_snap_every > 0)
+		printf("snapshots: session %s (%" PRIu64 " KB ring per CPU) every %.1f s, non-final, from the polling "
+		       "thread\n",
+		       plan->sessions[g_ring_i].session->name, plan->sessions[g_ring_i].linux_.per_cpu_kb, g_snap_every);
+	printf("  %10s %10s %10s %10s %8s %8s %7s %7s %9s %8s %8s %8s %7s\n", "target/s", "achieved/s", "generated",
+	       "recorded", "dropped", "overrun", "chunks-", "rec CPU", "ms CPU/M", "gen us/c", "max poll", "max gap",
+	       "result");
 	fflush(stdout);
 	rc = 0;
 	for (size_t k = 0; k < n_rates && !g_stop; k++) {
@@ -354,11 +408,11 @@ int main(int argc, char **argv)
 		done = k + 1;
 		double events = (double)(r->recorded + r->other);
 		printf("  %10.0f %10.0f %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %7" PRIu64 " %6.2f%% %9.1f "
-		       "%8.2f %6.0fms %7s%s\n",
+		       "%8.2f %6.0fms %6.0fms %7s%s\n",
 		       r->target, r->achieved, r->generated, r->recorded, r->dropped, r->overrun, r->chunks_dropped,
 		       100.0 * r->cpu_s / r->wall_s, events > 0 ? r->cpu_s * 1e3 / (events / 1e6) : 0.0,
 		       r->generated ? r->gen_cpu_s * 1e6 / ((double)r->generated / EVENTS_PER_CALL) : 0.0,
-		       r->max_poll_s * 1e3,
+		       r->max_poll_s * 1e3, r->max_gap_s * 1e3,
 		       r->ring_lost ? (r->file_ok ? "LOSS" : "LOSS+file") : r->file_ok ? "ok" : "file",
 		       r->short_of_rate ? " (generator short of the rate)" : "");
 		/* How long one CPU's ring lasts at this rate if the generator stays on
@@ -366,6 +420,11 @@ int main(int argc, char **argv)
 		double ring_ms = r->achieved > 0 && r->bytes_per_event > 0
 					 ? r->ring_kb * 1024.0 / (r->achieved * r->bytes_per_event) * 1e3
 					 : 0.0;
+		if (g_snap_every > 0)
+			printf("             %u ring snapshots (%u failed), the longest %.3f s; key events lost meanwhile: "
+			       "%" PRIu64 "\n",
+			       r->snaps, r->snaps_failed, r->max_snap_s,
+			       r->generated > r->recorded ? r->generated - r->recorded : 0);
 		if (verbose || r->lost)
 			printf("             other key events %" PRIu64 ", keyevents.dat holds %" PRIu64 "%s, %.1f bytes per "
 			       "event, one CPU's ring holds %.0f ms of this rate, final stop %.3f s\n",
@@ -393,7 +452,8 @@ int main(int argc, char **argv)
 		printf("\nresult (LOSS = the recorder fell behind: recorded < generated, or dropped or overrun > 0; file = "
 		       "keyevents.dat does not hold what was streamed;\n        ms CPU/M = the recorder's user+sys CPU per million events it streamed; rec CPU = %% of "
 		       "one CPU; gen us/c = the generator's CPU per fsync call, tracepoints included; max poll = the "
-		       "longest poll after its 50 ms sleep, while the ring is not drained):\n");
+		       "longest poll after its 50 ms sleep, while the ring is not drained; max gap = the longest wall time between "
+		       "two generator events reaching the observer, i.e. the longest the key rings went undrained):\n");
 		if (best) {
 			double ev = (double)(best->recorded + best->other);
 			printf("  highest sustained rate with zero loss (the recorder kept up): %.0f events/s (step %.0f/s), "
