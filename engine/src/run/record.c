@@ -1,4 +1,4 @@
-/* run/record.c: the normal recording mode over any backend's table: run folder, main.log tee, run.json, periodic stats, Ctrl+C snapshot. */
+/* run/record.c: the normal recording mode over any backend's table: run folder, main.log tee, run.json, periodic stats, triggered and Ctrl+C snapshots. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -8,8 +8,10 @@
 #include "hindsight/backend.h"
 #include "hindsight/exitcodes.h"
 #include "hindsight/limits.h"
+#include "hindsight/trigger.h"
 #include "run/os.h"
 #include "run/record.h"
+#include "run/snapshots.h"
 #include "util/compat.h"
 #include "util/json.h"
 #include "util/strbuf.h"
@@ -84,7 +86,7 @@ static void iso_time(char *buf, size_t n, time_t t)
 /* Written at start (end null) so a killed run still has one, and again at the end. */
 static hs_status write_manifest(const char *path, const hs_ruleset *rs, const hs_plan *plan, const char *rules_path,
 				time_t start, time_t end, const hs_backend_ops *ops, hs_backend *b, uint64_t observed,
-				int exit_code)
+				const hs_trigger_engine *te, const hs_snapshots *sn, int exit_code)
 {
 	hs_strbuf sb = {0};
 	hs_json j;
@@ -165,6 +167,26 @@ static hs_status write_manifest(const char *path, const hs_ruleset *rs, const hs
 		hs_json_obj_end(&j);
 	}
 	hs_json_arr_end(&j);
+	/* Triggers: what each saw and did, and every snapshot taken (docs/triggers.md). */
+	hs_json_key(&j, "triggers");
+	hs_json_arr_begin(&j);
+	for (size_t i = 0; te && i < hs_trigger_engine_count(te); i++) {
+		const hs_trigger_stats *tst = hs_trigger_engine_stats(te, i);
+		hs_json_obj_begin(&j);
+		hs_json_kstr(&j, "name", plan->triggers[i].trigger->name);
+		hs_json_kbool(&j, "armed", tst->armed);
+		hs_json_kuint(&j, "hits", tst->hits);
+		hs_json_kuint(&j, "fired", tst->fired);
+		hs_json_kuint(&j, "joined", tst->joined);
+		hs_json_kuint(&j, "ignored_warmup", tst->ignored_warmup);
+		hs_json_kuint(&j, "ignored_unarmed", tst->ignored_unarmed);
+		hs_json_kuint(&j, "dropped_rate", tst->dropped_rate);
+		hs_json_kuint(&j, "last_fire_ns", tst->last_fire_ns);
+		hs_json_obj_end(&j);
+	}
+	hs_json_arr_end(&j);
+	hs_json_key(&j, "snapshots");
+	hs_snapshots_json(sn, &j);
 	/* The resolved plan as `engine --plan --json` prints it, placed last. */
 	char *pj = hs_plan_json(plan);
 	hs_json_key(&j, "plan");
@@ -195,10 +217,52 @@ static hs_status write_manifest(const char *path, const hs_ruleset *rs, const hs
 
 /* ---- the run ---- */
 
-static void count_key_event(void *ctx, const hs_key_event *ev)
+typedef struct {
+	uint64_t observed;
+	hs_trigger_engine *te;
+	const hs_backend_ops *ops;
+	hs_backend *b;
+} observer_ctx;
+
+static void observe_key_event(void *ctx, const hs_key_event *ev)
 {
-	(void)ev;
-	(*(uint64_t *)ctx)++;
+	observer_ctx *oc = ctx;
+	oc->observed++;
+	if (oc->te)
+		hs_trigger_engine_feed(oc->te, ev, oc->ops->now_ns ? oc->ops->now_ns(oc->b) : 0);
+}
+
+/* The sessions' clock, or the monotonic clock where the backend has none
+ * (then only manual triggers run, and they only need a consistent clock). */
+static uint64_t clock_now(const hs_backend_ops *ops, hs_backend *b)
+{
+	return ops->now_ns ? ops->now_ns(b) : hs_os_monotonic_ms() * 1000000ull;
+}
+
+/* Every snapshot that is due now: manual requests first, then triggers.
+ * With `all` (the replayed input has ended: no time passes any more) the
+ * pending ones too, as if their post_delay had passed. */
+static void take_due_snapshots(const hs_backend_ops *ops, hs_backend *b, hs_trigger_engine *te, hs_snapshots *sn,
+			       int *manual_seen, bool all)
+{
+	volatile int *req = hs_os_snapshot_requests();
+	int n = *req;
+	while (*manual_seen != n) {
+		(*manual_seen)++;
+		hs_trigger_engine_manual(te, clock_now(ops, b), hs_os_snapshot_hint());
+	}
+	hs_trigger_fire f;
+	for (;;) {
+		uint64_t now = clock_now(ops, b), due = hs_trigger_engine_next_due(te);
+		if (all && due != UINT64_MAX && due > now)
+			now = due;
+		if (!hs_trigger_engine_next(te, now, &f))
+			break;
+		hs_os_set_busy("taking a triggered snapshot");
+		hs_snapshots_take(sn, ops, b, &f, te);
+		hs_os_set_busy(NULL);
+		free(f.evidence_json);
+	}
 }
 
 static void print_stats(const hs_backend_ops *ops, hs_backend *b, uint64_t observed, bool observing,
@@ -269,7 +333,10 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	hs_backend *b = NULL;
 	char *dir = NULL, *log_path = NULL, *manifest = NULL;
 	bool tee = false, claimed = false;
-	uint64_t observed = 0;
+	observer_ctx oc = {0};
+	hs_trigger_engine *te = NULL;
+	hs_snapshots *sn = NULL;
+	char rules_hash[17];
 	time_t start = time(NULL);
 
 	if (!ops) {
@@ -317,7 +384,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	if (hs_plan_print_text(plan, stdout) != HS_OK)
 		goto fail;
 	fflush(stdout);
-	write_manifest(manifest, rs, plan, rules_path, start, 0, ops, NULL, 0, 0);
+	write_manifest(manifest, rs, plan, rules_path, start, 0, ops, NULL, 0, NULL, NULL, 0);
 
 	hs_os_set_busy(ops->kernel ? "starting the kernel sessions" : "reading the input");
 	/* One stream keeps the log in order. */
@@ -328,9 +395,23 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 			hs_strerror(st));
 		goto fail;
 	}
-	bool observing = ops->set_observer(b, count_key_event, &observed) == HS_OK;
+	/* Triggers: the engine decides, snapshots.c writes the folders. */
+	hs_snapshots_rules_hash(rs, rules_hash);
+	if (hs_trigger_engine_new(plan, clock_now(ops, b), &te) != HS_OK ||
+	    !(sn = hs_snapshots_new(plan, dir, rules_hash))) {
+		fputs("engine: out of memory setting up the triggers\n", stderr);
+		goto fail;
+	}
+	oc = (observer_ctx){.te = te, .ops = ops, .b = b};
+	bool observing = ops->set_observer(b, observe_key_event, &oc) == HS_OK;
+	if (!observing && hs_trigger_engine_wants_events(te))
+		printf("engine: WARNING: the %s backend cannot watch events as they happen; only manual triggers "
+		       "(%s) will take snapshots\n",
+		       ops->name, hs_os_snapshot_hint());
 	hs_os_set_busy(NULL);
 	printf("engine: recording; %s saves the rings and stops\n", hs_os_stop_hint());
+	printf("engine: %zu trigger(s) armed after their warm-up; %s %lu takes a snapshot and goes on\n",
+	       plan->n_triggers, hs_os_snapshot_hint(), hs_getpid());
 	if (duration_s)
 		printf("engine: stopping by itself after %u s (%s)\n", duration_s, option);
 	fflush(stdout);
@@ -349,8 +430,11 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	int wake_ms = ops->wake == HS_BACKEND_WAKE_ALWAYS ? HS_REPLAY_WAKE_MS
 		      : streams			       ? HS_LINUX_STREAM_WAKE_MS
 						       : (int)(interval_ms ? interval_ms : 60000u);
+	if (wake_ms > HS_TRIGGER_WAKE_MS)
+		wake_ms = HS_TRIGGER_WAKE_MS;
 	if (duration_s && (uint64_t)wake_ms > duration_s * 1000ull)
 		wake_ms = (int)(duration_s * 1000u);
+	int manual_seen = *hs_os_snapshot_requests();
 	while (!*stop) {
 		if (duration_s && hs_os_monotonic_ms() - began >= duration_s * 1000ull) {
 			printf("engine: %u s are up (%s)\n", duration_s, option);
@@ -358,15 +442,25 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 		}
 		if (ops->finished && ops->finished(b)) {
 			printf("engine: the input has ended\n");
+			take_due_snapshots(ops, b, te, sn, &manual_seen, true);
 			break;
 		}
-		if (ops->poll(b, wake_ms) != HS_OK && ok) {
+		/* Sleep no longer than the next pending post_delay. */
+		int wait_ms = wake_ms;
+		uint64_t due = hs_trigger_engine_next_due(te), now_ns = clock_now(ops, b);
+		if (due != UINT64_MAX)
+			wait_ms = due <= now_ns ? 0 : (due - now_ns) / 1000000u < (uint64_t)wake_ms
+								 ? (int)((due - now_ns) / 1000000u) + 1
+								 : wake_ms;
+		if (ops->poll(b, wait_ms) != HS_OK && ok) {
 			fputs("engine: streaming failed; see above. Still recording the rings.\n", stderr);
 			ok = false;
 		}
+		if (!*stop)
+			take_due_snapshots(ops, b, te, sn, &manual_seen, false);
 		uint64_t now = hs_os_monotonic_ms();
 		if (interval_ms && now - last >= interval_ms) {
-			print_stats(ops, b, observed, observing, now - began);
+			print_stats(ops, b, oc.observed, observing, now - began);
 			last = now;
 		}
 	}
@@ -382,9 +476,9 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	uint64_t stop_ms = hs_os_monotonic_ms() - began;
 	if (ops->stop(b) != HS_OK)
 		ok = false;
-	print_stats(ops, b, observed, observing, hs_os_monotonic_ms() - began);
+	print_stats(ops, b, oc.observed, observing, hs_os_monotonic_ms() - began);
 	hs_os_set_busy("writing the run manifest");
-	if (write_manifest(manifest, rs, plan, rules_path, start, time(NULL), ops, b, observed,
+	if (write_manifest(manifest, rs, plan, rules_path, start, time(NULL), ops, b, oc.observed, te, sn,
 			   ok ? HS_EXIT_OK : HS_EXIT_RUN_FAILED) != HS_OK) {
 		fprintf(stderr, "engine: cannot write %s\n", manifest);
 		ok = false;
@@ -398,6 +492,8 @@ fail:
 	hs_os_set_busy(NULL);
 	if (b)
 		ops->free(b);
+	hs_trigger_engine_free(te);
+	hs_snapshots_free(sn);
 	if (claimed)
 		hs_os_sessions_release(plan);
 	if (tee)

@@ -2,6 +2,7 @@
 #include "util/json.h"
 
 #include <inttypes.h>
+#include <string.h>
 #include <stdio.h>
 
 void hs_json_init(hs_json *j, hs_strbuf *out)
@@ -91,7 +92,20 @@ void hs_json_key(hs_json *j, const char *key)
 void hs_json_raw(hs_json *j, const char *json)
 {
 	pre(j);
-	hs_sb_append(j->out, json ? json : "null");
+	if (!json) {
+		hs_sb_append(j->out, "null");
+		return;
+	}
+	/* Indented to this depth, without the other writer's final newline. */
+	size_t n = strlen(json);
+	while (n && (json[n - 1] == '\n' || json[n - 1] == ' '))
+		n--;
+	for (size_t i = 0; i < n; i++) {
+		if (json[i] == '\n')
+			indent(j);
+		else
+			hs_sb_putc(j->out, json[i]);
+	}
 }
 
 void hs_json_str(hs_json *j, const char *s)
