@@ -21,7 +21,7 @@ const same = (a, b) => a.length === b.length && [...a].sort().every((x, i) => x 
 const at = (ptr) => ptr.split('/').slice(1).reduce((o, p) => (o === undefined ? o : o[p]), schema);
 const deref = (o) => (o && o.$ref ? deref(at(o.$ref.slice(1))) : o);
 const schemaType = { string: 'string', ident: 'string', story: 'string', guid: 'string', enum: 'string',
-	uint: 'integer', bool: 'boolean', list: 'array', map: 'object' };
+	uint: 'integer', number: 'number', bool: 'boolean', list: 'array', map: 'object' };
 
 for (const t of dump.tables) {
 	for (const k of t.keys)
@@ -57,7 +57,7 @@ for (const t of dump.tables) {
 			bad(`${where}: values [${k.values}] but the schema says [${en || 'no enum'}]`);
 		if (!k.values && en && k.type !== 'custom')
 			bad(`${where}: the schema has values [${en}] the table does not`);
-		const range = k.type === 'uint' ? p : p.else;
+		const range = k.type === 'uint' || k.type === 'number' ? p : p.else;
 		if (k.min !== undefined && range && range.minimum !== undefined &&
 		    (range.minimum !== k.min || BigInt(range.maximum) !== BigInt(k.max)))
 			bad(`${where}: range ${k.min}..${k.max} but the schema says ${range.minimum}..${range.maximum}`);

@@ -126,16 +126,24 @@ function parseRules(text) {
 
 /**
  * Maps the parsed tree to what Ajv sees: YAML ints (BigInt) become numbers,
- * clamped so that anything above 2^64-1 still compares above it; YAML floats
- * become NaN, which is not an integer (nor anything else the schema allows),
- * because the rules language has no floats and the loader rejects them.
+ * clamped so that anything above 2^64-1 still compares above it. YAML floats
+ * stay numbers for the few "number" keys (trigger thresholds), but never pass
+ * for integers, as the loader rejects them there: a finite float that is a
+ * whole number (50.0) is nudged by one ulp up so that Ajv does not see an
+ * integer (50.0 as ceiling_ms at exactly its maximum is the one value the
+ * schema then rejects and the loader accepts); infinities and NaN become NaN,
+ * which nothing in the schema allows.
  */
 function toValidationValue(v) {
 	if (typeof v === 'bigint') {
 		if (v > U64_MAX) return Math.max(Number(v), 2 ** 65);
 		return Number(v);
 	}
-	if (typeof v === 'number') return Number.NaN;
+	if (typeof v === 'number') {
+		if (!Number.isFinite(v)) return Number.NaN;
+		if (!Number.isInteger(v)) return v;
+		return v === 0 ? Number.MIN_VALUE : v + Math.abs(v) * Number.EPSILON;
+	}
 	if (Array.isArray(v)) return v.map(toValidationValue);
 	if (v !== null && typeof v === 'object') {
 		const out = {};

@@ -2,7 +2,9 @@
 #include "check.h"
 #include "etw/etw_defs.h"
 #include "fixture.h"
+#include "hindsight/limits.h"
 #include "hindsight/plan.h"
+#include <stdint.h>
 
 static const char *const profile =
 	"schema_version: 1\n"
@@ -151,6 +153,137 @@ static void test_linux(const hs_ruleset *rs)
 	hs_plan_free(plan);
 }
 
+/* Triggers: alerts resolve to the events the watched session really enables,
+ * a trace_marker frame source sets copy_trace_marker on its session, and the
+ * ring history and snapshot bound come from the sessions. */
+static const char *const trigger_catalog =
+	"schema_version: 1\n"
+	"kind: catalog\n"
+	"platform: linux\n"
+	"providers:\n"
+	"  - name: oom\n"
+	"    kind: ftrace\n"
+	"    system: oom\n"
+	"    events:\n"
+	"      - { name: mark_victim, alert: oom-kill, story: The OOM killer chose a victim. }\n"
+	"      - { name: oom_other, alert: oom-kill, story: Not whitelisted anywhere. }\n"
+	"  - name: blk\n"
+	"    kind: ftrace\n"
+	"    system: block\n"
+	"    events:\n"
+	"      - { name: block_rq_error, alert: io-error, story: A block request failed. }\n"
+	"      - { name: block_rq_issue, story: A request went to the device. }\n";
+
+static const char *const trigger_profile =
+	"schema_version: 1\n"
+	"kind: profile\n"
+	"name: trg\n"
+	"include: [linux.yaml, tcat.yaml]\n"
+	"run: {snapshots_max_mb: 512}\n"
+	"platforms:\n"
+	"  linux:\n"
+	"    sessions:\n"
+	"      - {name: ring, logger_name: r, mode: buffering, clock: mono, ring_mb: 100, expected_rate_eps: 20000,\n"
+	"         output: snap.dat, providers: [{provider: sched}]}\n"
+	"      - name: keys\n"
+	"        logger_name: k\n"
+	"        mode: file-circular\n"
+	"        clock: mono\n"
+	"        buffer_size_kb: 64\n"
+	"        max_file_mb: 8\n"
+	"        output: keys.dat\n"
+	"        providers:\n"
+	"          - {provider: oom, events: [mark_victim]}\n"
+	"          - {provider: blk}\n"
+	"    trigger_defaults: {warmup_s: 5, clear_ms: 500, post_delay_ms: 1500, cooldown_s: 30, max_per_hour: 6, keep: 2}\n"
+	"    triggers:\n"
+	"      - {name: oom, kind: event, alert: oom-kill}\n"
+	"      - {name: io, kind: event, alert: [io-error, hang]}\n"
+	"      - {name: exit, kind: regex, provider: sched, event: sched_process_exit, field: comm, pattern: \"^game\"}\n"
+	"      - {name: hitch, kind: frame_time, session: keys, source: trace_marker, slice: \"^Frame\",\n"
+	"         threshold_ms: 33.5, ratio: 2.5, ceiling_ms: 5000, median_frames: 60, cooldown_s: 10}\n"
+	"      - {name: manual, kind: manual, post_delay_ms: 0}\n";
+
+static void test_triggers(void)
+{
+	fixture_write("tcat.yaml", trigger_catalog);
+	/* sched_process_exit is streamed by no file-circular session yet: HS131. */
+	fixture_write("trg.yaml", trigger_profile);
+	hs_diags *d;
+	hs_ruleset *rs;
+	CHECK(fixture_load("trg.yaml", &d, &rs) == HS_ERULES);
+	const hs_diag *e = fixture_find(d, HS_D_TRIGGER_EVENT);
+	CHECK(e != NULL && hs_diags_errors(d) == 1);
+	hs_rules_free(rs);
+	hs_diags_free(d);
+
+	char *fixed = strdup(trigger_profile);
+	char *at = strstr(fixed, "          - {provider: blk}\n");
+	CHECK(at != NULL);
+	size_t len = strlen(fixed) + 64;
+	char *text = malloc(len);
+	snprintf(text, len, "%.*s          - {provider: sched, events: [sched_process_exit]}\n%s", (int)(at - fixed),
+		 fixed, at);
+	fixture_write("trg.yaml", text);
+	free(text);
+	free(fixed);
+	CHECK(fixture_load("trg.yaml", &d, &rs) == HS_OK);
+	CHECK_EQ_INT(hs_diags_count(d), 0);
+	if (hs_diags_count(d))
+		hs_diags_render(d, stderr, HS_FMT_TEXT);
+	hs_plan *plan = NULL;
+	CHECK(hs_plan_build(rs, HS_PLATFORM_LINUX, &(hs_plan_opts){.cpus = 2}, &plan) == HS_OK);
+	if (plan) {
+		CHECK_EQ_INT(plan->n_triggers, 5);
+		CHECK_EQ_INT(plan->snapshots_max_bytes, 512ull << 20);
+		const hs_plan_trigger *oom = &plan->triggers[0], *io = &plan->triggers[1], *ex = &plan->triggers[2],
+				      *hitch = &plan->triggers[3], *man = &plan->triggers[4];
+		/* The alert resolves to the whitelisted event only, not oom_other. */
+		CHECK_EQ_INT(oom->session, 1);
+		CHECK_EQ_INT(oom->n_events, 1);
+		if (oom->n_events) {
+			CHECK_EQ_STR(oom->events[0].system, "oom");
+			CHECK_EQ_STR(oom->events[0].name, "mark_victim");
+			CHECK_EQ_INT(oom->events[0].id, -1);
+		}
+		/* A whole-system provider enables every catalog event with the alert. */
+		CHECK_EQ_INT(io->n_events, 1);
+		if (io->n_events)
+			CHECK_EQ_STR(io->events[0].name, "block_rq_error");
+		CHECK_EQ_INT(ex->n_events, 1);
+		if (ex->n_events)
+			CHECK_EQ_STR(ex->events[0].system, "sched");
+		/* Behaviour from trigger_defaults, and a trigger's own value over it. */
+		CHECK_EQ_INT(oom->trigger->post_delay_ms, 1500);
+		CHECK_EQ_INT(oom->trigger->keep, 2);
+		CHECK_EQ_INT(hitch->trigger->cooldown_s, 10);
+		CHECK_EQ_INT(man->trigger->post_delay_ms, 0);
+		/* frame_time on trace_marker: ftrace/print, copy_trace_marker on keys only. */
+		CHECK_EQ_INT(hitch->session, 1);
+		CHECK(hitch->trigger->threshold_ms == 33.5 && hitch->trigger->ratio == 2.5);
+		CHECK_EQ_INT(hitch->n_events, 1);
+		if (hitch->n_events) {
+			CHECK_EQ_STR(hitch->events[0].system, "ftrace");
+			CHECK_EQ_STR(hitch->events[0].name, "print");
+		}
+		CHECK(plan->sessions[1].linux_.copy_trace_marker);
+		CHECK(!plan->sessions[0].linux_.copy_trace_marker);
+		/* manual watches no session. */
+		CHECK(man->session == SIZE_MAX && man->n_events == 0);
+		/* 100 MB over 2 CPUs = 104857600 bytes at 20000 events/s of 51 B. */
+		double want = 104857600.0 / (20000.0 * HS_LINUX_RING_BYTES_PER_EVENT);
+		CHECK(oom->ring_history_s > want - 0.01 && oom->ring_history_s < want + 0.01);
+		CHECK_EQ_INT(oom->snapshot_bytes_max, 104857600ull + (8ull << 20));
+		char *json = hs_plan_json(plan);
+		CHECK_CONTAINS(json, "\"copy_trace_marker\": true");
+		CHECK_CONTAINS(json, "\"ring_history_s\": 102.8");
+		free(json);
+	}
+	hs_plan_free(plan);
+	hs_rules_free(rs);
+	hs_diags_free(d);
+}
+
 int main(void)
 {
 	fixture_init();
@@ -205,6 +338,7 @@ int main(void)
 	hs_plan_free(plan);
 	hs_rules_free(rs);
 	hs_diags_free(d);
+	test_triggers();
 	fixture_cleanup();
 	return hs_test_done("test_plan");
 }

@@ -183,6 +183,65 @@ static void test_shipped_rules(void)
 	}
 }
 
+/* Triggers: a fractional number key, its range, the behaviour merge (a value
+ * from trigger_defaults carries the default's position), and the session
+ * the loader resolves for an event trigger that names none. */
+static void test_triggers(void)
+{
+	const char *head =
+		"schema_version: 1\nkind: profile\nname: t\ninclude: [linux.yaml]\nrun: {snapshots_max_mb: 64}\n"
+		"platforms:\n  linux:\n    sessions:\n"
+		"      - {name: keys, logger_name: k, mode: file-circular, clock: mono, buffer_size_kb: 64,\n"
+		"         max_file_mb: 8, output: keys.dat, providers: [{provider: sched}]}\n"
+		"    trigger_defaults: {warmup_s: 1, clear_ms: 2, post_delay_ms: 3, cooldown_s: 4, max_per_hour: 5}\n"
+		"    triggers:\n";
+	hs_strbuf sb = {0};
+	hs_sb_append(&sb, head);
+	hs_sb_append(&sb, "      - {name: exit, kind: event, provider: sched, event: sched_process_exit, keep: 7}\n"
+			  "      - {name: hitch, kind: frame_time, session: keys, source: trace_marker, slice: x,\n"
+			  "         threshold_ms: 16.75, ratio: 0, ceiling_ms: 1e3, median_frames: 3, keep: 1}\n");
+	fixture_write("t.yaml", hs_sb_cstr(&sb));
+	hs_sb_free(&sb);
+	hs_diags *d;
+	hs_ruleset *rs;
+	CHECK(fixture_load("t.yaml", &d, &rs) == HS_OK);
+	CHECK_EQ_INT(hs_diags_count(d), 0);
+	if (hs_diags_count(d))
+		hs_diags_render(d, stderr, HS_FMT_TEXT);
+	const hs_platform_rules *pr = &rs->platforms[HS_PLATFORM_LINUX];
+	CHECK_EQ_INT(pr->n_triggers, 2);
+	if (pr->n_triggers == 2) {
+		const hs_trigger *ex = &pr->triggers[0], *hi = &pr->triggers[1];
+		CHECK_EQ_STR(ex->session, "keys"); /* resolved: the file-circular session that enables it */
+		CHECK_EQ_INT(ex->warmup_s, 1);
+		CHECK_EQ_INT(ex->max_per_hour, 5);
+		CHECK_EQ_INT(ex->keep, 7);
+		CHECK_EQ_INT(ex->post_delay_pos.line, pr->trigger_defaults.post_delay_pos.line);
+		CHECK(hi->threshold_ms == 16.75 && hi->ratio == 0 && hi->ceiling_ms == 1000);
+		CHECK(hi->has_threshold && hi->has_ratio && hi->has_source);
+		CHECK_EQ_STR(hi->source, "trace_marker");
+	}
+	hs_rules_free(rs);
+	hs_diags_free(d);
+
+	/* Out of range, not a number, and no keep anywhere. */
+	hs_sb_append(&sb, head);
+	hs_sb_append(&sb, "      - {name: hitch, kind: frame_time, session: keys, source: trace_marker, slice: x,\n"
+			  "         threshold_ms: -1, ratio: .inf, ceiling_ms: 5000, median_frames: 2}\n");
+	fixture_write("t.yaml", hs_sb_cstr(&sb));
+	hs_sb_free(&sb);
+	CHECK(fixture_load("t.yaml", &d, &rs) == HS_ERULES);
+	size_t range = 0, key = 0;
+	for (size_t i = 0; i < hs_diags_count(d); i++) {
+		range += hs_diags_at(d, i)->code == HS_D_RANGE;
+		key += hs_diags_at(d, i)->code == HS_D_TRIGGER_KEY;
+	}
+	CHECK_EQ_INT(range, 3); /* threshold_ms -1, ratio .inf, median_frames 2 */
+	CHECK_EQ_INT(key, 1);   /* keep */
+	hs_rules_free(rs);
+	hs_diags_free(d);
+}
+
 int main(void)
 {
 	fixture_init();
@@ -194,6 +253,7 @@ int main(void)
 	test_structure();
 	test_includes();
 	test_shipped_rules();
+	test_triggers();
 	fixture_cleanup();
 	return hs_test_done("test_rules");
 }

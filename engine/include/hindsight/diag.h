@@ -121,7 +121,33 @@ typedef enum { HS_CLASS_STRUCTURAL, HS_CLASS_SEMANTIC } hs_diag_class;
 	  "Level 0 (logalways) as an enable level means no level limit: every event is enabled.") \
 	X(HS_D_STORY_STUB, "HS129", WARNING, SEMANTIC, "story-stub",                              \
 	  "A whitelisted event has only generated evidence for a story (rulegen's stub); write "  \
-	  "what it means when you see this event.")
+	  "what it means when you see this event.")                                  \
+	X(HS_D_TRIGGER_KEY, "HS130", ERROR, SEMANTIC, "trigger-key",                              \
+	  "A trigger key is missing for the trigger's kind or has no meaning with it, or a "      \
+	  "behaviour value is given neither by the trigger nor by trigger_defaults.")             \
+	X(HS_D_TRIGGER_EVENT, "HS131", ERROR, SEMANTIC, "trigger-event",                          \
+	  "A trigger's event or alert is not in the catalogs, or no file-circular session of "    \
+	  "the platform streams it, so the trigger could never fire.")                            \
+	X(HS_D_TRIGGER_SESSION, "HS132", ERROR, SEMANTIC, "trigger-session",                      \
+	  "A trigger's session is missing, unknown, not file-circular, or does not enable the "   \
+	  "trigger's events.")                                                                    \
+	X(HS_D_TRIGGER_THRESHOLD, "HS133", ERROR, SEMANTIC, "trigger-threshold",                  \
+	  "A frame_time trigger's thresholds cannot tell a hitch (neither threshold_ms > 0 nor "  \
+	  "ratio > 1, or ceiling_ms not above threshold_ms).")                                    \
+	X(HS_D_POST_DELAY, "HS134", ERROR, SEMANTIC, "post-delay",                                \
+	  "A trigger's post_delay_ms is more than half of a ring's history at the session's "     \
+	  "expected rate, so the snapshot would lose the time before the hit.")                   \
+	X(HS_D_POST_DELAY_UNCHECKED, "HS135", WARNING, SEMANTIC, "post-delay-unchecked",          \
+	  "No buffering session gives expected_rate_eps, so a trigger's post_delay_ms cannot be " \
+	  "checked against the ring's history.")                                                  \
+	X(HS_D_POST_DELAY_LATENCY, "HS136", WARNING, SEMANTIC, "post-delay-latency",              \
+	  "On Windows, a trigger's post_delay_ms is shorter than real-time ETW delivery's "       \
+	  "latency (about 1 s) plus a margin.")                                                   \
+	X(HS_D_SNAPSHOT_CAP, "HS137", WARNING, SEMANTIC, "snapshot-cap",                          \
+	  "A profile has triggers but no run.snapshots_max_mb, so a crash loop could fill the "   \
+	  "disk with snapshots.")                                                                 \
+	X(HS_D_DUP_TRIGGER, "HS138", ERROR, SEMANTIC, "duplicate-trigger",                        \
+	  "Two triggers of one platform share a name.")
 
 typedef enum {
 #define HS_DIAG_ENUM(e, code, sev, cls, slug, text) e,

@@ -36,6 +36,7 @@ typedef enum {
 	HS_KEY_LIST,   /* a list; its items are read by fn (`sub`: the table of mapping items) */
 	HS_KEY_MAP,    /* a mapping; read by fn (`sub`: its table, NULL for name -> value maps) */
 	HS_KEY_CUSTOM, /* several shapes (e.g. 'all' or a list): read by fn alone */
+	HS_KEY_NUMBER, /* a real number (integer or decimal, finite) in min..max; stores a double */
 } hs_key_type;
 
 enum {
@@ -64,16 +65,17 @@ struct hs_keyread {
 	hs_arena *arena;
 	void *ctx; /* the caller's state, for fn */
 	bool oom;
-	/* The value just read, for fn: ENUM index (-1 if none), UINT value. */
+	/* The value just read, for fn: ENUM index (-1 if none), UINT value, NUMBER value. */
 	int index;
 	uint64_t u;
+	double num;
 };
 
 struct hs_key {
 	const char *name;
 	hs_key_type type;
 	unsigned flags;
-	uint64_t min, max;         /* UINT, and ENUM with HS_KEY_OR_UINT */
+	uint64_t min, max;         /* UINT, NUMBER, and ENUM with HS_KEY_OR_UINT */
 	const char *const *values; /* ENUM, NULL-terminated */
 	const hs_keytable *sub;    /* LIST of mappings, MAP */
 	size_t at, size;           /* where the value goes: HS_AT(type, field); at 0 = nowhere */
@@ -120,6 +122,8 @@ const char *hs_key_str(hs_keyread *r, const hs_ynode *n, const char *key);  /* a
 const char *hs_key_line(hs_keyread *r, const hs_ynode *n, const char *key); /* one non-empty line */
 const char *hs_key_story(hs_keyread *r, const hs_ynode *n, const char *key);
 bool hs_key_uint(hs_keyread *r, const hs_ynode *n, const char *key, uint64_t min, uint64_t max, uint64_t *out);
+/* A finite real number (YAML int or float) in min..max. */
+bool hs_key_number(hs_keyread *r, const hs_ynode *n, const char *key, double min, double max, double *out);
 int hs_key_enum(hs_keyread *r, const hs_ynode *n, const char *key, const char *const *values);
 bool hs_key_guid(hs_keyread *r, const hs_ynode *n, const char *key, hs_guid *out);
 bool hs_key_missing(hs_keyread *r, const hs_ynode *map, const char *key, const char *what);

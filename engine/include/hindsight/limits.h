@@ -214,4 +214,43 @@
  * replay at full speed) queues more, and then the hits join the newest. */
 #define HS_TRIGGER_MAX_READY 8
 
+/* ---- Rules: triggers (docs/rules-language.md "Triggers"), the ranges of their keys ---- */
+/* warmup_s: an hour; a longer warm-up would never arm in most sessions. */
+#define HS_RULES_MAX_WARMUP_S 3600
+/* clear_ms, post_delay_ms: ten minutes. post_delay is further bounded by the
+ * ring (half its history); no ring we size holds 20 minutes at a real rate. */
+#define HS_RULES_MAX_CLEAR_MS 600000
+#define HS_RULES_MAX_POST_DELAY_MS 600000
+/* cooldown_s: a day. */
+#define HS_RULES_MAX_COOLDOWN_S 86400
+/* max_per_hour: one a second (a snapshot takes about that long to write);
+ * at least 1, since 0 would be a trigger that never fires. */
+#define HS_RULES_MAX_PER_HOUR 3600
+/* keep: snapshots kept per trigger; the run-wide cap is snapshots_max_mb. */
+#define HS_RULES_MAX_KEEP 1000
+/* snapshots_max_mb: 1 TiB. */
+#define HS_RULES_MAX_SNAPSHOTS_MB 1048576
+/* frame_time: threshold_ms and ceiling_ms up to an hour, ratio up to 1000,
+ * median_frames 3 (a median of fewer is one of the frames) to 1024 (what the
+ * engine keeps per process: over 4 s at 240 Hz). */
+#define HS_RULES_MAX_FRAME_MS 3600000
+#define HS_RULES_MAX_FRAME_RATIO 1000
+#define HS_RULES_MIN_MEDIAN_FRAMES 3
+#define HS_RULES_MAX_MEDIAN_FRAMES 1024
+/* expected_rate_eps: 100M events/s, over 10x the highest rate measured
+ * (7.45M/s with kmem under load, ../shared/docs/linux-backend.md). */
+#define HS_RULES_MAX_RATE_EPS 100000000
+/* Mean bytes one event takes in a ring, to turn ring_mb and a rate into
+ * seconds of history. Linux, measured (../shared/docs/linux-backend.md,
+ * "Flushing on demand"): a full 256 MB ring held 5,237,791 events, 51.2 B
+ * each ("average record size is about 48-53 bytes"). ETW: the docs have no
+ * measured figure yet, so the Linux one stands in; replace it once measured. */
+#define HS_LINUX_RING_BYTES_PER_EVENT 51
+#define HS_ETW_RING_BYTES_PER_EVENT 51
+/* Windows real-time delivery lags ~1 s (buffers reach a real-time consumer
+ * when full or on the 1 s flush; ../shared/docs/flight-recorder-notes.md
+ * 8.2): a post_delay_ms under this (1 s + margin) may snapshot before the
+ * events after the hit have reached the ring's consumer. */
+#define HS_ETW_MIN_POST_DELAY_MS 1500
+
 #endif

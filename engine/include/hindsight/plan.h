@@ -85,8 +85,12 @@ typedef struct {
 /* A trigger resolved against the plan's sessions (docs/triggers.md). */
 typedef struct {
 	const hs_trigger *trigger;      /* every threshold and behaviour value, from the rules */
-	size_t session;                 /* index in sessions: the file-circular session it watches */
-	hs_plan_trigger_event *events;  /* event, regex: what it fires on; frame_time: the marker event */
+	size_t session; /* index in sessions: the file-circular session it watches; SIZE_MAX for manual */
+	/* event, regex: what it fires on (alert: every event with one of the
+	 * alerts that the session enables); frame_time trace_marker: the marker
+	 * event, system "ftrace", name "print" (and that session's
+	 * copy_trace_marker is set); manual: none. */
+	hs_plan_trigger_event *events;
 	size_t n_events;
 	/* What one snapshot of this trigger costs and holds: the rings' history at
 	 * the buffering sessions' expected rate (0 when no rate is given), and an

@@ -128,13 +128,18 @@ typedef struct {
 	const char *output;
 	/* 0 means "not given": every size the language accepts is >= 1. */
 	uint64_t buffer_size_kb, min_buffers, max_buffers, max_file_mb, flush_interval_s, ring_mb, sample_hz;
+	/* Buffering only: the event rate (events/s) the ring is sized for, e.g.
+	 * from `engine --estimate`; 0 when not given. With it, a ring's history is
+	 * ring bytes / (rate x the measured bytes per event), and triggers'
+	 * post_delay_ms is checked against it. */
+	uint64_t expected_rate_eps;
 	bool has_call_graph;
 	hs_call_graph call_graph;
 	hs_session_provider *providers;
 	size_t n_providers;
 	hs_pos pos, name_pos, logger_pos, clock_pos, output_pos, mode_pos;
-	hs_pos buffer_size_pos, min_buffers_pos, max_buffers_pos, max_file_pos, flush_pos, ring_pos,
-		sample_pos, call_graph_pos;
+	hs_pos buffer_size_pos, min_buffers_pos, max_buffers_pos, max_file_pos, flush_pos, ring_pos, sample_pos,
+		call_graph_pos, expected_rate_pos;
 } hs_session;
 
 /* ---- triggers (docs/triggers.md): when the engine takes a snapshot by itself ---- */
@@ -179,6 +184,7 @@ typedef struct {
 	/* regex: the payload field the pattern runs on, and the pattern. */
 	const char *field;
 	const char *pattern;
+	const void *pattern_node, *slice_node; /* private: the YAML scalars, to place a caret inside them */
 	/* frame_time: the frame source ("trace_marker" on Linux: atrace slices
 	 * B|pid|Name written to tracefs trace_marker; "present" on Windows), the
 	 * PCRE2 pattern a slice name must match, and the hitch rule: a frame
@@ -198,6 +204,11 @@ typedef struct {
 	uint64_t keep;         /* retention: the newest `keep` snapshots of this trigger */
 	hs_pos pos, name_pos, kind_pos, session_pos, provider_pos, event_pos, field_pos, pattern_pos, source_pos,
 		slice_pos, threshold_pos, ratio_pos, ceiling_pos, post_delay_pos;
+	/* Where the other keys were written (line 0: not given). A behaviour
+	 * value taken from trigger_defaults has the default's position. */
+	hs_pos alerts_pos, where_pos, description_pos, median_pos, warmup_pos, clear_pos, cooldown_pos,
+		max_per_hour_pos, keep_pos;
+	bool has_source, has_threshold, has_ratio; /* given in the rules */
 } hs_trigger;
 
 typedef struct {
@@ -206,7 +217,12 @@ typedef struct {
 	size_t n_sessions;
 	hs_trigger *triggers; /* `triggers:` of this platform, in file order */
 	size_t n_triggers;
-	hs_pos pos, triggers_pos;
+	/* `trigger_defaults:` (behaviour values only; position line 0 where a
+	 * key is not given). The checker copies them into each trigger that
+	 * does not give its own, so every trigger has all six afterwards. */
+	hs_trigger trigger_defaults;
+	bool has_trigger_defaults;
+	hs_pos pos, triggers_pos, trigger_defaults_pos;
 } hs_platform_rules;
 
 typedef struct {

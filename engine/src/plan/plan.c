@@ -1,6 +1,7 @@
 /* plan/plan.c: turns checked rules into the exact parameters each platform's tracing API receives. */
 #include "hindsight/plan.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +160,123 @@ static hs_status plan_provider(hs_arena *a, hs_platform plat, const hs_session_p
 	return HS_OK;
 }
 
+static bool in_alerts(const hs_trigger *t, const char *alert)
+{
+	for (size_t i = 0; alert && i < t->n_alerts; i++)
+		if (strcmp(t->alerts[i], alert) == 0)
+			return true;
+	return false;
+}
+
+static bool add_trigger_event(hs_plan_trigger *pt, size_t cap, hs_platform plat, const hs_provider *p, const char *name,
+			      int id)
+{
+	if (pt->n_events >= cap)
+		return false;
+	hs_plan_trigger_event *e = &pt->events[pt->n_events++];
+	e->system = plat == HS_PLATFORM_WINDOWS ? p->name : p->system;
+	e->name = name;
+	e->id = plat == HS_PLATFORM_WINDOWS ? id : -1;
+	return true;
+}
+
+/* The events an event or regex trigger fires on, from what its session
+ * really enables (the checker made sure there is at least one). */
+static hs_status plan_trigger_events(hs_arena *a, const hs_ruleset *rs, hs_platform plat, const hs_plan_session *ps,
+				     const hs_trigger *t, hs_plan_trigger *pt)
+{
+	if (!t->n_alerts) {
+		const hs_provider *p = t->provider ? hs_rules_find_provider(rs, t->provider) : NULL;
+		const hs_cat_event *ce = p ? hs_provider_find_event(p, t->event_id, t->event) : NULL;
+		if (!ce)
+			return HS_OK;
+		if (!(pt->events = hs_arena_alloc(a, sizeof(*pt->events))))
+			return HS_ENOMEM;
+		add_trigger_event(pt, 1, plat, p, ce->name, ce->id);
+		return HS_OK;
+	}
+	size_t cap = 0;
+	for (size_t i = 0; i < ps->n_providers; i++)
+		cap += ps->providers[i].whitelist ? ps->providers[i].n_events : ps->providers[i].provider->n_events;
+	if (!(pt->events = hs_arena_alloc(a, (cap + 1) * sizeof(*pt->events))))
+		return HS_ENOMEM;
+	for (size_t i = 0; i < ps->n_providers; i++) {
+		const hs_plan_provider *pp = &ps->providers[i];
+		if (pp->whitelist) {
+			for (size_t k = 0; k < pp->n_events; k++)
+				if (in_alerts(t, pp->events[k].alert))
+					add_trigger_event(pt, cap, plat, pp->provider, pp->events[k].name,
+							  pp->events[k].id);
+		} else {
+			/* A whole provider: every catalog event of it with the alert. */
+			for (size_t k = 0; k < pp->provider->n_events; k++) {
+				const hs_cat_event *ce = &pp->provider->events[k];
+				if (in_alerts(t, ce->alert))
+					add_trigger_event(pt, cap, plat, pp->provider, ce->name, ce->id);
+			}
+		}
+	}
+	return HS_OK;
+}
+
+/* Triggers resolved against the plan's sessions (rules checked without errors). */
+static hs_status plan_triggers(hs_arena *a, const hs_ruleset *rs, const hs_platform_rules *pr, hs_plan *plan)
+{
+	plan->snapshots_max_bytes = rs->run.snapshots_max_mb * 1024u * 1024u;
+	if (!pr->n_triggers)
+		return HS_OK;
+	bool win = plan->platform == HS_PLATFORM_WINDOWS;
+	double bpe = win ? HS_ETW_RING_BYTES_PER_EVENT : HS_LINUX_RING_BYTES_PER_EVENT;
+	/* What every snapshot copies: the rings and the key-event files, at most. */
+	uint64_t snap_max = 0;
+	double history = 0;
+	for (size_t i = 0; i < plan->n_sessions; i++) {
+		const hs_plan_session *ps = &plan->sessions[i];
+		const hs_session *s = ps->session;
+		if (s->mode == HS_MODE_BUFFERING) {
+			snap_max += ps->memory_bytes;
+			if (s->expected_rate_eps) {
+				double h = (double)ps->memory_bytes / ((double)s->expected_rate_eps * bpe);
+				if (history == 0 || h < history)
+					history = h;
+			}
+		} else if (s->mode == HS_MODE_FILE_CIRCULAR) {
+			snap_max += s->max_file_mb * 1024u * 1024u;
+		}
+	}
+	plan->triggers = hs_arena_alloc(a, (pr->n_triggers + 1) * sizeof(*plan->triggers));
+	if (!plan->triggers)
+		return HS_ENOMEM;
+	for (size_t i = 0; i < pr->n_triggers; i++) {
+		const hs_trigger *t = &pr->triggers[i];
+		hs_plan_trigger *pt = &plan->triggers[plan->n_triggers++];
+		pt->trigger = t;
+		pt->session = SIZE_MAX;
+		pt->ring_history_s = history;
+		pt->snapshot_bytes_max = snap_max;
+		for (size_t k = 0; t->kind != HS_TRIGGER_MANUAL && t->session && k < plan->n_sessions; k++)
+			if (strcmp(plan->sessions[k].session->name, t->session) == 0)
+				pt->session = k;
+		if (pt->session == SIZE_MAX)
+			continue;
+		hs_plan_session *ps = &plan->sessions[pt->session];
+		if (t->kind == HS_TRIGGER_EVENT || t->kind == HS_TRIGGER_REGEX) {
+			if (plan_trigger_events(a, rs, plan->platform, ps, t, pt) != HS_OK)
+				return HS_ENOMEM;
+		} else if (t->kind == HS_TRIGGER_FRAME_TIME && !win && t->source &&
+			   strcmp(t->source, "trace_marker") == 0) {
+			/* Applications write atrace slices to the top-level trace_marker;
+			 * the instance sees them (as ftrace/print) with copy_trace_marker. */
+			if (!(pt->events = hs_arena_alloc(a, sizeof(*pt->events))))
+				return HS_ENOMEM;
+			pt->events[0] = (hs_plan_trigger_event){.system = "ftrace", .name = "print", .id = -1};
+			pt->n_events = 1;
+			ps->linux_.copy_trace_marker = true;
+		}
+	}
+	return HS_OK;
+}
+
 hs_status hs_plan_build(const hs_ruleset *rs, hs_platform platform, const hs_plan_opts *opts, hs_plan **out)
 {
 	*out = NULL;
@@ -203,6 +321,8 @@ hs_status hs_plan_build(const hs_ruleset *rs, hs_platform platform, const hs_pla
 			}
 		}
 	}
+	if (plan_triggers(a, rs, pr, plan) != HS_OK)
+		goto oom;
 	*out = plan;
 	return HS_OK;
 oom:

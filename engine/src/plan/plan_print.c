@@ -163,6 +163,10 @@ static void text_linux_session(hs_strbuf *sb, const hs_plan_session *ps)
 	else
 		hs_sb_printf(sb, "  perf_event_open: cpu-clock at %" PRIu64 " Hz, one event per CPU, call graph %s\n",
 			  l->sample_hz, l->call_graph_fp ? "frame pointers" : "none");
+	if (l->copy_trace_marker)
+		hs_sb_append(
+			sb,
+			"  options/copy_trace_marker 1: applications' trace_marker writes (atrace slices) reach it\n");
 	hs_sb_append(sb, "  kernel memory: ");
 	mb(sb, ps->memory_bytes);
 	hs_sb_append(sb, " (unswappable)\n");
@@ -178,6 +182,120 @@ static void text_linux_session(hs_strbuf *sb, const hs_plan_session *ps)
 			  pp->stacks_all ? " (stacktrace trigger)" : "");
 		for (size_t k = 0; k < pp->n_events; k++)
 			text_event(sb, &pp->events[k], false);
+	}
+}
+
+static const char *trigger_kind_name(hs_trigger_kind k)
+{
+	switch (k) {
+	case HS_TRIGGER_EVENT: return "event";
+	case HS_TRIGGER_REGEX: return "regex";
+	case HS_TRIGGER_FRAME_TIME: return "frame_time";
+	case HS_TRIGGER_MANUAL: return "manual";
+	}
+	return "?";
+}
+
+static void text_trigger_event(hs_strbuf *sb, const hs_plan_trigger_event *e, bool first)
+{
+	hs_sb_printf(sb, "%s%s/", first ? "" : ", ", e->system ? e->system : "?");
+	if (e->name)
+		hs_sb_append(sb, e->name);
+	if (e->id >= 0)
+		hs_sb_printf(sb, e->name ? " (%d)" : "%d", e->id);
+}
+
+static void text_triggers(hs_strbuf *sb, const hs_plan *plan)
+{
+	hs_sb_printf(sb, "\ntriggers: %zu", plan->n_triggers);
+	if (plan->snapshots_max_bytes) {
+		hs_sb_append(sb, ", all snapshots of a run <= ");
+		mb(sb, plan->snapshots_max_bytes);
+		hs_sb_append(sb, " (oldest deleted first)\n");
+	} else {
+		hs_sb_append(sb, ", no disk cap for all snapshots (run.snapshots_max_mb)\n");
+	}
+	for (size_t i = 0; i < plan->n_triggers; i++) {
+		const hs_plan_trigger *pt = &plan->triggers[i];
+		const hs_trigger *t = pt->trigger;
+		hs_sb_printf(sb, "  trigger %s: %s", t->name, trigger_kind_name(t->kind));
+		if (pt->session < plan->n_sessions)
+			hs_sb_printf(sb, " on session %s", plan->sessions[pt->session].session->name);
+		hs_sb_putc(sb, '\n');
+		if (t->description)
+			hs_sb_printf(sb, "    %s\n", t->description);
+		if (t->kind == HS_TRIGGER_EVENT || t->kind == HS_TRIGGER_REGEX) {
+			hs_sb_append(sb, "    watches ");
+			if (t->n_alerts) {
+				hs_sb_append(sb, "alert ");
+				for (size_t k = 0; k < t->n_alerts; k++)
+					hs_sb_printf(sb, "%s%s", k ? "|" : "", t->alerts[k]);
+				hs_sb_append(sb, ": ");
+			}
+			for (size_t k = 0; k < pt->n_events; k++)
+				text_trigger_event(sb, &pt->events[k], k == 0);
+			hs_sb_putc(sb, '\n');
+			for (size_t k = 0; k < t->n_where; k++) {
+				const hs_trigger_cond *c = &t->where[k];
+				hs_sb_printf(sb, "    where %s in [", c->field);
+				for (size_t v = 0; v < c->n_values; v++) {
+					if (c->strings)
+						hs_sb_printf(sb, "%s\"%s\"", v ? ", " : "", c->strs[v]);
+					else
+						hs_sb_printf(sb, "%s%" PRId64, v ? ", " : "", c->nums[v]);
+				}
+				hs_sb_append(sb, "]\n");
+			}
+			if (t->kind == HS_TRIGGER_REGEX)
+				hs_sb_printf(sb, "    field %s matches /%s/ (PCRE2)\n", t->field, t->pattern);
+		} else if (t->kind == HS_TRIGGER_FRAME_TIME) {
+			hs_sb_printf(sb, "    frames from %s", t->source ? t->source : "?");
+			if (pt->n_events) {
+				hs_sb_append(sb, " (");
+				text_trigger_event(sb, &pt->events[0], true);
+				hs_sb_append(sb, pt->session < plan->n_sessions &&
+								 plan->sessions[pt->session].linux_.copy_trace_marker
+							 ? ", options/copy_trace_marker 1)"
+							 : ")");
+			}
+			hs_sb_printf(sb, ", slices matching /%s/\n", t->slice ? t->slice : "");
+			hs_sb_printf(sb,
+				     "    hitch: frame > %g ms and > %g x the median of the last %" PRIu64
+				     " frames, < %g ms\n",
+				     t->threshold_ms, t->ratio, t->median_frames, t->ceiling_ms);
+		} else {
+			hs_sb_printf(sb, "    on request (%s, engine ctl)\n",
+				     plan->platform == HS_PLATFORM_WINDOWS ? "Ctrl+Break" : "SIGUSR1");
+		}
+		hs_sb_printf(sb,
+			     "    warmup %" PRIu64 " s, clear %" PRIu64 " ms, post_delay %" PRIu64
+			     " ms, cooldown %" PRIu64 " s, max %" PRIu64 "/hour, keep %" PRIu64 "\n",
+			     t->warmup_s, t->clear_ms, t->post_delay_ms, t->cooldown_s, t->max_per_hour, t->keep);
+		hs_sb_append(sb, "    each snapshot <= ");
+		mb(sb, pt->snapshot_bytes_max);
+		hs_sb_printf(sb, "; keep %" PRIu64 " -> <= ", t->keep);
+		mb(sb, pt->snapshot_bytes_max * t->keep);
+		if (pt->ring_history_s > 0) {
+			/* The rate of the ring that gives the (shortest) history. */
+			uint64_t rate = 0;
+			double best = 0;
+			for (size_t k = 0; k < plan->n_sessions; k++) {
+				const hs_plan_session *ps = &plan->sessions[k];
+				const hs_session *s = ps->session;
+				if (s->mode != HS_MODE_BUFFERING || !s->expected_rate_eps)
+					continue;
+				double h = (double)ps->memory_bytes / (double)s->expected_rate_eps;
+				if (!rate || h < best) {
+					best = h;
+					rate = s->expected_rate_eps;
+				}
+			}
+			hs_sb_printf(sb, "; ring holds ~%.0f s at %" PRIu64 " ev/s, post_delay %.1f s\n",
+				     pt->ring_history_s, rate, (double)t->post_delay_ms / 1000.0);
+		} else {
+			hs_sb_printf(sb, "; ring history unknown (no expected_rate_eps), post_delay %.1f s\n",
+				     (double)t->post_delay_ms / 1000.0);
+		}
 	}
 }
 
@@ -206,6 +324,8 @@ hs_status hs_plan_print_text(const hs_plan *plan, FILE *out)
 		else
 			text_linux_session(&sb, ps);
 	}
+	if (plan->n_triggers)
+		text_triggers(&sb, plan);
 	hs_sb_printf(&sb, "\ntotal: %zu session%s, %zu whitelisted event%s, kernel memory ", plan->n_sessions,
 		  plan->n_sessions == 1 ? "" : "s", plan->n_whitelisted, plan->n_whitelisted == 1 ? "" : "s");
 	mb(&sb, plan->memory_bytes);
@@ -254,6 +374,8 @@ static void json_session(hs_json *j, const hs_plan *plan, const hs_plan_session 
 	hs_json_kstr(j, "output", s->output);
 	hs_json_kstr(j, "clock", s->clock);
 	hs_json_kuint(j, "memory_bytes", ps->memory_bytes);
+	if (s->expected_rate_eps)
+		hs_json_kuint(j, "expected_rate_eps", s->expected_rate_eps);
 	if (win) {
 		const hs_plan_etw *e = &ps->etw;
 		hs_json_key(j, "event_trace_properties");
@@ -280,6 +402,8 @@ static void json_session(hs_json *j, const hs_plan *plan, const hs_plan_session 
 		hs_json_kuint(j, "buffer_size_kb", l->per_cpu_kb);
 		hs_json_kuint(j, "cpus", l->cpus);
 		hs_json_kbool(j, "overwrite", l->overwrite);
+		if (l->copy_trace_marker)
+			hs_json_kbool(j, "copy_trace_marker", true);
 		if (s->mode == HS_MODE_FILE_CIRCULAR) {
 			hs_json_kuint(j, "max_file_mb", s->max_file_mb);
 			hs_json_kuint(j, "flush_interval_s", s->flush_interval_s);
@@ -344,6 +468,79 @@ static void json_session(hs_json *j, const hs_plan *plan, const hs_plan_session 
 	hs_json_obj_end(j);
 }
 
+static void json_trigger(hs_json *j, const hs_plan *plan, const hs_plan_trigger *pt)
+{
+	const hs_trigger *t = pt->trigger;
+	hs_json_obj_begin(j);
+	hs_json_kstr(j, "name", t->name);
+	hs_json_kstr(j, "kind", trigger_kind_name(t->kind));
+	if (t->description)
+		hs_json_kstr(j, "description", t->description);
+	hs_json_kstr(j, "session", pt->session < plan->n_sessions ? plan->sessions[pt->session].session->name : NULL);
+	if (t->n_alerts) {
+		hs_json_key(j, "alerts");
+		hs_json_arr_begin(j);
+		for (size_t k = 0; k < t->n_alerts; k++)
+			hs_json_str(j, t->alerts[k]);
+		hs_json_arr_end(j);
+	}
+	hs_json_key(j, "events");
+	hs_json_arr_begin(j);
+	for (size_t k = 0; k < pt->n_events; k++) {
+		const hs_plan_trigger_event *e = &pt->events[k];
+		hs_json_obj_begin(j);
+		hs_json_kstr(j, "system", e->system);
+		hs_json_kstr(j, "name", e->name);
+		if (e->id >= 0)
+			hs_json_kint(j, "id", e->id);
+		hs_json_obj_end(j);
+	}
+	hs_json_arr_end(j);
+	if (t->n_where) {
+		hs_json_key(j, "where");
+		hs_json_obj_begin(j);
+		for (size_t k = 0; k < t->n_where; k++) {
+			const hs_trigger_cond *c = &t->where[k];
+			hs_json_key(j, c->field);
+			hs_json_arr_begin(j);
+			for (size_t v = 0; v < c->n_values; v++) {
+				if (c->strings)
+					hs_json_str(j, c->strs[v]);
+				else
+					hs_json_int(j, c->nums[v]);
+			}
+			hs_json_arr_end(j);
+		}
+		hs_json_obj_end(j);
+	}
+	if (t->kind == HS_TRIGGER_REGEX) {
+		hs_json_kstr(j, "field", t->field);
+		hs_json_kstr(j, "pattern", t->pattern);
+	}
+	if (t->kind == HS_TRIGGER_FRAME_TIME) {
+		hs_json_kstr(j, "source", t->source);
+		hs_json_kstr(j, "slice", t->slice);
+		hs_json_key(j, "threshold_ms");
+		hs_json_double(j, t->threshold_ms, 3);
+		hs_json_key(j, "ratio");
+		hs_json_double(j, t->ratio, 3);
+		hs_json_key(j, "ceiling_ms");
+		hs_json_double(j, t->ceiling_ms, 3);
+		hs_json_kuint(j, "median_frames", t->median_frames);
+	}
+	hs_json_kuint(j, "warmup_s", t->warmup_s);
+	hs_json_kuint(j, "clear_ms", t->clear_ms);
+	hs_json_kuint(j, "post_delay_ms", t->post_delay_ms);
+	hs_json_kuint(j, "cooldown_s", t->cooldown_s);
+	hs_json_kuint(j, "max_per_hour", t->max_per_hour);
+	hs_json_kuint(j, "keep", t->keep);
+	hs_json_key(j, "ring_history_s");
+	hs_json_double(j, pt->ring_history_s, 1);
+	hs_json_kuint(j, "snapshot_bytes_max", pt->snapshot_bytes_max);
+	hs_json_kuint(j, "keep_bytes_max", pt->snapshot_bytes_max * t->keep);
+	hs_json_obj_end(j);
+}
+
 static void plan_json(const hs_plan *plan, hs_strbuf *sb)
 {
 	hs_json j;
@@ -365,6 +562,8 @@ static void plan_json(const hs_plan *plan, hs_strbuf *sb)
 	hs_json_kstr(&j, "log", rs->run.log);
 	hs_json_kstr(&j, "manifest", rs->run.manifest);
 	hs_json_kuint(&j, "stats_interval_s", rs->run.stats_interval_s);
+	if (rs->run.snapshots_max_mb)
+		hs_json_kuint(&j, "snapshots_max_mb", rs->run.snapshots_max_mb);
 	hs_json_obj_end(&j);
 	hs_json_kuint(&j, "memory_bytes", plan->memory_bytes);
 	hs_json_kuint(&j, "whitelisted_events", plan->n_whitelisted);
@@ -373,6 +572,14 @@ static void plan_json(const hs_plan *plan, hs_strbuf *sb)
 	for (size_t i = 0; i < plan->n_sessions; i++)
 		json_session(&j, plan, &plan->sessions[i]);
 	hs_json_arr_end(&j);
+	if (plan->n_triggers) {
+		hs_json_kuint(&j, "snapshots_max_bytes", plan->snapshots_max_bytes);
+		hs_json_key(&j, "triggers");
+		hs_json_arr_begin(&j);
+		for (size_t i = 0; i < plan->n_triggers; i++)
+			json_trigger(&j, plan, &plan->triggers[i]);
+		hs_json_arr_end(&j);
+	}
 	hs_json_obj_end(&j);
 }
 

@@ -1,4 +1,5 @@
 /* rules/check.c: semantic checks over the loaded model (catalogs, sessions, limits, platforms). */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -582,6 +583,419 @@ static void check_platform(checker *C, hs_platform plat)
 	}
 }
 
+/* ---- triggers ---- */
+
+#define MIB (1024.0 * 1024.0)
+
+static bool in_alerts(const hs_trigger *t, const char *alert)
+{
+	for (size_t i = 0; alert && i < t->n_alerts; i++)
+		if (strcmp(t->alerts[i], alert) == 0)
+			return true;
+	return false;
+}
+
+static size_t find_session(const hs_platform_rules *pr, const char *name)
+{
+	for (size_t i = 0; name && i < pr->n_sessions; i++)
+		if (pr->sessions[i].name && strcmp(pr->sessions[i].name, name) == 0)
+			return i;
+	return SIZE_MAX;
+}
+
+/* Whether session si enables catalog event ce of provider p: an entry that
+ * selects p with no `events:` enables every event of it (Windows: subject to
+ * its keywords, which HS117 judges for whitelists only). */
+static bool session_enables(checker *C, hs_platform plat, size_t si, const hs_provider *p, const hs_cat_event *ce)
+{
+	const hs_session *s = &C->rs->platforms[plat].sessions[si];
+	for (size_t e = 0; e < s->n_providers; e++) {
+		const hs_selection *sel = hs_rules_selection(C->rs, plat, si, e);
+		const hs_session_provider *sp = &s->providers[e];
+		for (size_t k = 0; sel && k < sel->n; k++) {
+			if (sel->providers[k] != p)
+				continue;
+			if (!sp->has_events)
+				return true;
+			for (size_t w = 0; w < sp->n_events; w++)
+				if (hs_provider_find_event(p, sp->events[w].id, sp->events[w].name) == ce)
+					return true;
+		}
+	}
+	return false;
+}
+
+/* How many events session si enables whose catalog alert is one of t's. */
+static size_t session_alert_events(checker *C, hs_platform plat, size_t si, const hs_trigger *t)
+{
+	const hs_session *s = &C->rs->platforms[plat].sessions[si];
+	size_t n = 0;
+	for (size_t e = 0; e < s->n_providers; e++) {
+		const hs_selection *sel = hs_rules_selection(C->rs, plat, si, e);
+		const hs_session_provider *sp = &s->providers[e];
+		for (size_t k = 0; sel && k < sel->n; k++) {
+			const hs_provider *p = sel->providers[k];
+			if (!sp->has_events) {
+				for (size_t c = 0; c < p->n_events; c++)
+					n += in_alerts(t, p->events[c].alert);
+				continue;
+			}
+			for (size_t w = 0; w < sp->n_events; w++) {
+				const hs_cat_event *ce = hs_provider_find_event(p, sp->events[w].id,
+										sp->events[w].name);
+				n += ce && in_alerts(t, ce->alert);
+			}
+		}
+	}
+	return n;
+}
+
+/* Every behaviour value comes from the trigger or from trigger_defaults: C has no default. */
+static void merge_behaviour(checker *C, const hs_platform_rules *pr, hs_trigger *t)
+{
+	const hs_trigger *d = &pr->trigger_defaults;
+	struct {
+		const char *key;
+		uint64_t *v;
+		hs_pos *pos;
+		uint64_t dv;
+		hs_pos dpos;
+	} keys[] = {
+		{"warmup_s", &t->warmup_s, &t->warmup_pos, d->warmup_s, d->warmup_pos},
+		{"clear_ms", &t->clear_ms, &t->clear_pos, d->clear_ms, d->clear_pos},
+		{"post_delay_ms", &t->post_delay_ms, &t->post_delay_pos, d->post_delay_ms, d->post_delay_pos},
+		{"cooldown_s", &t->cooldown_s, &t->cooldown_pos, d->cooldown_s, d->cooldown_pos},
+		{"max_per_hour", &t->max_per_hour, &t->max_per_hour_pos, d->max_per_hour, d->max_per_hour_pos},
+		{"keep", &t->keep, &t->keep_pos, d->keep, d->keep_pos},
+	};
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		if (keys[i].pos->line)
+			continue;
+		if (keys[i].dpos.line) {
+			*keys[i].v = keys[i].dv;
+			*keys[i].pos = keys[i].dpos;
+			continue;
+		}
+		char hint[160];
+		snprintf(hint, sizeof hint,
+			 "add '%s' to the trigger, or to the platform's trigger_defaults for every trigger",
+			 keys[i].key);
+		hs_diag_add(C->d, HS_D_TRIGGER_KEY, t->pos, hint,
+			    "trigger '%s' needs '%s': neither the trigger nor trigger_defaults gives it",
+			    t->name ? t->name : "?", keys[i].key);
+	}
+}
+
+enum {
+	TK_SESSION = 1u << 0,
+	TK_ALERT = 1u << 1,
+	TK_PROVIDER = 1u << 2,
+	TK_EVENT = 1u << 3,
+	TK_WHERE = 1u << 4,
+	TK_FIELD = 1u << 5,
+	TK_PATTERN = 1u << 6,
+	TK_SOURCE = 1u << 7,
+	TK_SLICE = 1u << 8,
+	TK_THRESHOLD = 1u << 9,
+	TK_RATIO = 1u << 10,
+	TK_CEILING = 1u << 11,
+	TK_MEDIAN = 1u << 12,
+};
+
+/* Which condition keys each kind takes and needs (alert / provider+event are
+ * judged separately: exactly one of the two shapes). */
+static void check_trigger_keys(checker *C, const hs_trigger *t)
+{
+	static const char *const kind_names[] = {"event", "regex", "frame_time", "manual"};
+	static const unsigned allowed[] = {
+		[HS_TRIGGER_EVENT] = TK_SESSION | TK_ALERT | TK_PROVIDER | TK_EVENT | TK_WHERE,
+		[HS_TRIGGER_REGEX] = TK_SESSION | TK_ALERT | TK_PROVIDER | TK_EVENT | TK_WHERE | TK_FIELD | TK_PATTERN,
+		[HS_TRIGGER_FRAME_TIME] = TK_SESSION | TK_SOURCE | TK_SLICE | TK_THRESHOLD | TK_RATIO | TK_CEILING |
+					  TK_MEDIAN,
+		[HS_TRIGGER_MANUAL] = 0,
+	};
+	static const unsigned required[] = {
+		[HS_TRIGGER_EVENT] = 0,
+		[HS_TRIGGER_REGEX] = TK_FIELD | TK_PATTERN,
+		[HS_TRIGGER_FRAME_TIME] = TK_SESSION | TK_SOURCE | TK_SLICE | TK_CEILING | TK_MEDIAN,
+		[HS_TRIGGER_MANUAL] = 0,
+	};
+	const struct {
+		unsigned bit;
+		const char *key;
+		hs_pos pos;
+	} keys[] = {
+		{TK_SESSION, "session", t->session_pos},     {TK_ALERT, "alert", t->alerts_pos},
+		{TK_PROVIDER, "provider", t->provider_pos},  {TK_EVENT, "event", t->event_pos},
+		{TK_WHERE, "where", t->where_pos},           {TK_FIELD, "field", t->field_pos},
+		{TK_PATTERN, "pattern", t->pattern_pos},     {TK_SOURCE, "source", t->source_pos},
+		{TK_SLICE, "slice", t->slice_pos},           {TK_THRESHOLD, "threshold_ms", t->threshold_pos},
+		{TK_RATIO, "ratio", t->ratio_pos},           {TK_CEILING, "ceiling_ms", t->ceiling_pos},
+		{TK_MEDIAN, "median_frames", t->median_pos},
+	};
+	const char *kn = kind_names[t->kind];
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		bool given = keys[i].pos.line != 0;
+		if (given && !(allowed[t->kind] & keys[i].bit))
+			hs_diag_add(C->d, HS_D_TRIGGER_KEY, keys[i].pos,
+				    t->kind == HS_TRIGGER_MANUAL
+					    ? "a manual trigger fires on request only: drop the key"
+					    : NULL,
+				    "'%s' has no meaning in a %s trigger", keys[i].key, kn);
+		else if (!given && (required[t->kind] & keys[i].bit))
+			hs_diag_add(C->d, HS_D_TRIGGER_KEY, t->pos, NULL, "a %s trigger needs '%s'", kn, keys[i].key);
+	}
+}
+
+static void check_trigger_regex(checker *C, const char *pattern, const void *node, hs_pos pos, const char *key)
+{
+	if (!pattern)
+		return;
+	char err[256];
+	size_t off = 0;
+	hs_regex *re = NULL;
+	if (hs_regex_compile(pattern, &re, err, sizeof err, &off) != HS_OK) {
+		hs_pos at = pos;
+		if (node)
+			at.col = hs_ynode_col_of(node, off);
+		hs_diag_add(C->d, HS_D_REGEX, at, NULL, "%s does not compile at offset %zu: %s", key, off, err);
+		return;
+	}
+	hs_regex_free(re);
+}
+
+/* The session an event or regex trigger watches: the one it names, or the
+ * first file-circular session that streams its event(s). */
+static void check_trigger_event(checker *C, hs_platform plat, hs_trigger *t)
+{
+	const hs_platform_rules *pr = &C->rs->platforms[plat];
+	const char *pname = hs_platform_name(plat);
+	bool has_alert = t->alerts_pos.line != 0, has_pe = t->provider_pos.line || t->event_pos.line;
+	if (has_alert && has_pe) {
+		hs_diag_add(C->d, HS_D_TRIGGER_KEY, t->alerts_pos,
+			    "'alert' takes every streamed event with that alert; 'provider' and 'event' name one",
+			    "give either 'alert' or 'provider' and 'event', not both");
+		return;
+	}
+	if (!has_alert && !has_pe) {
+		hs_diag_add(C->d, HS_D_TRIGGER_KEY, t->pos, "name the catalog alert, or the provider and the event",
+			    "an %s trigger needs 'alert' or 'provider' and 'event'",
+			    t->kind == HS_TRIGGER_REGEX ? "regex" : "event");
+		return;
+	}
+	if (has_pe && (!t->provider_pos.line || !t->event_pos.line)) {
+		hs_diag_add(C->d, HS_D_TRIGGER_KEY, t->pos, NULL, "trigger '%s' needs both 'provider' and 'event'",
+			    t->name ? t->name : "?");
+		return;
+	}
+	size_t given = SIZE_MAX;
+	if (t->session) {
+		given = find_session(pr, t->session);
+		if (given == SIZE_MAX) {
+			hs_diag_add(C->d, HS_D_TRIGGER_SESSION, t->session_pos,
+				    "name a file-circular session of the platform", "no %s session is named '%s'",
+				    pname, t->session);
+			return;
+		}
+		if (!pr->sessions[given].has_mode || pr->sessions[given].mode != HS_MODE_FILE_CIRCULAR) {
+			hs_diag_add(C->d, HS_D_TRIGGER_SESSION, t->session_pos,
+				    "triggers watch the streamed key events of a file-circular session",
+				    "session '%s' is not file-circular", t->session);
+			return;
+		}
+	}
+	if (has_alert) {
+		if (t->n_alerts == 0)
+			return; /* the values were reported */
+		if (given != SIZE_MAX) {
+			if (!session_alert_events(C, plat, given, t))
+				hs_diag_add(
+					C->d, HS_D_TRIGGER_SESSION, t->session_pos,
+					"whitelist an event with that alert in the session, or name another session",
+					"session '%s' enables no event with the trigger's alert", t->session);
+			return;
+		}
+		for (size_t i = 0; i < pr->n_sessions; i++)
+			if (pr->sessions[i].has_mode && pr->sessions[i].mode == HS_MODE_FILE_CIRCULAR &&
+			    session_alert_events(C, plat, i, t)) {
+				t->session = pr->sessions[i].name;
+				return;
+			}
+		hs_strbuf list = {0};
+		for (size_t i = 0; i < t->n_alerts; i++)
+			hs_sb_printf(&list, "%s%s", i ? ", " : "", t->alerts[i]);
+		hs_diag_add(
+			C->d, HS_D_TRIGGER_EVENT, t->alerts_pos,
+			"whitelist an event whose catalog entry has this alert in a file-circular session",
+			"no file-circular %s session streams an event with alert %s, so the trigger could never fire",
+			pname, hs_sb_cstr(&list));
+		hs_sb_free(&list);
+		return;
+	}
+	if (!t->provider || (!t->event && t->event_id < 0))
+		return; /* malformed values were reported */
+	const hs_provider *p = hs_rules_find_provider(C->rs, t->provider);
+	if (!p) {
+		hs_diag_add(C->d, HS_D_UNKNOWN_PROVIDER, t->provider_pos, "add it to a catalog this profile includes",
+			    "no included catalog defines provider '%s'", t->provider);
+		return;
+	}
+	if (p->platform != plat) {
+		hs_diag_add(C->d, HS_D_PLATFORM, t->provider_pos, NULL,
+			    "provider '%s' is a %s provider, used in a %s trigger", t->provider,
+			    hs_platform_name(p->platform), pname);
+		return;
+	}
+	if (plat == HS_PLATFORM_LINUX && t->event_id >= 0) {
+		hs_diag_add(C->d, HS_D_PLATFORM, t->event_pos, "name the ftrace event instead",
+			    "ftrace events have no numeric id in the rules");
+		return;
+	}
+	const hs_cat_event *ce = hs_provider_find_event(p, t->event_id, t->event);
+	if (!ce) {
+		if (t->event_id >= 0)
+			hs_diag_add(C->d, HS_D_TRIGGER_EVENT, t->event_pos, "a trigger's event must be a catalog event",
+				    "provider '%s' has no catalog event with id %d", p->name, t->event_id);
+		else
+			hs_diag_add(C->d, HS_D_TRIGGER_EVENT, t->event_pos, "a trigger's event must be a catalog event",
+				    "provider '%s' has no catalog event '%s'", p->name, t->event);
+		return;
+	}
+	/* The catalogs list no payload fields yet, so `field` and `where` names
+	 * cannot be checked here; they are accepted as written. */
+	const char *en = ce->name ? ce->name : "?";
+	if (given != SIZE_MAX) {
+		if (!session_enables(C, plat, given, p, ce))
+			hs_diag_add(C->d, HS_D_TRIGGER_SESSION, t->session_pos,
+				    "whitelist the event in the session, or name the session that streams it",
+				    "session '%s' does not enable '%s' of '%s'", t->session, en, p->name);
+		return;
+	}
+	for (size_t i = 0; i < pr->n_sessions; i++)
+		if (pr->sessions[i].has_mode && pr->sessions[i].mode == HS_MODE_FILE_CIRCULAR &&
+		    session_enables(C, plat, i, p, ce)) {
+			t->session = pr->sessions[i].name;
+			return;
+		}
+	hs_diag_add(C->d, HS_D_TRIGGER_EVENT, t->event_pos,
+		    "whitelist it in a file-circular session: triggers see only the streamed key events",
+		    "no file-circular %s session streams '%s' of '%s', so the trigger could never fire", pname, en,
+		    p->name);
+}
+
+static void check_trigger_frame(checker *C, hs_platform plat, const hs_trigger *t)
+{
+	const hs_platform_rules *pr = &C->rs->platforms[plat];
+	if (t->session) {
+		size_t si = find_session(pr, t->session);
+		if (si == SIZE_MAX)
+			hs_diag_add(C->d, HS_D_TRIGGER_SESSION, t->session_pos,
+				    "name a file-circular session of the platform", "no %s session is named '%s'",
+				    hs_platform_name(plat), t->session);
+		else if (!pr->sessions[si].has_mode || pr->sessions[si].mode != HS_MODE_FILE_CIRCULAR)
+			hs_diag_add(C->d, HS_D_TRIGGER_SESSION, t->session_pos,
+				    "the frame markers must stream: name a file-circular session",
+				    "session '%s' is not file-circular", t->session);
+	}
+	if (t->has_source) {
+		if (plat == HS_PLATFORM_LINUX && strcmp(t->source, "trace_marker") != 0)
+			hs_diag_add(C->d, HS_D_PLATFORM, t->source_pos, "linux frames come from trace_marker",
+				    "frame source '%s' is not available on linux", t->source);
+		else if (plat == HS_PLATFORM_WINDOWS && strcmp(t->source, "present") != 0)
+			hs_diag_add(C->d, HS_D_PLATFORM, t->source_pos, "windows frames come from present",
+				    "frame source '%s' is not available on windows", t->source);
+		else if (plat == HS_PLATFORM_WINDOWS)
+			/* Present events (DxgKrnl Present*, DXGI) are not in the Windows catalog yet. */
+			hs_diag_add(C->d, HS_D_PLATFORM, t->source_pos,
+				    "the windows catalog lists no present events yet",
+				    "frame source 'present' is not yet supported on windows");
+	}
+	check_trigger_regex(C, t->slice, t->slice_node, t->slice_pos, "slice");
+	bool thr = t->has_threshold && t->threshold_ms > 0, rat = t->has_ratio && t->ratio > 1;
+	if (!thr && !rat)
+		hs_diag_add(
+			C->d, HS_D_TRIGGER_THRESHOLD, t->pos,
+			"give threshold_ms (an absolute hitch length) and/or ratio (a multiple of the median frame)",
+			"frame_time trigger '%s' needs threshold_ms > 0 or ratio > 1", t->name ? t->name : "?");
+	if (t->ceiling_pos.line && t->ceiling_ms <= t->threshold_ms)
+		hs_diag_add(
+			C->d, HS_D_TRIGGER_THRESHOLD, t->ceiling_pos,
+			"frames longer than ceiling_ms are not hitches (alt-tab, loading): it must be above threshold_ms",
+			"ceiling_ms %g is not above threshold_ms %g", t->ceiling_ms, t->threshold_ms);
+}
+
+/* post_delay_ms against the rings: the snapshot is taken post_delay after the
+ * hit, so at most half of a ring may be after it; the other half is the
+ * history before the hit, which is what the snapshot is for. */
+static void check_post_delay(checker *C, hs_platform plat, const hs_trigger *t)
+{
+	const hs_platform_rules *pr = &C->rs->platforms[plat];
+	bool win = plat == HS_PLATFORM_WINDOWS;
+	if (win && t->kind != HS_TRIGGER_MANUAL && t->post_delay_pos.line &&
+	    t->post_delay_ms < HS_ETW_MIN_POST_DELAY_MS)
+		hs_diag_add(C->d, HS_D_POST_DELAY_LATENCY, t->post_delay_pos,
+			    "real-time ETW delivers events ~1 s late; give the events after the hit time to arrive",
+			    "trigger '%s': post_delay_ms %llu is under %d ms on windows", t->name ? t->name : "?",
+			    (unsigned long long)t->post_delay_ms, HS_ETW_MIN_POST_DELAY_MS);
+	if (!t->post_delay_pos.line || t->post_delay_ms == 0)
+		return;
+	double bpe = win ? HS_ETW_RING_BYTES_PER_EVENT : HS_LINUX_RING_BYTES_PER_EVENT;
+	size_t rings = 0, rated = 0;
+	for (size_t i = 0; i < pr->n_sessions; i++) {
+		const hs_session *s = &pr->sessions[i];
+		if (!s->has_mode || s->mode != HS_MODE_BUFFERING || !s->ring_mb)
+			continue;
+		rings++;
+		if (!s->expected_rate_eps)
+			continue;
+		rated++;
+		double history = (double)s->ring_mb * MIB / ((double)s->expected_rate_eps * bpe);
+		double delay = (double)t->post_delay_ms / 1000.0;
+		if (delay > history / 2)
+			hs_diag_add(
+				C->d, HS_D_POST_DELAY, t->post_delay_pos,
+				"lower post_delay_ms or raise ring_mb: half of the ring must hold the time before the hit",
+				"trigger '%s' snapshots %.1f s after the hit, but ring '%s' holds ~%.1f s at %llu events/s "
+				"(%d B each): at most %.1f s may be after the hit",
+				t->name ? t->name : "?", delay, s->name ? s->name : "?", history,
+				(unsigned long long)s->expected_rate_eps, (int)bpe, history / 2);
+	}
+	if (rings && !rated)
+		hs_diag_add(C->d, HS_D_POST_DELAY_UNCHECKED, t->pos,
+			    "give the buffering session expected_rate_eps (engine --estimate measures it)",
+			    "trigger '%s': post_delay_ms %llu cannot be checked against the ring's history",
+			    t->name ? t->name : "?", (unsigned long long)t->post_delay_ms);
+}
+
+static void check_triggers(checker *C, hs_platform plat)
+{
+	hs_platform_rules *pr = &C->rs->platforms[plat];
+	for (size_t i = 0; i < pr->n_triggers; i++) {
+		hs_trigger *t = &pr->triggers[i];
+		for (size_t j = 0; j < i; j++)
+			if (t->name && pr->triggers[j].name && strcmp(t->name, pr->triggers[j].name) == 0) {
+				hs_diag_add(C->d, HS_D_DUP_TRIGGER, t->name_pos, "the name names the snapshot folders",
+					    "trigger '%s' is already defined at line %u", t->name,
+					    pr->triggers[j].pos.line);
+				break;
+			}
+		merge_behaviour(C, pr, t);
+		if (!t->has_kind)
+			continue;
+		check_trigger_keys(C, t);
+		switch (t->kind) {
+		case HS_TRIGGER_EVENT: check_trigger_event(C, plat, t); break;
+		case HS_TRIGGER_REGEX:
+			check_trigger_event(C, plat, t);
+			check_trigger_regex(C, t->pattern, t->pattern_node, t->pattern_pos, "pattern");
+			break;
+		case HS_TRIGGER_FRAME_TIME: check_trigger_frame(C, plat, t); break;
+		case HS_TRIGGER_MANUAL: break;
+		}
+		check_post_delay(C, plat, t);
+	}
+}
+
 void hs_rules_check(hs_ruleset *rs, hs_diags *d)
 {
 	checker C = {.rs = rs, .d = d, .arena = &hs_rules_priv_of(rs)->arena};
@@ -601,7 +1015,18 @@ void hs_rules_check(hs_ruleset *rs, hs_diags *d)
 			continue;
 		any |= rs->platforms[p].n_sessions > 0;
 		check_platform(&C, (hs_platform)p);
+		check_triggers(&C, (hs_platform)p);
 	}
+	/* A crash loop fires a trigger again and again; keep bounds the files of
+	 * each trigger, only snapshots_max_mb bounds them all. */
+	for (int p = HS_PLATFORM_WINDOWS; p < HS_PLATFORM_COUNT && !rs->run.snapshots_max_mb; p++)
+		if (rs->platforms[p].present && rs->platforms[p].n_triggers) {
+			hs_diag_add(
+				d, HS_D_SNAPSHOT_CAP, rs->platforms[p].triggers_pos,
+				"set run.snapshots_max_mb, e.g. 2048; the oldest snapshots go first when it is reached",
+				"triggers without run.snapshots_max_mb: their snapshots have no disk cap");
+			break;
+		}
 	if (!any && rs->n_files > 0)
 		hs_diag_add(d, HS_D_EMPTY, (hs_pos){rs->files[0], 0, 0}, NULL, "the profile defines no sessions");
 }

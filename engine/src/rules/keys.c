@@ -1,5 +1,6 @@
 /* rules/keys.c: the table-driven reader of YAML mappings (unknown, missing, typed keys) and the tables' JSON dump. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,6 +100,43 @@ bool hs_key_uint(hs_keyread *r, const hs_ynode *n, const char *key, uint64_t min
 	if (!parse_uint(n->str, &v) || v < min || v > max) {
 		hs_diag_add(r->d, HS_D_RANGE, n->pos, NULL, "'%s' is %s; it must be %llu..%llu", key, n->str,
 			    (unsigned long long)min, (unsigned long long)max);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+bool hs_key_number(hs_keyread *r, const hs_ynode *n, const char *key, double min, double max, double *out)
+{
+	if (n->alias)
+		return false;
+	hs_yvalue yv = n->type == HS_Y_SCALAR ? hs_ynode_value(n) : HS_YV_STR;
+	if (n->type != HS_Y_SCALAR || (yv != HS_YV_INT && yv != HS_YV_FLOAT)) {
+		hs_diag_add(r->d, HS_D_TYPE, n->pos, NULL, "'%s' must be a number, not %s", key, hs_ynode_type_name(n));
+		return false;
+	}
+	uint64_t u;
+	double v;
+	char *end = NULL;
+	if (yv == HS_YV_INT) {
+		/* 0x and 0o forms, as integers are read everywhere else. */
+		if (!parse_uint(n->str, &u)) {
+			hs_diag_add(r->d, HS_D_RANGE, n->pos, NULL, "'%s' is %s; it must be %g..%g", key, n->str, min,
+				    max);
+			return false;
+		}
+		v = (double)u;
+	} else {
+		errno = 0;
+		v = strtod(n->str, &end);
+		if (errno || !end || *end || !isfinite(v)) {
+			hs_diag_add(r->d, HS_D_RANGE, n->pos, "write a finite decimal number such as 2.5",
+				    "'%s' is %s; it must be %g..%g", key, n->str, min, max);
+			return false;
+		}
+	}
+	if (v < min || v > max) {
+		hs_diag_add(r->d, HS_D_RANGE, n->pos, NULL, "'%s' is %s; it must be %g..%g", key, n->str, min, max);
 		return false;
 	}
 	*out = v;
@@ -283,6 +321,11 @@ static bool read_value(hs_keyread *r, const hs_key *k, const hs_ynode *v, void *
 			return false;
 		store_int(obj, k, r->u);
 		return true;
+	case HS_KEY_NUMBER:
+		if (!hs_key_number(r, v, k->name, (double)k->min, (double)k->max, &r->num))
+			return false;
+		store(obj, k, &r->num, sizeof r->num);
+		return true;
 	case HS_KEY_BOOL: {
 		if (v->alias)
 			return false;
@@ -391,8 +434,8 @@ static void json_str(FILE *out, const char *s)
 
 static const char *type_name(const hs_key *k)
 {
-	static const char *const names[] = {"string", "ident", "story", "uint", "bool", "enum",
-					    "guid",   "list",  "map",   "custom"};
+	static const char *const names[] = {"string", "ident", "story", "uint",   "bool",  "enum",
+					    "guid",   "list",  "map",   "custom", "number"};
 	return names[k->type];
 }
 
@@ -421,7 +464,7 @@ void hs_keys_dump_json(FILE *out, const hs_keytable *const *tables)
 			fputs(", \"type\": ", out);
 			json_str(out, type_name(k));
 			fprintf(out, ", \"required\": %s", k->flags & HS_KEY_REQUIRED ? "true" : "false");
-			if (k->type == HS_KEY_UINT || (k->flags & HS_KEY_OR_UINT))
+			if (k->type == HS_KEY_UINT || k->type == HS_KEY_NUMBER || (k->flags & HS_KEY_OR_UINT))
 				fprintf(out, ", \"min\": %llu, \"max\": %llu", (unsigned long long)k->min,
 					(unsigned long long)k->max);
 			if (k->values) {

@@ -306,6 +306,9 @@ static const hs_key session_keys[] = {
 	SIZE_KEY("flush_interval_s", flush_interval_s, flush_pos, "seconds between flushes to the file"),
 	SIZE_KEY("ring_mb", ring_mb, ring_pos, "size of the in-memory ring in MB (total across CPUs)"),
 	SIZE_KEY("sample_hz", sample_hz, sample_pos, "sampling rate in Hz"),
+	{"expected_rate_eps", HS_KEY_UINT, .min = 1, .max = HS_RULES_MAX_RATE_EPS, HS_AT(hs_session, expected_rate_eps),
+	 HS_POS_AT(hs_session, expected_rate_pos),
+	 .doc = "buffering: events/s the ring is sized for (engine --estimate); checks triggers' post_delay_ms"},
 	{"call_graph", HS_KEY_ENUM, .values = call_graphs, HS_AT(hs_session, call_graph),
 	 HS_POS_AT(hs_session, call_graph_pos), .fn = s_call_graph, .doc = "sampling, Linux: none or fp"},
 	{"output", HS_KEY_STR, HS_KEY_REQUIRED, HS_AT(hs_session, output), HS_POS_AT(hs_session, output_pos),
@@ -333,11 +336,13 @@ static void load_session(loader *L, const hs_ynode *n, hs_session *s)
 	 * this is structural (the JSON Schema says the same with if/then). */
 	static const struct {
 		hs_session_mode mode;
-		const char *required, *forbidden[4];
+		const char *required, *forbidden[5];
 	} rules[] = {
-		{HS_MODE_FILE_CIRCULAR, "max_file_mb", {"ring_mb", "sample_hz", "call_graph", NULL}},
-		{HS_MODE_BUFFERING, "ring_mb", {"max_file_mb", "flush_interval_s", "sample_hz", "call_graph"}},
-		{HS_MODE_SAMPLING, "sample_hz", {"ring_mb", "max_file_mb", NULL, NULL}},
+		{HS_MODE_FILE_CIRCULAR,
+		 "max_file_mb",
+		 {"ring_mb", "sample_hz", "call_graph", "expected_rate_eps", NULL}},
+		{HS_MODE_BUFFERING, "ring_mb", {"max_file_mb", "flush_interval_s", "sample_hz", "call_graph", NULL}},
+		{HS_MODE_SAMPLING, "sample_hz", {"ring_mb", "max_file_mb", "expected_rate_eps", NULL, NULL}},
 	};
 	for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
 		if (rules[r].mode != s->mode)
@@ -345,12 +350,300 @@ static void load_session(loader *L, const hs_ynode *n, hs_session *s)
 		if (!hs_ymap_get(n, rules[r].required))
 			hs_diag_add(L->d, HS_D_MODE_KEY, s->mode_pos, NULL, "a %s session needs '%s'", modes[mode],
 				    rules[r].required);
-		for (int f = 0; f < 4 && rules[r].forbidden[f]; f++) {
+		for (int f = 0; f < 5 && rules[r].forbidden[f]; f++) {
 			hs_ynode *bad = hs_ymap_get(n, rules[r].forbidden[f]);
 			if (bad)
 				hs_diag_add(L->d, HS_D_MODE_KEY, bad->pos, NULL, "'%s' has no meaning in a %s session",
 					    rules[r].forbidden[f], modes[mode]);
 		}
+	}
+}
+
+/* ---- triggers ---- */
+
+static const char *const trigger_kinds[] = {"event", "regex", "frame_time", "manual", NULL};
+static const char *const frame_sources[] = {"trace_marker", "present", NULL};
+
+/* Behaviour keys: in trigger_defaults and (overriding them) in each trigger.
+ * No key is required here: the checker requires each one from one of the two. */
+static const hs_key trigger_behaviour_keys[] = {
+	{"warmup_s", HS_KEY_UINT, .max = HS_RULES_MAX_WARMUP_S, HS_AT(hs_trigger, warmup_s),
+	 HS_POS_AT(hs_trigger, warmup_pos), .doc = "after start, hits are ignored this long"},
+	{"clear_ms", HS_KEY_UINT, .max = HS_RULES_MAX_CLEAR_MS, HS_AT(hs_trigger, clear_ms),
+	 HS_POS_AT(hs_trigger, clear_pos), .doc = "re-arm once the condition has been clear this long"},
+	{"post_delay_ms", HS_KEY_UINT, .max = HS_RULES_MAX_POST_DELAY_MS, HS_AT(hs_trigger, post_delay_ms),
+	 HS_POS_AT(hs_trigger, post_delay_pos), .doc = "keep recording this long after the hit, then snapshot"},
+	{"cooldown_s", HS_KEY_UINT, .max = HS_RULES_MAX_COOLDOWN_S, HS_AT(hs_trigger, cooldown_s),
+	 HS_POS_AT(hs_trigger, cooldown_pos), .doc = "after a snapshot, hits join it (no new one) this long"},
+	{"max_per_hour", HS_KEY_UINT, .min = 1, .max = HS_RULES_MAX_PER_HOUR, HS_AT(hs_trigger, max_per_hour),
+	 HS_POS_AT(hs_trigger, max_per_hour_pos), .doc = "rate cap: snapshots of the trigger in any hour"},
+	{"keep", HS_KEY_UINT, .min = 1, .max = HS_RULES_MAX_KEEP, HS_AT(hs_trigger, keep),
+	 HS_POS_AT(hs_trigger, keep_pos), .doc = "retention: the newest snapshots of the trigger kept"},
+	{0},
+};
+static const hs_keytable trigger_defaults_t = {
+	"trigger_defaults",    "trigger_defaults", "/definitions/triggerBehaviour", "Triggers", NULL,
+	trigger_behaviour_keys};
+
+static void tr_pattern(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)r, (void)k, (void)n;
+	if (ok)
+		((hs_trigger *)obj)->pattern_node = v;
+}
+
+static void tr_slice(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)r, (void)k, (void)n;
+	if (ok)
+		((hs_trigger *)obj)->slice_node = v;
+}
+
+static void tr_kind(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)r, (void)k, (void)n, (void)v;
+	if (ok)
+		((hs_trigger *)obj)->has_kind = true;
+}
+
+static void tr_given(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)r, (void)n, (void)v;
+	hs_trigger *t = obj;
+	if (!ok)
+		return;
+	if (strcmp(k->name, "source") == 0) {
+		t->has_source = true;
+		t->source = frame_sources[r->index];
+	} else if (strcmp(k->name, "threshold_ms") == 0)
+		t->has_threshold = true;
+	else if (strcmp(k->name, "ratio") == 0)
+		t->has_ratio = true;
+}
+
+/* alert: one alert kind or a list of them. */
+static void tr_alert(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n, (void)ok;
+	hs_trigger *t = obj;
+	if (!v || v->alias)
+		return;
+	const hs_ynode *one[1] = {v};
+	const hs_ynode *const *items = one;
+	size_t count = 1;
+	if (v->type == HS_Y_SEQ) {
+		items = (const hs_ynode *const *)v->items;
+		count = v->n;
+		if (count == 0) {
+			hs_diag_add(r->d, HS_D_TYPE, v->pos, "name at least one alert kind",
+				    "'alert' is an empty list");
+			return;
+		}
+	} else if (v->type != HS_Y_SCALAR) {
+		hs_diag_add(r->d, HS_D_TYPE, v->pos, "write one alert kind or a list of them",
+			    "'alert' must be a name or a list of names, not %s", hs_ynode_type_name(v));
+		return;
+	}
+	t->alerts = hs_arena_alloc(r->arena, (count + 1) * sizeof(*t->alerts));
+	t->alert_pos = hs_arena_alloc(r->arena, (count + 1) * sizeof(*t->alert_pos));
+	if (!t->alerts || !t->alert_pos) {
+		r->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < count; i++) {
+		int idx = hs_key_enum(r, items[i], "alert", hs_alert_names);
+		if (idx < 0)
+			continue;
+		t->alert_pos[t->n_alerts] = items[i]->pos;
+		t->alerts[t->n_alerts++] = hs_alert_names[idx];
+	}
+}
+
+/* event: a name, or (Windows) an event id. */
+static void tr_event(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n, (void)ok;
+	hs_trigger *t = obj;
+	t->event_id = -1;
+	if (!v || v->alias)
+		return;
+	if (v->type == HS_Y_SCALAR && hs_ynode_value(v) == HS_YV_INT) {
+		uint64_t id;
+		if (hs_key_uint(r, v, "event", 0, HS_MAX_EVENT_ID, &id))
+			t->event_id = (int)id;
+		return;
+	}
+	t->event = hs_key_line(r, v, "event");
+}
+
+static bool parse_int64(const char *s, int64_t *out)
+{
+	bool neg = s[0] == '-';
+	if (s[0] == '-' || s[0] == '+')
+		s++;
+	int base = 10;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'o')) {
+		base = s[1] == 'x' ? 16 : 8;
+		s += 2;
+	}
+	if (*s == '\0' || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, base);
+	if (errno || *end || v > (unsigned long long)INT64_MAX + (neg ? 1u : 0u))
+		return false;
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return true;
+}
+
+/* where: field -> value or [values]; per field all integers or all strings. */
+static void tr_where(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n;
+	hs_trigger *t = obj;
+	if (!ok)
+		return;
+	t->where = hs_arena_alloc(r->arena, (v->n + 1) * sizeof(*t->where));
+	if (!t->where) {
+		r->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < v->n; i++) {
+		const hs_ynode *key = v->keys[i], *val = v->items[i];
+		if (key->type != HS_Y_SCALAR || hs_ynode_value(key) != HS_YV_STR || val->alias)
+			continue; /* reported by the YAML layer */
+		if (!hs_key_ident_ok(key->str, HS_MAX_IDENT_CHARS, false, true)) {
+			hs_diag_add(r->d, HS_D_NAME, key->pos, "payload fields are C identifiers, as in ftrace filters",
+				    "'%s' is not a field name", key->str);
+			continue;
+		}
+		hs_trigger_cond *c = &t->where[t->n_where];
+		memset(c, 0, sizeof(*c));
+		c->field = key->str;
+		c->pos = key->pos;
+		const hs_ynode *one[1] = {val};
+		const hs_ynode *const *items = one;
+		size_t count = 1;
+		if (val->type == HS_Y_SEQ) {
+			items = (const hs_ynode *const *)val->items;
+			count = val->n;
+		}
+		if (count == 0 || val->type == HS_Y_MAP) {
+			hs_diag_add(r->d, HS_D_TYPE, val->pos, "write a value or a non-empty list of values",
+				    "'%s' must be a value or a list of values, not %s", key->str,
+				    count == 0 ? "an empty list" : hs_ynode_type_name(val));
+			continue;
+		}
+		c->strings = items[0]->type == HS_Y_SCALAR && hs_ynode_value(items[0]) == HS_YV_STR;
+		c->nums = hs_arena_alloc(r->arena, (count + 1) * sizeof(*c->nums));
+		c->strs = hs_arena_alloc(r->arena, (count + 1) * sizeof(*c->strs));
+		if (!c->nums || !c->strs) {
+			r->oom = true;
+			return;
+		}
+		bool good = true;
+		for (size_t j = 0; j < count && good; j++) {
+			const hs_ynode *it = items[j];
+			hs_yvalue yv = it->type == HS_Y_SCALAR ? hs_ynode_value(it) : HS_YV_NULL;
+			if (it->alias) {
+				good = false;
+			} else if (c->strings && yv == HS_YV_STR) {
+				c->strs[c->n_values++] = it->str;
+			} else if (!c->strings && yv == HS_YV_INT && parse_int64(it->str, &c->nums[c->n_values])) {
+				c->n_values++;
+			} else if (!c->strings && yv == HS_YV_INT) {
+				hs_diag_add(r->d, HS_D_RANGE, it->pos, NULL, "'%s' value %s is not a 64-bit integer",
+					    key->str, it->str);
+				good = false;
+			} else {
+				hs_diag_add(r->d, HS_D_TYPE, it->pos,
+					    "quote every value to compare strings, or write integers only",
+					    "'%s' values must be all integers or all strings; this one is %s", key->str,
+					    hs_ynode_type_name(it));
+				good = false;
+			}
+		}
+		if (good)
+			t->n_where++;
+	}
+}
+
+static const hs_key trigger_keys[] = {
+	{"name", HS_KEY_IDENT, HS_KEY_REQUIRED, HS_AT(hs_trigger, name), HS_POS_AT(hs_trigger, name_pos),
+	 .doc = "[A-Za-z0-9_-]{1,64}, unique in the platform; names the snapshot folders"},
+	{"kind", HS_KEY_ENUM, HS_KEY_REQUIRED, .values = trigger_kinds, HS_AT(hs_trigger, kind),
+	 HS_POS_AT(hs_trigger, kind_pos), .fn = tr_kind, .doc = "event, regex, frame_time or manual"},
+	{"description", HS_KEY_STR, HS_AT(hs_trigger, description), HS_POS_AT(hs_trigger, description_pos),
+	 .doc = "one line"},
+	{"session", HS_KEY_IDENT, HS_AT(hs_trigger, session), HS_POS_AT(hs_trigger, session_pos),
+	 .doc = "the file-circular session whose stream it watches"},
+	{"alert", HS_KEY_CUSTOM, HS_POS_AT(hs_trigger, alerts_pos), .fn = tr_alert,
+	 .doc = "event, regex: every whitelisted event with one of these catalog alerts"},
+	{"provider", HS_KEY_STR, HS_AT(hs_trigger, provider), HS_POS_AT(hs_trigger, provider_pos),
+	 .doc = "event, regex: the catalog provider of the event"},
+	{"event", HS_KEY_CUSTOM, HS_POS_AT(hs_trigger, event_pos), .fn = tr_event,
+	 .doc = "event, regex: the event's name (Windows: or id)"},
+	{"where", HS_KEY_MAP, HS_POS_AT(hs_trigger, where_pos), .fn = tr_where,
+	 .doc = "event, regex: payload field -> value or list of values"},
+	{"field", HS_KEY_STR, HS_AT(hs_trigger, field), HS_POS_AT(hs_trigger, field_pos),
+	 .doc = "regex: the payload field the pattern runs on"},
+	{"pattern", HS_KEY_STR, HS_AT(hs_trigger, pattern), HS_POS_AT(hs_trigger, pattern_pos), .fn = tr_pattern,
+	 .doc = "regex: PCRE2 pattern"},
+	{"source", HS_KEY_ENUM, .values = frame_sources, HS_POS_AT(hs_trigger, source_pos), .fn = tr_given,
+	 .doc = "frame_time: trace_marker (Linux) or present (Windows)"},
+	{"slice", HS_KEY_STR, HS_AT(hs_trigger, slice), HS_POS_AT(hs_trigger, slice_pos), .fn = tr_slice,
+	 .doc = "frame_time: PCRE2 pattern a frame slice's name must match"},
+	{"threshold_ms", HS_KEY_NUMBER, .max = HS_RULES_MAX_FRAME_MS, HS_AT(hs_trigger, threshold_ms),
+	 HS_POS_AT(hs_trigger, threshold_pos), .fn = tr_given, .doc = "frame_time: a hitch is longer than this"},
+	{"ratio", HS_KEY_NUMBER, .max = HS_RULES_MAX_FRAME_RATIO, HS_AT(hs_trigger, ratio),
+	 HS_POS_AT(hs_trigger, ratio_pos), .fn = tr_given,
+	 .doc = "frame_time: and longer than ratio x the median of the last median_frames frames"},
+	{"ceiling_ms", HS_KEY_NUMBER, .min = 1, .max = HS_RULES_MAX_FRAME_MS, HS_AT(hs_trigger, ceiling_ms),
+	 HS_POS_AT(hs_trigger, ceiling_pos), .doc = "frame_time: and shorter than this (longer gaps are not frames)"},
+	{"median_frames", HS_KEY_UINT, .min = HS_RULES_MIN_MEDIAN_FRAMES, .max = HS_RULES_MAX_MEDIAN_FRAMES,
+	 HS_AT(hs_trigger, median_frames), HS_POS_AT(hs_trigger, median_pos),
+	 .doc = "frame_time: frames in the running median"},
+	{0},
+};
+static const hs_keytable trigger_t = {"trigger",  "a trigger",         "/definitions/trigger",
+				      "Triggers", &trigger_defaults_t, trigger_keys};
+
+static void ps_trigger_defaults(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok,
+				void *obj)
+{
+	(void)k, (void)n;
+	hs_platform_rules *pr = obj;
+	if (!ok)
+		return;
+	pr->has_trigger_defaults = true;
+	pr->trigger_defaults_pos = v->pos;
+	hs_keys_load(r, v, &trigger_defaults_t, &pr->trigger_defaults);
+}
+
+static void ps_triggers(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *tv, bool ok, void *obj)
+{
+	(void)k;
+	hs_platform_rules *pr = obj;
+	if (!ok)
+		return;
+	pr->triggers_pos = hs_ymap_key(n, "triggers")->pos;
+	pr->triggers = hs_arena_alloc(r->arena, (tv->n + 1) * sizeof(*pr->triggers));
+	if (!pr->triggers) {
+		r->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < tv->n; i++) {
+		const hs_ynode *e = tv->items[i];
+		hs_trigger *t = &pr->triggers[pr->n_triggers];
+		memset(t, 0, sizeof(*t));
+		t->event_id = -1;
+		t->pos = e->pos;
+		if (!hs_key_want(r, e, HS_Y_MAP, "triggers entry"))
+			continue;
+		hs_keys_load(r, e, &trigger_t, t);
+		hs_keys_read(r, e, &trigger_defaults_t, t);
+		pr->n_triggers++;
 	}
 }
 
@@ -374,6 +667,10 @@ static void ps_sessions(hs_keyread *r, const hs_key *k, const hs_ynode *n, const
 static const hs_key platform_section_keys[] = {
 	{"sessions", HS_KEY_LIST, HS_KEY_REQUIRED, .sub = &session_t, .fn = ps_sessions,
 	 .doc = "trace sessions to run on this platform"},
+	{"trigger_defaults", HS_KEY_MAP, .sub = &trigger_defaults_t, .fn = ps_trigger_defaults,
+	 .doc = "behaviour values every trigger of the platform inherits"},
+	{"triggers", HS_KEY_LIST, .sub = &trigger_t, .fn = ps_triggers,
+	 .doc = "when the engine takes a snapshot by itself"},
 	{0},
 };
 static const hs_keytable platform_section_t = {"platform_section", "a platform section",
@@ -412,6 +709,9 @@ static const hs_key run_keys[] = {
 	 .doc = "the run manifest (JSON) inside the run folder"},
 	{"stats_interval_s", HS_KEY_UINT, .min = 1, .max = 86400, HS_AT(hs_run_rules, stats_interval_s),
 	 .doc = "seconds between statistics lines in the log"},
+	{"snapshots_max_mb", HS_KEY_UINT, .min = 1, .max = HS_RULES_MAX_SNAPSHOTS_MB,
+	 HS_AT(hs_run_rules, snapshots_max_mb), HS_POS_AT(hs_run_rules, snapshots_max_pos),
+	 .doc = "disk cap for all triggered snapshots of a run"},
 	{0},
 };
 static const hs_keytable run_t = {"run", "run", "/definitions/run", "Profiles", NULL, run_keys};
@@ -735,9 +1035,9 @@ static const hs_keytable profile_t = {"profile", "a profile", "/definitions/prof
 				      profile_keys};
 
 const hs_keytable *const hs_rules_keytables[] = {
-	&file_t,      &catalog_t,	   &provider_t,		 &cat_event_t,	  &profile_t,	   &run_t,
-	&platforms_t, &platform_section_t, &session_t,		 &session_provider_t, &stack_entry_t, &wl_entry_t,
-	NULL,
+	&file_t,        &catalog_t,   &provider_t,         &cat_event_t, &profile_t,
+	&run_t,         &platforms_t, &platform_section_t, &session_t,   &session_provider_t,
+	&stack_entry_t, &wl_entry_t,  &trigger_defaults_t, &trigger_t,   NULL,
 };
 
 /* ---- files and includes ---- */
