@@ -404,7 +404,9 @@ hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_back
 	if (f->trigger != SIZE_MAX) {
 		const hs_plan_trigger *pt = &plan->triggers[f->trigger];
 		hs_json_kstr(&j, "description", pt->trigger->description);
-		hs_json_kstr(&j, "session", plan->sessions[pt->session].session->name);
+		/* A manual trigger watches no session. */
+		hs_json_kstr(&j, "session",
+			     pt->session < plan->n_sessions ? plan->sessions[pt->session].session->name : NULL);
 		json_trigger_settings(&j, pt->trigger);
 	}
 	hs_json_obj_end(&j);

@@ -1,0 +1,11 @@
+# Issue 12 (root, tracefs): triggered snapshots while recording goes on: crash + cool-down, crash-loop rate cap,
+# a 240 Hz frame loop's hitch (frameloop.c writes atrace markers), SIGUSR1, Ctrl+C. Instances hindsight_test_trg_*.
+if(TARGET hs::tracefs)
+  add_executable(hs_frameloop ${CMAKE_CURRENT_LIST_DIR}/frameloop.c)
+  target_link_libraries(hs_frameloop PRIVATE hs_flags)
+  add_test(NAME ftrace:triggers
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/triggers-test.sh $<TARGET_FILE:engine> ${CMAKE_CURRENT_LIST_DIR}/triggers.yaml
+                   $<TARGET_FILE:hs_frameloop>)
+  set_tests_properties(ftrace:triggers PROPERTIES TIMEOUT 600 RUN_SERIAL ON SKIP_RETURN_CODE 77)
+endif()
+add_test(NAME "rulecheck_clean:tests/ftrace/triggers.yaml" COMMAND rulecheck --strict ${CMAKE_CURRENT_LIST_DIR}/triggers.yaml)
