@@ -905,7 +905,9 @@ static hs_status ftrace_mark(hs_backend *b, const char *text)
 			continue;
 		}
 		ssize_t w = write(s->marker_fd, len ? text : "\n", len ? len : 1);
-		if (w < 0) {
+		/* EBADF: the ring is off (frozen by a snapshot, or after the final
+		 * one); nothing to mark there, and nothing wrong. */
+		if (w < 0 && errno != EBADF) {
 			hs_ftrace_say(b, "%s: cannot write trace_marker: %s", s->ps->session->logger_name, strerror(errno));
 			st = HS_EIO;
 		}
