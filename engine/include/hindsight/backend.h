@@ -56,8 +56,9 @@ struct hs_key_event {
 	const hs_key_fields *fields; /* NULL when the backend cannot decode fields */
 };
 
-/* Called from the backend's poll for every event a file-circular session streams;
- * must not call back into the backend. */
+/* Called from the backend's poll (or a snapshot, which keeps streaming) for
+ * every event a file-circular session streams; must not call back into the
+ * backend, except now_ns. */
 typedef void (*hs_key_event_fn)(void *ctx, const hs_key_event *ev);
 
 typedef struct {
