@@ -18,6 +18,26 @@ static struct {
 } sessions[MAX_SESSIONS];
 static TRACEHANDLE next_handle;
 static int waits;
+
+/* Real-time consumers: OpenTraceW's handles, each with the callback and
+ * context it was given. The fake ProcessTrace runs on the engine's thread for
+ * the consumer (a real one, from create_thread) and parks until CloseTrace;
+ * the engine's thread waits while it logs, so the log's order is fixed. */
+enum { MAX_CONSUMERS = 4, MAX_THREADS = 8, CONSUMER_BASE = 101 };
+static struct {
+	bool open;      /* OpenTraceW'd, not yet CloseTrace'd */
+	bool running;   /* inside ProcessTrace */
+	char logger[256];
+	PEVENT_RECORD_CALLBACK cb;
+	PVOID ctx;
+	HANDLE wake;    /* auto-reset: something for the parked ProcessTrace */
+	HANDLE done;    /* auto-reset: it did it (or parked for the first time) */
+	bool end;       /* wake means: return */
+	const EVENT_RECORD *ev;
+	size_t n_ev;
+} consumers[MAX_CONSUMERS];
+static HANDLE threads[MAX_THREADS];
+static int n_threads;
 static struct {
 	const char *fn;
 	int n;
@@ -33,6 +53,15 @@ void rec_reset(void)
 	memset(counts, 0, sizeof(counts));
 	next_handle = 1;
 	waits = 0;
+	for (int i = 0; i < MAX_CONSUMERS; i++) {
+		if (consumers[i].wake)
+			CloseHandle(consumers[i].wake);
+		if (consumers[i].done)
+			CloseHandle(consumers[i].done);
+	}
+	memset(consumers, 0, sizeof(consumers));
+	memset(threads, 0, sizeof(threads));
+	n_threads = 0;
 }
 
 void rec_fail(const char *fn, int nth, ULONG err)
@@ -188,6 +217,9 @@ static ULONG WINAPI rec_control(TRACEHANDLE h, LPCWSTR name, PEVENT_TRACE_PROPER
 		if (code == EVENT_TRACE_CONTROL_STOP) {
 			sessions[i].running = false;
 			make_file(sessions[i].file);
+			/* Mode=... shows it: a real-time session's stop ends its consumer's ProcessTrace too. */
+			if (sessions[i].mode & EVENT_TRACE_REAL_TIME_MODE)
+				rec_rt_end(sessions[i].name);
 		}
 	}
 	free(n);
@@ -397,12 +429,231 @@ static void rec_sleep(DWORD ms)
 	(void)ms;
 }
 
+/* ---- the real-time consumer ---- */
+
+static int consumer_of(TRACEHANDLE h)
+{
+	if (h < CONSUMER_BASE || h >= CONSUMER_BASE + MAX_CONSUMERS)
+		return -1;
+	return consumers[h - CONSUMER_BASE].open || consumers[h - CONSUMER_BASE].running ? (int)(h - CONSUMER_BASE)
+											   : -1;
+}
+
+static TRACEHANDLE WINAPI rec_open_trace(PEVENT_TRACE_LOGFILEW lf)
+{
+	char *n = lf->LoggerName ? hs_etw_narrow(lf->LoggerName) : NULL;
+	hs_sb_printf(&REC.log, "OpenTraceW logger=%s%s%s file=%s mode=0x%08lx event_record_callback=%s context=%s",
+		     n ? "\"" : "", n ? n : "NULL", n ? "\"" : "", lf->LogFileName ? "set" : "NULL",
+		     (unsigned long)lf->ProcessTraceMode, lf->EventRecordCallback ? "set" : "NULL",
+		     lf->Context ? "set" : "NULL");
+	ULONG err = fault("OpenTraceW");
+	if (!err && (!n || find_session(0, n) < 0))
+		err = ERROR_WMI_INSTANCE_NOT_FOUND;
+	int c = 0;
+	while (!err && c < MAX_CONSUMERS && (consumers[c].open || consumers[c].running))
+		c++;
+	if (!err && c == MAX_CONSUMERS)
+		err = ERROR_NO_SYSTEM_RESOURCES;
+	TRACEHANDLE h = INVALID_PROCESSTRACE_HANDLE;
+	if (!err) {
+		if (consumers[c].wake)
+			CloseHandle(consumers[c].wake);
+		if (consumers[c].done)
+			CloseHandle(consumers[c].done);
+		memset(&consumers[c], 0, sizeof(consumers[c]));
+		consumers[c].open = true;
+		snprintf(consumers[c].logger, sizeof(consumers[c].logger), "%s", n);
+		consumers[c].cb = lf->EventRecordCallback;
+		consumers[c].ctx = lf->Context;
+		consumers[c].wake = CreateEventW(NULL, FALSE, FALSE, NULL);
+		consumers[c].done = CreateEventW(NULL, FALSE, FALSE, NULL);
+		h = CONSUMER_BASE + (TRACEHANDLE)c;
+		hs_sb_printf(&REC.log, " handle=%llu", (unsigned long long)h);
+	}
+	REC.last_error = err;
+	free(n);
+	result(err);
+	return h;
+}
+
+static DWORD rec_last_error(void)
+{
+	return REC.last_error;
+}
+
+static void deliver(int c, const EVENT_RECORD *ev, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		EVENT_RECORD r = ev[i];
+		r.UserContext = consumers[c].ctx;
+		consumers[c].cb(&r);
+	}
+}
+
+static ULONG WINAPI rec_process_trace(PTRACEHANDLE handles, ULONG count, LPFILETIME start, LPFILETIME end)
+{
+	/* On the consumer's thread; the engine's waits in create_thread until we park. */
+	hs_sb_printf(&REC.log, "ProcessTrace handles=[%llu] count=%lu start=%s end=%s", (unsigned long long)handles[0],
+		     (unsigned long)count, start ? "set" : "NULL", end ? "set" : "NULL");
+	ULONG err = fault("ProcessTrace");
+	int c = err ? -1 : consumer_of(handles[0]);
+	if (!err && (c < 0 || !consumers[c].open))
+		err = ERROR_INVALID_HANDLE;
+	if (err) {
+		result(err);
+		return err;
+	}
+	consumers[c].running = true;
+	hs_sb_printf(&REC.log, " delivers %zu events, blocks", REC.n_rt_events);
+	result(0);
+	deliver(c, REC.rt_events, REC.n_rt_events);
+	SetEvent(consumers[c].done); /* parked */
+	for (;;) {
+		WaitForSingleObject(consumers[c].wake, INFINITE);
+		if (consumers[c].end)
+			break;
+		deliver(c, consumers[c].ev, consumers[c].n_ev);
+		SetEvent(consumers[c].done);
+	}
+	consumers[c].running = false;
+	return ERROR_SUCCESS;
+}
+
+static ULONG WINAPI rec_close_trace(TRACEHANDLE h)
+{
+	hs_sb_printf(&REC.log, "CloseTrace handle=%llu", (unsigned long long)h);
+	ULONG err = fault("CloseTrace");
+	int c = err ? -1 : consumer_of(h);
+	if (!err && (c < 0 || !consumers[c].open))
+		err = ERROR_INVALID_HANDLE;
+	if (!err) {
+		consumers[c].open = false;
+		if (consumers[c].running) {
+			consumers[c].end = true;
+			SetEvent(consumers[c].wake);
+		}
+	}
+	result(err);
+	return err;
+}
+
+static DWORD rec_create_thread(DWORD(WINAPI *fn)(LPVOID), LPVOID arg, HANDLE *thread)
+{
+	DWORD err = fault("create_thread");
+	if (!err && n_threads == MAX_THREADS)
+		err = ERROR_NOT_ENOUGH_MEMORY;
+	/* The whole line first: the new thread logs as soon as it runs. */
+	hs_sb_append(&REC.log, "create_thread");
+	if (!err)
+		hs_sb_printf(&REC.log, " thread=%d", n_threads + 1);
+	result(err);
+	if (err)
+		return err;
+	/* Which consumer it will serve is known once it runs; wait for the one
+	 * that is open and not yet running to park, or for the thread to end. */
+	int c = -1;
+	for (int i = 0; i < MAX_CONSUMERS && c < 0; i++)
+		if (consumers[i].open && !consumers[i].running)
+			c = i;
+	HANDLE h = CreateThread(NULL, 0, fn, arg, 0, NULL);
+	if (!h)
+		return GetLastError();
+	threads[n_threads] = h;
+	*thread = (HANDLE)(uintptr_t)(0x7000 + n_threads);
+	n_threads++;
+	if (c >= 0) {
+		HANDLE both[2] = {consumers[c].done, h};
+		if (WaitForMultipleObjects(2, both, FALSE, 10000) == WAIT_TIMEOUT)
+			hs_sb_append(&REC.log, "(the consumer thread did not park within 10 s)\n");
+	}
+	return ERROR_SUCCESS;
+}
+
+static DWORD rec_join_thread(HANDLE thread, DWORD ms)
+{
+	int t = (int)((uintptr_t)thread - 0x7000);
+	hs_sb_printf(&REC.log, "join_thread thread=%d ms=%lu", t + 1, (unsigned long)ms);
+	DWORD err = fault("join_thread");
+	if (!err && (t < 0 || t >= n_threads || !threads[t]))
+		err = ERROR_INVALID_HANDLE;
+	if (!err) {
+		/* Really waits (bounded): a consumer that does not end fails the test, not hangs it. */
+		if (WaitForSingleObject(threads[t], ms < 10000 ? ms : 10000) == WAIT_OBJECT_0) {
+			CloseHandle(threads[t]);
+			threads[t] = NULL;
+		} else {
+			err = WAIT_TIMEOUT;
+		}
+	}
+	if (err == WAIT_TIMEOUT)
+		hs_sb_append(&REC.log, " -> timeout\n");
+	else
+		result(err);
+	return err;
+}
+
+static ULONGLONG rec_qpc(ULONGLONG *per_second)
+{
+	*per_second = REC_QPC_PER_SECOND;
+	return REC.qpc_now;
+}
+
+static ULONGLONG rec_system_time(void)
+{
+	return REC.system_now;
+}
+
+static int running_consumer(const char *logger)
+{
+	for (int i = 0; i < MAX_CONSUMERS; i++)
+		if (consumers[i].running && !strcmp(consumers[i].logger, logger))
+			return i;
+	return -1;
+}
+
+bool rec_rt_deliver(const char *logger, const EVENT_RECORD *ev, size_t n)
+{
+	int c = running_consumer(logger);
+	if (c < 0)
+		return false;
+	hs_sb_printf(&REC.log, "(ProcessTrace of consumer %d delivers %zu events)\n", CONSUMER_BASE + c, n);
+	consumers[c].ev = ev;
+	consumers[c].n_ev = n;
+	SetEvent(consumers[c].wake);
+	return WaitForSingleObject(consumers[c].done, 10000) == WAIT_OBJECT_0;
+}
+
+bool rec_rt_end(const char *logger)
+{
+	int c = running_consumer(logger);
+	if (c < 0)
+		return false;
+	consumers[c].end = true;
+	SetEvent(consumers[c].wake);
+	/* Until it returned, so that the engine's next poll sees it ended. */
+	for (int i = 0; i < 1000 && consumers[c].running; i++)
+		Sleep(10);
+	return !consumers[c].running;
+}
+
+int rec_rt_running(void)
+{
+	int n = 0;
+	for (int i = 0; i < MAX_CONSUMERS; i++)
+		n += consumers[i].running;
+	return n;
+}
+
 const hs_etw_api rec_api = {
 	.StartTraceW = rec_start,
 	.ControlTraceW = rec_control,
 	.EnableTraceEx2 = rec_enable,
 	.TraceSetInformation = rec_set_info,
 	.TraceQueryInformation = rec_query_info,
+	.OpenTraceW = rec_open_trace,
+	.ProcessTrace = rec_process_trace,
+	.CloseTrace = rec_close_trace,
+	.last_error = rec_last_error,
 	.is_admin = rec_is_admin,
 	.enable_privilege = rec_enable_privilege,
 	.full_path = rec_full_path,
@@ -416,6 +667,10 @@ const hs_etw_api rec_api = {
 	.create_merged_trace = rec_merge,
 	.query_dos_device = rec_dos_device,
 	.sleep = rec_sleep,
+	.create_thread = rec_create_thread,
+	.join_thread = rec_join_thread,
+	.qpc = rec_qpc,
+	.system_time = rec_system_time,
 };
 
 void rec_add_preexisting(const char *name)

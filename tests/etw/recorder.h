@@ -38,6 +38,13 @@ typedef struct {
 	volatile int *interrupts;
 	int interrupt_at_wait;   /* bump *interrupts at these waits (1-based), if set */
 	int interrupt_at_wait2;
+	/* The real-time consumer: what a ProcessTrace delivers as soon as it
+	 * runs (before it blocks), and the clocks. */
+	const EVENT_RECORD *rt_events;
+	size_t n_rt_events;
+	ULONGLONG qpc_now;     /* QueryPerformanceCounter (at 10 MHz) */
+	ULONGLONG system_now;  /* GetSystemTimeAsFileTime */
+	DWORD last_error;      /* what last_error returns (OpenTraceW's failure) */
 } recorder;
 
 extern recorder REC;
@@ -50,5 +57,17 @@ int rec_running(void);
 const char *rec_log(void);
 /* A running session of this name exists before the test (a dead engine's). */
 void rec_add_preexisting(const char *name);
+
+/* The fake QueryPerformanceFrequency. */
+#define REC_QPC_PER_SECOND 10000000ull
+/* Hands events to the running ProcessTrace of the consumer of `logger` (it
+ * calls the EventRecordCallback once per record, UserContext set, on its own
+ * thread) and waits until it did. false: no such consumer, or it took longer
+ * than 10 s (a callback that blocks). */
+bool rec_rt_deliver(const char *logger, const EVENT_RECORD *ev, size_t n);
+/* Ends that ProcessTrace as a stop of its session by someone else would. */
+bool rec_rt_end(const char *logger);
+/* Consumers whose ProcessTrace still runs. */
+int rec_rt_running(void);
 
 #endif

@@ -4,7 +4,9 @@ file(REMOVE_RECURSE "${WORKDIR}")
 file(MAKE_DIRECTORY "${WORKDIR}")
 if(MODE STREQUAL "record")
   set(args --rules "${RULES}" --duration-sec 1)
-  set(expect_lines "was not written" "FAILED, see the messages above")
+  # Wine's OpenTraceW is a stub that fails: the key-event session the
+  # profile's triggers watch is started again without real-time mode.
+  set(expect_lines "was not written" "FAILED, see the messages above" "starting it again without real-time mode")
 else()
   set(args --rules "${RULES}" --launch "${PROG}" --out "${WORKDIR}/out.etl" --timeout-sec 60)
   set(expect_lines "the kernel trace was not written" "FAILED ")

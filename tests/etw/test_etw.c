@@ -5,6 +5,7 @@
 #include "../unit/check.h"
 #include "etw/cmdline.h"
 #include "etw/etw.h"
+#include "etw/realtime.h"
 /* After windows.h (etw.h brings it). */
 #include <shellapi.h>
 #include "hindsight/backend.h"
@@ -484,6 +485,302 @@ static void test_record_failures(const hs_plan *plan)
 	free(r.messages);
 }
 
+/* ---- the real-time consumer ---- */
+
+/* What the observer saw, copied (the event is borrowed for the call). */
+typedef struct {
+	size_t session;
+	unsigned cpu;
+	uint64_t ts_ns;
+	char system[96], name[96];
+	int pid;
+	size_t raw_len;
+	unsigned char raw0;
+	bool fields;
+} seen_event;
+
+static struct {
+	seen_event ev[8];
+	size_t n;      /* every call */
+	size_t kept;   /* in ev[] (the first 8) */
+} seen;
+
+static void observer(void *ctx, const hs_key_event *ev)
+{
+	(void)ctx;
+	if (seen.kept < sizeof(seen.ev) / sizeof(seen.ev[0])) {
+		seen_event *s = &seen.ev[seen.kept++];
+		s->session = ev->session;
+		s->cpu = ev->cpu;
+		s->ts_ns = ev->ts_ns;
+		snprintf(s->system, sizeof s->system, "%s", ev->system ? ev->system : "(null)");
+		snprintf(s->name, sizeof s->name, "%s", ev->name ? ev->name : "(null)");
+		s->pid = ev->pid;
+		s->raw_len = ev->raw_len;
+		s->raw0 = ev->raw_len ? ((const unsigned char *)ev->raw)[0] : 0;
+		s->fields = ev->fields != NULL;
+	}
+	seen.n++;
+}
+
+static void seen_reset(void)
+{
+	memset(&seen, 0, sizeof(seen));
+}
+
+/* An EVENT_RECORD as ProcessTrace hands it over (raw timestamp: QPC ticks). */
+static EVENT_RECORD mk_event(const hs_guid *provider, USHORT id, ULONG pid, ULONGLONG ts, UCHAR cpu, const void *data,
+			     USHORT len)
+{
+	EVENT_RECORD r;
+	memset(&r, 0, sizeof(r));
+	r.EventHeader.Size = sizeof(EVENT_HEADER);
+	hs_etw_guid(&r.EventHeader.ProviderId, provider);
+	r.EventHeader.EventDescriptor.Id = id;
+	r.EventHeader.EventDescriptor.Version = 1;
+	r.EventHeader.EventDescriptor.Level = 4;
+	r.EventHeader.ProcessId = pid;
+	r.EventHeader.ThreadId = pid + 1;
+	r.EventHeader.TimeStamp.QuadPart = (LONGLONG)ts;
+	r.BufferContext.ProcessorNumber = cpu;
+	r.UserDataLength = len;
+	r.UserData = (PVOID)data;
+	return r;
+}
+
+static size_t session_index(const hs_plan *plan, hs_session_mode mode)
+{
+	for (size_t i = 0; i < plan->n_sessions; i++)
+		if (plan->sessions[i].session->mode == mode)
+			return i;
+	return SIZE_MAX;
+}
+
+static void test_realtime_units(const hs_plan *plan)
+{
+	/* Only the file-circular session a trigger watches runs in real time. */
+	CHECK(hs_etw_session_wants_realtime(plan, session_index(plan, HS_MODE_FILE_CIRCULAR)));
+	CHECK(!hs_etw_session_wants_realtime(plan, session_index(plan, HS_MODE_BUFFERING)));
+	CHECK(!hs_etw_session_wants_realtime(plan, plan->n_sessions));
+	CHECK(!hs_etw_session_wants_realtime(NULL, 0));
+	/* The same plan without its triggers: nothing in real time. */
+	hs_plan bare = *plan;
+	bare.n_triggers = 0;
+	CHECK(!hs_etw_session_wants_realtime(&bare, session_index(plan, HS_MODE_FILE_CIRCULAR)));
+	/* Modes and clocks. */
+	CHECK_EQ_INT(hs_etw_rt_trace_mode(HS_ETW_CLOCK_QPC), 0x10001100);
+	CHECK_EQ_INT(hs_etw_rt_trace_mode(HS_ETW_CLOCK_SYSTEM), 0x10001100);
+	CHECK_EQ_INT(hs_etw_rt_trace_mode(HS_ETW_CLOCK_CYCLE), 0x10000100); /* ETW converts to system time */
+	CHECK_EQ_INT(hs_etw_event_ns(HS_ETW_CLOCK_QPC, 12345678901ull, 10000000ull), 1234567890100ull);
+	CHECK_EQ_INT(hs_etw_event_ns(0, 3000000ull, 3000000ull), 1000000000ull);
+	/* No overflow at days of uptime on a 3 GHz-class counter. */
+	CHECK_EQ_INT(hs_etw_event_ns(HS_ETW_CLOCK_QPC, 3000000000ull * 86400ull * 30 + 1500000000ull, 3000000000ull),
+		     86400ull * 30 * 1000000000ull + 500000000ull);
+	CHECK_EQ_INT(hs_etw_event_ns(HS_ETW_CLOCK_SYSTEM, 7ull, 0), 700ull);
+	CHECK_EQ_INT(hs_etw_event_ns(HS_ETW_CLOCK_QPC, 5, 0), 0); /* no frequency: no time rather than a wrong one */
+	rec_reset();
+	REC.qpc_now = 20000000; /* 2 s at 10 MHz */
+	REC.system_now = 5;
+	CHECK_EQ_INT(hs_etw_now_ns(&rec_api, HS_ETW_CLOCK_QPC), 2000000000ull);
+	CHECK_EQ_INT(hs_etw_now_ns(&rec_api, HS_ETW_CLOCK_SYSTEM), 500ull);
+}
+
+static void test_realtime(const hs_plan *plan)
+{
+	const hs_backend_ops *ops = hs_backend_native();
+	size_t ki = session_index(plan, HS_MODE_FILE_CIRCULAR), ri = session_index(plan, HS_MODE_BUFFERING);
+	const hs_plan_session *keys = &plan->sessions[ki];
+	CHECK(keys->n_providers >= 2 && keys->providers[0].n_events > 0 && keys->providers[1].n_events > 0);
+	if (keys->n_providers < 2 || !keys->providers[0].n_events || !keys->providers[1].n_events)
+		return;
+	const hs_plan_provider *p0 = &keys->providers[0], *p1 = &keys->providers[1];
+	const char *logger = keys->session->logger_name;
+	/* The session's header event (EventTraceGuid), which is not a key event. */
+	hs_guid header;
+	CHECK(hs_guid_parse("68FDD900-4A3E-11D1-84F4-0000F80464E3", &header));
+	static unsigned char payload[1000];
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (unsigned char)(i + 1);
+	EVENT_RECORD first[4] = {
+		mk_event(&header, 0, 4, 1000, 0, NULL, 0),
+		mk_event(&p0->provider->guid, (USHORT)p0->events[0].id, 4242, 30000000ull, 1, payload, 24),
+		mk_event(&p1->provider->guid, (USHORT)p1->events[0].id, 77, 30000001ull, 0, payload + 5, 8),
+		mk_event(&p0->provider->guid, 9999, 5, 30000002ull, 1, payload, 1000), /* not in the plan; long */
+	};
+	first[2].EventHeader.Flags |= EVENT_HEADER_FLAG_PROCESSOR_INDEX;
+	first[2].BufferContext.ProcessorIndex = 300;
+
+	rec_reset();
+	seen_reset();
+	REC.qpc_now = 45000000ull; /* 4.5 s */
+	REC.rt_events = first;
+	REC.n_rt_events = 4;
+	FILE *m = msg_open();
+	static volatile int interrupts;
+	interrupts = 0;
+	hs_backend_opts o = {.msg = m, .interrupts = &interrupts};
+	hs_backend *b = NULL;
+	CreateDirectoryW(L"rec-run", NULL);
+	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_OK);
+	if (!b) {
+		free(msg_take(m));
+		return;
+	}
+	CHECK_EQ_INT(rec_rt_running(), 1);
+	CHECK(ops->now_ns != NULL);
+	if (ops->now_ns)
+		CHECK_EQ_INT(ops->now_ns(b), 4500000000ull); /* the sessions' QPC clock, in ns */
+	CHECK(ops->mark == NULL);
+	CHECK_EQ_INT(hs_backend_set_observer(b, observer, NULL), HS_OK);
+	CHECK_EQ_INT(hs_backend_poll(b, 250), HS_OK);
+	/* The header event is not handed on; the rest in order, with the plan's names. */
+	CHECK_EQ_INT(seen.n, 3);
+	if (seen.kept >= 3) {
+		CHECK_EQ_INT(seen.ev[0].session, ki);
+		CHECK_EQ_STR(seen.ev[0].system, p0->provider->name);
+		CHECK_EQ_STR(seen.ev[0].name, p0->events[0].name ? p0->events[0].name : "?");
+		CHECK_EQ_INT(seen.ev[0].pid, 4242);
+		CHECK_EQ_INT(seen.ev[0].cpu, 1);
+		CHECK_EQ_INT(seen.ev[0].ts_ns, 3000000000ull); /* 30M ticks at 10 MHz */
+		CHECK_EQ_INT(seen.ev[0].raw_len, 24);
+		CHECK_EQ_INT(seen.ev[0].raw0, 1);
+		CHECK(!seen.ev[0].fields);
+		CHECK_EQ_STR(seen.ev[1].system, p1->provider->name);
+		CHECK_EQ_STR(seen.ev[1].name, p1->events[0].name ? p1->events[0].name : "?");
+		CHECK_EQ_INT(seen.ev[1].pid, 77);
+		CHECK_EQ_INT(seen.ev[1].cpu, 300); /* ProcessorIndex when the header says so */
+		CHECK_EQ_INT(seen.ev[1].ts_ns, 3000000100ull);
+		CHECK_EQ_INT(seen.ev[1].raw0, 6);
+		CHECK_EQ_STR(seen.ev[2].name, "?"); /* id 9999 is not in the plan */
+		CHECK_EQ_INT(seen.ev[2].raw_len, HS_ETW_RT_MAX_USERDATA); /* cut */
+	}
+	/* Nothing queued: poll sleeps its time and calls nobody. */
+	CHECK_EQ_INT(hs_backend_poll(b, 250), HS_OK);
+	CHECK_EQ_INT(seen.n, 3);
+
+	/* An event while recording reaches the observer at the next poll. */
+	EVENT_RECORD later = mk_event(&p0->provider->guid, (USHORT)p0->events[0].id, 9, 60000000ull, 0, payload, 4);
+	CHECK(rec_rt_deliver(logger, &later, 1));
+	hs_backend_poll(b, 250);
+	CHECK_EQ_INT(seen.n, 4);
+	CHECK_EQ_INT(seen.kept >= 4 ? seen.ev[3].ts_ns : 0, 6000000000ull);
+
+	/* A manual snapshot of the ring (CAPTURE_STATE + FLUSH to a new file)
+	 * while both sessions and the consumer go on. */
+	CHECK_EQ_INT(hs_backend_snapshot(b, ri, "rec-run\\manual-001.etl", false), HS_OK);
+	CHECK_EQ_INT(rec_rt_running(), 1);
+	CHECK_EQ_INT(rec_running(), 2);
+	CHECK(rec_rt_deliver(logger, &later, 1));
+	hs_backend_poll(b, 250);
+	CHECK_EQ_INT(seen.n, 5);
+
+	/* A burst larger than the queue: the callback never waits (the delivery
+	 * returns), the excess is counted as dropped, the queue drains whole. */
+	size_t burst = HS_ETW_RT_QUEUE_EVENTS + 10;
+	EVENT_RECORD *many = calloc(burst, sizeof(*many));
+	CHECK(many != NULL);
+	if (many) {
+		for (size_t i = 0; i < burst; i++)
+			many[i] = mk_event(&p0->provider->guid, (USHORT)p0->events[0].id, 1, 70000000ull + i, 0, payload, 4);
+		CHECK(rec_rt_deliver(logger, many, burst));
+		hs_backend_poll(b, 250);
+		CHECK_EQ_INT(seen.n, 5 + HS_ETW_RT_QUEUE_EVENTS);
+	}
+
+	/* Stop: CloseTrace, ProcessTrace returns, its thread is joined, then the sessions stop. */
+	CHECK_EQ_INT(hs_backend_stop(b), HS_OK);
+	CHECK_EQ_INT(rec_rt_running(), 0);
+	CHECK_EQ_INT(rec_running(), 0);
+	hs_backend_free(b);
+	free(many);
+	char *text = msg_take(m);
+	CHECK_CONTAINS(text, "real-time consumer attached");
+	CHECK_CONTAINS(text, "10 dropped (queue full), 1 cut");
+	check_golden("stutter-rt-snapshot");
+	free(text);
+	DeleteFileW(L"rec-run\\manual-001.etl");
+	DeleteFileW(L"rec-run\\keyevents.etl");
+}
+
+static void test_realtime_failures(const hs_plan *plan)
+{
+	const hs_plan_session *keys = session_of(plan, HS_MODE_FILE_CIRCULAR);
+	FILE *m;
+	hs_backend *b;
+	static volatile int interrupts;
+	hs_backend_opts o = {.interrupts = &interrupts};
+	char *text;
+
+	/* No consumer (what Wine's OpenTraceW says): the session is started
+	 * again without real-time mode, recording goes on, the observer is refused. */
+	rec_reset();
+	rec_fail("OpenTraceW", 1, ERROR_ACCESS_DENIED);
+	m = msg_open();
+	o.msg = m;
+	b = NULL;
+	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_OK);
+	CHECK_EQ_INT(hs_backend_set_observer(b, observer, NULL), HS_EUNSUPPORTED);
+	CHECK_EQ_INT(hs_backend_set_observer(b, NULL, NULL), HS_OK);
+	CHECK_EQ_INT(hs_backend_stop(b), HS_OK);
+	hs_backend_free(b);
+	text = msg_take(m);
+	CHECK_CONTAINS(text, "OpenTraceW(");
+	CHECK_CONTAINS(text, "ERROR_ACCESS_DENIED");
+	CHECK_CONTAINS(text, "starting it again without real-time mode");
+	CHECK_EQ_INT(rec_running(), 0);
+	check_golden("stutter-rt-denied");
+	free(text);
+	DeleteFileW(L"rec-run\\keyevents.etl");
+
+	/* The thread cannot be made: the trace is closed again, same fallback. */
+	rec_reset();
+	rec_fail("create_thread", 1, ERROR_NOT_ENOUGH_MEMORY);
+	m = msg_open();
+	o.msg = m;
+	b = NULL;
+	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_OK);
+	CHECK_CONTAINS(rec_log(), "CloseTrace handle=101 -> ok");
+	CHECK_EQ_INT(hs_backend_stop(b), HS_OK);
+	hs_backend_free(b);
+	free(msg_take(m));
+	CHECK_EQ_INT(rec_running(), 0);
+	CHECK_EQ_INT(rec_rt_running(), 0);
+	DeleteFileW(L"rec-run\\keyevents.etl");
+
+	/* Someone stops the session under us (logman stop): ProcessTrace
+	 * returns, the next poll says so once and closes the consumer. */
+	rec_reset();
+	seen_reset();
+	m = msg_open();
+	o.msg = m;
+	b = NULL;
+	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_OK);
+	CHECK_EQ_INT(hs_backend_set_observer(b, observer, NULL), HS_OK);
+	CHECK(rec_rt_end(keys->session->logger_name));
+	hs_backend_poll(b, 100);
+	hs_backend_poll(b, 100);
+	hs_backend_stop(b);
+	hs_backend_free(b);
+	text = msg_take(m);
+	CHECK_CONTAINS(text, "the real-time consumer ended");
+	CHECK_EQ_INT(rec_rt_running(), 0);
+	free(text);
+	DeleteFileW(L"rec-run\\keyevents.etl");
+
+	/* A failed start after the consumer opened (access denied on the ring):
+	 * the consumer is closed and joined before the sessions are stopped. */
+	rec_reset();
+	rec_fail("StartTraceW", 2, ERROR_ACCESS_DENIED);
+	m = msg_open();
+	o.msg = m;
+	b = NULL;
+	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_EPERM);
+	free(msg_take(m));
+	CHECK_EQ_INT(rec_rt_running(), 0);
+	CHECK_EQ_INT(rec_running(), 0);
+	CHECK_CONTAINS(rec_log(), "join_thread thread=1 ms=5000 -> ok");
+}
+
 /* ---- launch mode ---- */
 
 typedef struct {
@@ -644,6 +941,9 @@ int main(int argc, char **argv)
 		test_enable(plan);
 		test_record_sequence(plan);
 		test_record_failures(plan);
+		test_realtime_units(plan);
+		test_realtime(plan);
+		test_realtime_failures(plan);
 	}
 	hs_plan_free(plan);
 	hs_rules_free(rs);

@@ -253,4 +253,15 @@
  * events after the hit have reached the ring's consumer. */
 #define HS_ETW_MIN_POST_DELAY_MS 1500
 
+/* ---- Windows: the real-time consumer of a key-event session (etw/consumer.c) ---- */
+/* Events between two drains (poll drains every HS_ETW_POLL_SLICE_MS): 4096
+ * is 40k key events/s, far above the rate of a whitelisted key set; more are
+ * dropped and counted, never waited for (the callback runs on ETW's thread). */
+#define HS_ETW_RT_QUEUE_EVENTS 4096
+/* Payload bytes kept per event (UserData; longer ones are cut and counted):
+ * key events are small records plus at most a path (MAX_PATH UTF-16 = 520). */
+#define HS_ETW_RT_MAX_USERDATA 576
+/* How long stop waits for ProcessTrace to return after CloseTrace. */
+#define HS_ETW_RT_JOIN_MS 5000
+
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "etw/etw.h"
+#include "etw/realtime.h"
 #include "hindsight/backend.h"
 #include "util/strbuf.h"
 
@@ -15,8 +16,11 @@ struct hs_backend {
 	char *run_dir;
 	hs_etw_session *s;
 	hs_session_status *st;
+	hs_etw_rt **rt; /* [n]: the real-time consumer of a session, or NULL */
 	size_t n;
 	bool stopped;
+	hs_key_event_fn observer;
+	void *observer_ctx;
 };
 
 static const double MIB = 1048576.0;
@@ -64,6 +68,54 @@ static void report_running(hs_backend *b, hs_etw_session *s)
 	fflush(b->msg);
 }
 
+/* The consumer of a session just started in real-time mode, before any
+ * provider is enabled. Without one, real-time mode must go: providers' writes
+ * fail once the buffers are full when nobody consumes (Logging Mode
+ * Constants), and the key-event file matters more than the triggers. So the
+ * session is started again without it (nothing is lost: no provider is
+ * enabled yet) and the triggers on it see nothing. */
+static hs_status open_consumer(hs_backend *b, size_t i)
+{
+	hs_etw_session *s = &b->s[i];
+	if (hs_etw_rt_open(&b->rt[i], s, i, b->api, b->msg) == HS_OK) {
+		fprintf(b->msg, "engine: session %s: real-time consumer attached; triggers see its events about 1 s "
+			"after they happen\n", s->ps->session->name);
+		return HS_OK;
+	}
+	fprintf(b->msg,
+		"engine: session %s: no real-time consumer, so triggers cannot see its events (only manual snapshots "
+		"work); starting it again without real-time mode\n",
+		s->ps->session->name);
+	hs_status st = hs_etw_session_stop(s, b->api, b->msg);
+	if (st != HS_OK)
+		return st;
+	s->realtime = false;
+	return hs_etw_session_start(s, b->api, b->msg);
+}
+
+/* Every queued event of every consumer to the observer (or nowhere). */
+static size_t drain_consumers(hs_backend *b)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		hs_etw_rt *rt = b->rt[i];
+		if (!rt)
+			continue;
+		n += hs_etw_rt_drain(rt, b->observer, b->observer_ctx);
+		ULONG rc;
+		if (!b->stopped && hs_etw_rt_ended(rt, &rc)) {
+			/* ProcessTrace returned while the session runs: someone stopped
+			 * the session, or the consumer failed. Said once. */
+			hs_etw_report(b->msg, rc ? rc : ERROR_INVALID_HANDLE, "ProcessTrace on %s (the real-time consumer "
+				      "ended; triggers no longer see its events)", b->s[i].name_utf8);
+			hs_etw_rt_close(rt, b->msg);
+			if (hs_etw_rt_free(rt))
+				b->rt[i] = NULL;
+		}
+	}
+	return n;
+}
+
 static hs_status etw_start(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts, hs_backend **out)
 {
 	*out = NULL;
@@ -91,8 +143,9 @@ static hs_status etw_start(const hs_plan *plan, const char *run_dir, const hs_ba
 	b->run_dir = strdup(run_dir);
 	b->s = calloc(b->n ? b->n : 1, sizeof(*b->s));
 	b->st = calloc(b->n ? b->n : 1, sizeof(*b->st));
+	b->rt = calloc(b->n ? b->n : 1, sizeof(*b->rt));
 	hs_status st = HS_ENOMEM;
-	if (!b->run_dir || !b->s || !b->st)
+	if (!b->run_dir || !b->s || !b->st || !b->rt)
 		goto fail;
 	for (size_t i = 0; i < b->n; i++) {
 		const hs_plan_session *ps = &plan->sessions[i];
@@ -114,7 +167,10 @@ static hs_status etw_start(const hs_plan *plan, const char *run_dir, const hs_ba
 	}
 	for (size_t i = 0; i < b->n; i++) {
 		hs_etw_session *s = &b->s[i];
+		s->realtime = hs_etw_session_wants_realtime(plan, i);
 		st = hs_etw_session_start(s, api, msg);
+		if (st == HS_OK && s->realtime)
+			st = open_consumer(b, i);
 		if (st == HS_OK)
 			st = hs_etw_session_enable(s, api, msg);
 		if (st == HS_OK)
@@ -132,10 +188,14 @@ fail:
 
 static hs_status etw_poll(hs_backend *b, int timeout_ms)
 {
-	/* Nothing streams through the engine: ETW writes the key-event file
-	 * itself. Sleep in slices so a stop request is seen promptly. */
+	/* ETW writes the files itself; only the real-time consumers' events pass
+	 * through the engine. Sleep in slices so a stop request is seen
+	 * promptly, draining the consumers after each, and return once events
+	 * were handed to the observer (the loop then looks at the triggers). */
 	int left = timeout_ms;
-	while (left > 0 && !(b->interrupts && *b->interrupts)) {
+	for (;;) {
+		if (drain_consumers(b) || left <= 0 || (b->interrupts && *b->interrupts))
+			break;
 		int slice = left < HS_ETW_POLL_SLICE_MS ? left : HS_ETW_POLL_SLICE_MS;
 		b->api->sleep((DWORD)slice);
 		left -= slice;
@@ -188,12 +248,54 @@ static hs_status etw_snapshot(hs_backend *b, size_t session, const char *path, b
 
 static hs_status etw_set_observer(hs_backend *b, hs_key_event_fn fn, void *ctx)
 {
-	(void)b;
-	(void)ctx;
-	/* Seeing key events as they happen needs a real-time consumer
-	 * (OpenTraceW/ProcessTrace on a session with EVENT_TRACE_REAL_TIME_MODE);
-	 * not built yet. Say so rather than silently never calling fn. */
-	return fn ? HS_EUNSUPPORTED : HS_OK;
+	b->observer = fn;
+	b->observer_ctx = ctx;
+	if (!fn)
+		return HS_OK;
+	/* Only sessions with a real-time consumer stream (those a trigger
+	 * watches); with none, fn would never be called: say so. */
+	for (size_t i = 0; i < b->n; i++)
+		if (b->rt[i])
+			return HS_OK;
+	b->observer = NULL;
+	b->observer_ctx = NULL;
+	return HS_EUNSUPPORTED;
+}
+
+/* The clock the key events carry: the real-time sessions' (the first one's
+ * ClientContext), else the first session's. */
+static uint64_t etw_now_ns(hs_backend *b)
+{
+	ULONG clock = b->n ? b->s[0].ps->etw.client_context : HS_ETW_CLOCK_QPC;
+	for (size_t i = 0; i < b->n; i++)
+		if (b->rt[i]) {
+			clock = hs_etw_rt_clock(b->rt[i]);
+			break;
+		}
+	return hs_etw_now_ns(b->api, clock);
+}
+
+/* Closes the consumers (CloseTrace, then ProcessTrace's thread ends) and
+ * says what each saw. */
+static hs_status close_consumers(hs_backend *b)
+{
+	hs_status rc = HS_OK;
+	for (size_t i = 0; i < b->n; i++) {
+		hs_etw_rt *rt = b->rt[i];
+		if (!rt)
+			continue;
+		if (hs_etw_rt_close(rt, b->msg) != HS_OK)
+			rc = HS_EIO;
+		hs_etw_rt_stats c;
+		hs_etw_rt_counts(rt, &c);
+		fprintf(b->msg, "engine: %s real-time: %llu events of its providers, %llu dropped (queue full), %llu cut "
+			"at %d bytes\n",
+			b->s[i].ps->session->name, (unsigned long long)c.queued + c.dropped, (unsigned long long)c.dropped,
+			(unsigned long long)c.truncated, HS_ETW_RT_MAX_USERDATA);
+		if (hs_etw_rt_free(rt))
+			b->rt[i] = NULL;
+	}
+	return rc;
 }
 
 static size_t etw_n_sessions(const hs_backend *b)
@@ -241,7 +343,7 @@ static hs_status etw_stop(hs_backend *b)
 	if (b->stopped)
 		return HS_OK;
 	b->stopped = true;
-	hs_status rc = HS_OK;
+	hs_status rc = close_consumers(b);
 	for (size_t i = 0; i < b->n; i++) {
 		hs_etw_session *s = &b->s[i];
 		hs_status st = hs_etw_session_stop(s, b->api, b->msg);
@@ -268,9 +370,15 @@ static void etw_free(hs_backend *b)
 		return;
 	/* A failed start or a caller that did not stop: never leave a kernel
 	 * session running (it would pin nonpaged memory until reboot). */
+	for (size_t i = 0; b->rt && i < b->n; i++)
+		if (b->rt[i]) {
+			hs_etw_rt_close(b->rt[i], b->msg);
+			hs_etw_rt_free(b->rt[i]);
+		}
 	for (size_t i = 0; b->s && i < b->n; i++)
 		if (b->s[i].running)
 			hs_etw_session_stop(&b->s[i], b->api, b->msg);
+	free(b->rt);
 	free(b->s);
 	free(b->st);
 	free(b->run_dir);
@@ -288,7 +396,9 @@ const hs_backend_ops hs_backend_etw = {
 	.session_status = etw_session_status,
 	.n_sessions = etw_n_sessions,
 	.finished = NULL,
-	.now_ns = NULL,
+	.now_ns = etw_now_ns,
+	/* No marker yet: ETW has no documented call that writes a line into
+	 * sessions that do not enable a provider of ours (docs/windows-backend.md). */
 	.mark = NULL,
 	.stop = etw_stop,
 	.free = etw_free,

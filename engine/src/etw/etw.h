@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "etw/etw_api.h"
+#include "hindsight/backend.h"
 #include "hindsight/plan.h"
 #include "hindsight/status.h"
 
@@ -80,6 +81,9 @@ typedef struct {
 	WCHAR file[HS_ETW_MAX_NAME_CHARS]; /* output for file modes, "" for buffering */
 	TRACEHANDLE handle;
 	bool running;
+	/* Started with EVENT_TRACE_REAL_TIME_MODE as well (set before start;
+	 * cleared and started again when no consumer could be opened). */
+	bool realtime;
 	bool replaced_stale; /* a session of that name was running and we stopped it */
 	/* From the last QUERY (or the STOP's final numbers). */
 	bool queried;
@@ -104,6 +108,51 @@ void hs_etw_session_capture_state(hs_etw_session *s, const hs_etw_api *api, FILE
 hs_status hs_etw_session_flush(hs_etw_session *s, const hs_etw_api *api, const WCHAR *file, FILE *msg);
 /* EVENT_TRACE_CONTROL_STOP (final counters kept). Safe to call twice. */
 hs_status hs_etw_session_stop(hs_etw_session *s, const hs_etw_api *api, FILE *msg);
+
+/* ---- the real-time consumer of one session (consumer.c) ---- */
+
+/* Opened on a session started with EVENT_TRACE_REAL_TIME_MODE: OpenTraceW on
+ * its logger name, ProcessTrace on a thread of its own whose callback copies
+ * each event of the session's plan providers into a bounded queue (full:
+ * dropped and counted, never waited for). Ownership: borrows the session
+ * (and its plan) until freed. */
+typedef struct hs_etw_rt hs_etw_rt;
+
+typedef struct {
+	uint64_t received;  /* every event ProcessTrace delivered */
+	uint64_t queued;    /* of those, events of the plan's providers, queued */
+	uint64_t dropped;   /* of the plan's, lost because the queue was full */
+	uint64_t truncated; /* queued with UserData cut at HS_ETW_RT_MAX_USERDATA */
+	uint64_t foreign;   /* not the plan's (the session's header event, ...) */
+} hs_etw_rt_stats;
+
+/* The consumer of session `s` (index `session` in the plan). A failure is
+ * reported on msg (OpenTraceW's or the thread's error) and nothing is left open. */
+hs_status hs_etw_rt_open(hs_etw_rt **out, hs_etw_session *s, size_t session, const hs_etw_api *api, FILE *msg);
+/* Hands every queued event to fn (NULL: discards them) as an hs_key_event:
+ * system = the plan provider's name, name = the plan event's for the id (the
+ * opcode for classic events) or "?", ts_ns in the session's clock
+ * (hs_etw_event_ns), raw = UserData. Returns how many. Call from one thread. */
+size_t hs_etw_rt_drain(hs_etw_rt *rt, hs_key_event_fn fn, void *ctx);
+/* True once ProcessTrace returned (rc: its result). */
+bool hs_etw_rt_ended(hs_etw_rt *rt, ULONG *rc);
+void hs_etw_rt_counts(const hs_etw_rt *rt, hs_etw_rt_stats *out);
+/* The session's Wnode.ClientContext. */
+ULONG hs_etw_rt_clock(const hs_etw_rt *rt);
+/* CloseTrace, then waits up to HS_ETW_RT_JOIN_MS for ProcessTrace's thread.
+ * HS_EIO when it did not end (then hs_etw_rt_free keeps the memory). Safe to call twice. */
+hs_status hs_etw_rt_close(hs_etw_rt *rt, FILE *msg);
+/* Frees a closed consumer; false (and nothing freed) while its thread may still run. */
+bool hs_etw_rt_free(hs_etw_rt *rt);
+
+/* EVENT_TRACE_LOGFILEW.ProcessTraceMode for a session with this ClientContext. */
+ULONG hs_etw_rt_trace_mode(ULONG client_context);
+/* An event's TimeStamp as delivered with that mode -> ns: QPC (ClientContext
+ * 0 or 1) ticks / QueryPerformanceFrequency; system time and converted
+ * cycle-counter stamps (2, 3) are 100 ns units since 1601. */
+uint64_t hs_etw_event_ns(ULONG client_context, ULONGLONG ts, ULONGLONG qpc_per_second);
+/* The same clock now. */
+uint64_t hs_etw_now_ns(const hs_etw_api *api, ULONG client_context);
 
 /* Checks that ETW really wrote `path`: HS_OK when it exists and is not
  * empty; otherwise says so on msg (with `what`, e.g. "the ring snapshot"). */

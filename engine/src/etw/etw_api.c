@@ -181,12 +181,59 @@ static void win_sleep(DWORD ms)
 	Sleep(ms);
 }
 
+/* ---- the real-time consumer's thread and clocks ---- */
+
+static DWORD win_last_error(void)
+{
+	return GetLastError();
+}
+
+static DWORD win_create_thread(DWORD(WINAPI *fn)(LPVOID), LPVOID arg, HANDLE *thread)
+{
+	*thread = CreateThread(NULL, 0, fn, arg, 0, NULL);
+	return *thread ? ERROR_SUCCESS : GetLastError();
+}
+
+static DWORD win_join_thread(HANDLE thread, DWORD ms)
+{
+	switch (WaitForSingleObject(thread, ms)) {
+	case WAIT_OBJECT_0:
+		CloseHandle(thread);
+		return ERROR_SUCCESS;
+	case WAIT_TIMEOUT:
+		return WAIT_TIMEOUT;
+	default:
+		return GetLastError();
+	}
+}
+
+static ULONGLONG win_qpc(ULONGLONG *per_second)
+{
+	/* Never fail on Windows XP and later (learn.microsoft.com, QueryPerformanceCounter). */
+	LARGE_INTEGER c, f;
+	QueryPerformanceCounter(&c);
+	QueryPerformanceFrequency(&f);
+	*per_second = (ULONGLONG)f.QuadPart;
+	return (ULONGLONG)c.QuadPart;
+}
+
+static ULONGLONG win_system_time(void)
+{
+	FILETIME ft;
+	GetSystemTimeAsFileTime(&ft);
+	return ((ULONGLONG)ft.dwHighDateTime << 32) | ft.dwLowDateTime;
+}
+
 const hs_etw_api hs_etw_api_win32 = {
 	.StartTraceW = StartTraceW,
 	.ControlTraceW = ControlTraceW,
 	.EnableTraceEx2 = EnableTraceEx2,
 	.TraceSetInformation = win_set_info,
 	.TraceQueryInformation = win_query_info,
+	.OpenTraceW = OpenTraceW,
+	.ProcessTrace = ProcessTrace,
+	.CloseTrace = CloseTrace,
+	.last_error = win_last_error,
 	.is_admin = win_is_admin,
 	.enable_privilege = win_enable_privilege,
 	.full_path = win_full_path,
@@ -200,6 +247,10 @@ const hs_etw_api hs_etw_api_win32 = {
 	.create_merged_trace = win_create_merged_trace,
 	.query_dos_device = win_query_dos_device,
 	.sleep = win_sleep,
+	.create_thread = win_create_thread,
+	.join_thread = win_join_thread,
+	.qpc = win_qpc,
+	.system_time = win_system_time,
 };
 
 static const hs_etw_api *current = &hs_etw_api_win32;

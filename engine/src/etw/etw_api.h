@@ -25,6 +25,14 @@ typedef struct hs_etw_api {
 	ULONG(WINAPI *TraceSetInformation)(TRACEHANDLE handle, TRACE_INFO_CLASS cls, PVOID info, ULONG len);
 	ULONG(WINAPI *TraceQueryInformation)(TRACEHANDLE handle, TRACE_INFO_CLASS cls, PVOID info, ULONG len,
 					     PULONG ret_len);
+	/* The real-time consumer (consumer.c): OpenTraceW returns
+	 * INVALID_PROCESSTRACE_HANDLE and sets the last error on failure;
+	 * ProcessTrace blocks its thread until CloseTrace (or the session's stop). */
+	TRACEHANDLE(WINAPI *OpenTraceW)(PEVENT_TRACE_LOGFILEW logfile);
+	ULONG(WINAPI *ProcessTrace)(PTRACEHANDLE handles, ULONG count, LPFILETIME start, LPFILETIME end);
+	ULONG(WINAPI *CloseTrace)(TRACEHANDLE handle);
+	/* GetLastError(), for OpenTraceW's failure. */
+	DWORD (*last_error)(void);
 
 	/* Is the process token a member of BUILTIN\Administrators (elevated)? */
 	DWORD (*is_admin)(BOOL *admin);
@@ -52,6 +60,17 @@ typedef struct hs_etw_api {
 	DWORD (*query_dos_device)(LPCWSTR drive, LPWSTR target, DWORD chars);
 	/* Sleep(ms); the tests' recorder returns at once. */
 	void (*sleep)(DWORD ms);
+	/* CreateThread(fn, arg); the handle is for join_thread only. */
+	DWORD (*create_thread)(DWORD(WINAPI *fn)(LPVOID), LPVOID arg, HANDLE *thread);
+	/* WaitForSingleObject on the thread, then CloseHandle: ERROR_SUCCESS when
+	 * it ended, WAIT_TIMEOUT (the handle stays open) when still running after `ms`. */
+	DWORD (*join_thread)(HANDLE thread, DWORD ms);
+	/* The clocks the sessions stamp events with (WNODE_HEADER.ClientContext):
+	 * QueryPerformanceCounter with QueryPerformanceFrequency, and
+	 * GetSystemTimeAsFileTime (100 ns units since 1601). Not logged by
+	 * the recorder (read on every poll). */
+	ULONGLONG (*qpc)(ULONGLONG *per_second);
+	ULONGLONG (*system_time)(void);
 } hs_etw_api;
 
 /* The production table: advapi32, kernel32 and (loaded on first use) KernelTraceControl.dll. */

@@ -71,6 +71,11 @@ _Static_assert(WNODE_FLAG_TRACED_GUID == HS_WNODE_FLAG_TRACED_GUID, "WNODE_FLAG_
 _Static_assert(EVENT_TRACE_FILE_MODE_SEQUENTIAL == HS_EVENT_TRACE_FILE_MODE_SEQUENTIAL, "FILE_MODE_SEQUENTIAL");
 _Static_assert(EVENT_TRACE_FILE_MODE_CIRCULAR == HS_EVENT_TRACE_FILE_MODE_CIRCULAR, "FILE_MODE_CIRCULAR");
 _Static_assert(EVENT_TRACE_BUFFERING_MODE == HS_EVENT_TRACE_BUFFERING_MODE, "BUFFERING_MODE");
+_Static_assert(EVENT_TRACE_REAL_TIME_MODE == HS_EVENT_TRACE_REAL_TIME_MODE, "REAL_TIME_MODE");
+_Static_assert(PROCESS_TRACE_MODE_REAL_TIME == HS_PROCESS_TRACE_MODE_REAL_TIME, "PROCESS_TRACE_MODE_REAL_TIME");
+_Static_assert(PROCESS_TRACE_MODE_RAW_TIMESTAMP == HS_PROCESS_TRACE_MODE_RAW_TIMESTAMP, "PROCESS_TRACE_MODE_RAW_TIMESTAMP");
+_Static_assert(PROCESS_TRACE_MODE_EVENT_RECORD == HS_PROCESS_TRACE_MODE_EVENT_RECORD, "PROCESS_TRACE_MODE_EVENT_RECORD");
+_Static_assert(EVENT_HEADER_FLAG_PROCESSOR_INDEX == 0x0200, "EVENT_HEADER_FLAG_PROCESSOR_INDEX");
 _Static_assert(EVENT_TRACE_SYSTEM_LOGGER_MODE == HS_EVENT_TRACE_SYSTEM_LOGGER_MODE, "SYSTEM_LOGGER_MODE");
 _Static_assert(EVENT_CONTROL_CODE_ENABLE_PROVIDER == HS_EVENT_CONTROL_CODE_ENABLE_PROVIDER, "ENABLE_PROVIDER");
 _Static_assert(EVENT_CONTROL_CODE_CAPTURE_STATE == HS_EVENT_CONTROL_CODE_CAPTURE_STATE, "CAPTURE_STATE");
@@ -116,6 +121,34 @@ _Static_assert(sizeof(ENABLE_TRACE_PARAMETERS) == 48 && offsetof(ENABLE_TRACE_PA
 		       offsetof(ENABLE_TRACE_PARAMETERS, EnableFilterDesc) == 32 &&
 		       offsetof(ENABLE_TRACE_PARAMETERS, FilterDescCount) == 40,
 	       "ENABLE_TRACE_PARAMETERS (x64)");
+/* The real-time consumer (consumer.c) reads these fields of what ProcessTrace
+ * hands its callback, and fills these of what OpenTraceW reads (evntcons.h,
+ * evntrace.h; learn.microsoft.com ns-evntcons-event_record,
+ * ns-evntcons-event_header, ns-evntprov-event_descriptor,
+ * ns-evntrace-event_trace_logfilew). */
+_Static_assert(sizeof(EVENT_DESCRIPTOR) == 16 && offsetof(EVENT_DESCRIPTOR, Version) == 2 &&
+		       offsetof(EVENT_DESCRIPTOR, Level) == 4 && offsetof(EVENT_DESCRIPTOR, Opcode) == 5 &&
+		       offsetof(EVENT_DESCRIPTOR, Keyword) == 8,
+	       "EVENT_DESCRIPTOR");
+_Static_assert(sizeof(EVENT_HEADER) == 80 && offsetof(EVENT_HEADER, Flags) == 4 &&
+		       offsetof(EVENT_HEADER, ThreadId) == 8 && offsetof(EVENT_HEADER, ProcessId) == 12 &&
+		       offsetof(EVENT_HEADER, TimeStamp) == 16 && offsetof(EVENT_HEADER, ProviderId) == 24 &&
+		       offsetof(EVENT_HEADER, EventDescriptor) == 40 && offsetof(EVENT_HEADER, ActivityId) == 64,
+	       "EVENT_HEADER (x64)");
+_Static_assert(sizeof(ETW_BUFFER_CONTEXT) == 4, "ETW_BUFFER_CONTEXT");
+_Static_assert(sizeof(EVENT_RECORD) == 112 && offsetof(EVENT_RECORD, BufferContext) == 80 &&
+		       offsetof(EVENT_RECORD, ExtendedDataCount) == 84 && offsetof(EVENT_RECORD, UserDataLength) == 86 &&
+		       offsetof(EVENT_RECORD, ExtendedData) == 88 && offsetof(EVENT_RECORD, UserData) == 96 &&
+		       offsetof(EVENT_RECORD, UserContext) == 104,
+	       "EVENT_RECORD (x64)");
+_Static_assert(sizeof(TRACE_LOGFILE_HEADER) == 280 && sizeof(EVENT_TRACE) == 88, "TRACE_LOGFILE_HEADER, EVENT_TRACE (x64)");
+_Static_assert(sizeof(EVENT_TRACE_LOGFILEW) == 448 && offsetof(EVENT_TRACE_LOGFILEW, LogFileName) == 0 &&
+		       offsetof(EVENT_TRACE_LOGFILEW, LoggerName) == 8 &&
+		       offsetof(EVENT_TRACE_LOGFILEW, ProcessTraceMode) == 28 &&
+		       offsetof(EVENT_TRACE_LOGFILEW, BufferCallback) == 400 &&
+		       offsetof(EVENT_TRACE_LOGFILEW, EventRecordCallback) == 424 &&
+		       offsetof(EVENT_TRACE_LOGFILEW, Context) == 440,
+	       "EVENT_TRACE_LOGFILEW (x64)");
 #endif
 
 #endif

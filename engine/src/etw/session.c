@@ -30,10 +30,21 @@ hs_status hs_etw_session_init(hs_etw_session *s, const hs_plan_session *ps, cons
 	return st;
 }
 
+/* The plan's properties, with real-time mode as the session asks for it
+ * (the plan does not carry the flag yet: etw/realtime.h). */
+static void props_for_start(hs_etw_props *pr, const hs_etw_session *s)
+{
+	hs_etw_props_for_start(pr, &s->ps->etw, s->file);
+	if (s->realtime)
+		pr->p.LogFileMode |= EVENT_TRACE_REAL_TIME_MODE;
+	else
+		pr->p.LogFileMode &= ~(ULONG)EVENT_TRACE_REAL_TIME_MODE;
+}
+
 hs_status hs_etw_session_start(hs_etw_session *s, const hs_etw_api *api, FILE *msg)
 {
 	hs_etw_props pr;
-	hs_etw_props_for_start(&pr, &s->ps->etw, s->file);
+	props_for_start(&pr, s);
 	ULONG err = api->StartTraceW(&s->handle, s->name, &pr.p);
 	if (err == ERROR_ALREADY_EXISTS) {
 		/* Our names are fixed per profile, so this is an engine that was
@@ -49,7 +60,7 @@ hs_status hs_etw_session_start(hs_etw_session *s, const hs_etw_api *api, FILE *m
 		if (stop != ERROR_SUCCESS && stop != ERROR_WMI_INSTANCE_NOT_FOUND)
 			return hs_etw_report(msg, stop, "stopping the old session %s", s->name_utf8);
 		s->replaced_stale = true;
-		hs_etw_props_for_start(&pr, &s->ps->etw, s->file);
+		props_for_start(&pr, s);
 		err = api->StartTraceW(&s->handle, s->name, &pr.p);
 	}
 	if (err != ERROR_SUCCESS)

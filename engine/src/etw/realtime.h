@@ -1,0 +1,40 @@
+/* etw/realtime.h: which ETW sessions also run in real-time mode (a consumer in the engine feeds the triggers); portable, so the planner can use it on any host. */
+#ifndef HS_ETW_REALTIME_H
+#define HS_ETW_REALTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "etw/etw_defs.h"
+#include "hindsight/plan.h"
+
+/*
+ * A file-circular session runs with EVENT_TRACE_REAL_TIME_MODE as well (the
+ * events still go to its file, and a real-time consumer in the engine sees
+ * them ~1 s later) exactly when a trigger of the plan watches its events:
+ * kind event, regex or frame_time with that session. Otherwise nothing
+ * changes: real-time mode without a consumer makes the providers' writes fail
+ * once the buffers are full (Logging Mode Constants), and with a file it
+ * flushes every buffer once a second (docs/windows-backend.md, "Real-time
+ * consumer").
+ *
+ * The plan should carry the flag itself (hs_plan_etw.log_file_mode, so that
+ * `engine --plan` shows it); until it does, the backend ORs
+ * HS_EVENT_TRACE_REAL_TIME_MODE into what StartTraceW receives.
+ */
+static inline bool hs_etw_session_wants_realtime(const hs_plan *plan, size_t i)
+{
+	if (!plan || i >= plan->n_sessions || plan->sessions[i].session->mode != HS_MODE_FILE_CIRCULAR)
+		return false;
+	for (size_t t = 0; t < plan->n_triggers; t++) {
+		const hs_plan_trigger *pt = &plan->triggers[t];
+		if (pt->session != i || !pt->trigger)
+			continue;
+		hs_trigger_kind k = pt->trigger->kind;
+		if (k == HS_TRIGGER_EVENT || k == HS_TRIGGER_REGEX || k == HS_TRIGGER_FRAME_TIME)
+			return true;
+	}
+	return false;
+}
+
+#endif
