@@ -317,8 +317,9 @@ static double time_parse(const char *path, hs_etl_order order, uint64_t expected
 	st = hs_etl_foreach(e, order, count_all, &n);
 	size_t problems = hs_etl_problem_count(e);
 	if (problems)
-		fprintf(stderr, "bench_etl_parse: %zu problems, the first at offset %llu: %s\n", problems,
-			(unsigned long long)hs_etl_problem_at(e, 0)->offset, hs_etl_problem_at(e, 0)->message);
+		fprintf(stderr, "bench_etl_parse: %zu problems, the first %s\n", problems,
+			hs_problem_format(hs_etl_problem_at(e, 0), (char[HS_PROBLEM_TEXT_MAX]){0},
+					  HS_PROBLEM_TEXT_MAX));
 	hs_etl_close(e);
 	double t = now() - t0;
 	if (st != HS_OK || problems || n != expected) {

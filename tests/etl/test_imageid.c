@@ -525,7 +525,7 @@ static void test_roundtrip(const char *work, const char *pedir)
 	CHECK_EQ_INT(rep.added_image_id, 0);
 	bool listed = false;
 	for (size_t i = 0; i < rep.n_problems; i++)
-		if (strstr(rep.problems[i].message, "not the loaded image"))
+		if (strstr(rep.problems[i].problem.message, "not the loaded image"))
 			listed = true;
 	CHECK(listed);
 	if (log) {

@@ -81,10 +81,13 @@ int analyze_estimate(const analyze_opts *o)
 	hs_status ps = o->json ? hs_estimate_print_json(&r, stdout) : hs_estimate_print_text(&r, stdout);
 	if (ps != HS_OK)
 		rc = HS_EXIT_USAGE;
-	else if (st != HS_OK || t->n_problems) {
+	else if (st != HS_OK || hs_problems_count(&t->problems)) {
 		/* Damage: every readable record was counted; say what was not. */
-		for (size_t i = 0; i < t->n_problems; i++)
-			fprintf(stderr, "analyze: %s\n", t->problems[i]);
+		for (size_t i = 0; i < hs_problems_count(&t->problems); i++) {
+			char text[HS_PROBLEM_TEXT_MAX];
+			fprintf(stderr, "analyze: %s\n",
+				hs_problem_format(hs_problems_at(&t->problems, i), text, sizeof text));
+		}
 		rc = HS_EXIT_FINDINGS;
 	}
 	hs_estimate_trace_free(t);

@@ -78,8 +78,8 @@ int analyze_report_problems(const hs_etl *etl)
 {
 	size_t n = hs_etl_problem_count(etl);
 	for (size_t i = 0; i < n; i++) {
-		const hs_etl_problem *p = hs_etl_problem_at(etl, i);
-		fprintf(stderr, "analyze: at file offset 0x%llx: %s\n", (unsigned long long)p->offset, p->message);
+		char text[HS_PROBLEM_TEXT_MAX];
+		fprintf(stderr, "analyze: %s\n", hs_problem_format(hs_etl_problem_at(etl, i), text, sizeof text));
 	}
 	return n ? HS_EXIT_FINDINGS : HS_EXIT_OK;
 }
@@ -89,7 +89,7 @@ void analyze_json_problems(hs_json *j, const hs_etl *etl)
 	hs_json_key(j, "problems");
 	hs_json_arr_begin(j);
 	for (size_t i = 0; i < hs_etl_problem_count(etl); i++) {
-		const hs_etl_problem *p = hs_etl_problem_at(etl, i);
+		const hs_problem *p = hs_etl_problem_at(etl, i);
 		hs_json_obj_begin(j);
 		hs_json_kuint(j, "offset", p->offset);
 		hs_json_kstr(j, "message", p->message);

@@ -28,8 +28,10 @@ int analyze_open_tracedat(const char *path, hs_tracedat **out)
 int analyze_tracedat_problems(const hs_tracedat *td)
 {
 	size_t n = hs_tracedat_problem_count(td);
-	for (size_t i = 0; i < n; i++)
-		fprintf(stderr, "analyze: %s\n", hs_tracedat_problem_at(td, i));
+	for (size_t i = 0; i < n; i++) {
+		char text[HS_PROBLEM_TEXT_MAX];
+		fprintf(stderr, "analyze: %s\n", hs_problem_format(hs_tracedat_problem_at(td, i), text, sizeof text));
+	}
 	return n ? HS_EXIT_FINDINGS : HS_EXIT_OK;
 }
 
@@ -37,8 +39,10 @@ void analyze_json_tracedat_problems(hs_json *j, const hs_tracedat *td)
 {
 	hs_json_key(j, "problems");
 	hs_json_arr_begin(j);
-	for (size_t i = 0; i < hs_tracedat_problem_count(td); i++)
-		hs_json_str(j, hs_tracedat_problem_at(td, i));
+	for (size_t i = 0; i < hs_tracedat_problem_count(td); i++) {
+		char text[HS_PROBLEM_TEXT_MAX];
+		hs_json_str(j, hs_problem_format(hs_tracedat_problem_at(td, i), text, sizeof text));
+	}
 	hs_json_arr_end(j);
 }
 

@@ -466,9 +466,11 @@ static bool count_tracedat(rg_counts *c, const char *path, hs_pos at, hs_diags *
 	hs_tracedat *td = NULL;
 	hs_status st = hs_tracedat_open(path, &td);
 	if (st != HS_OK) {
+		char text[HS_PROBLEM_TEXT_MAX];
 		const char *why = st == HS_EUNSUPPORTED ? "this build has no libtracecmd (Linux only)"
-				 : td && hs_tracedat_problem_count(td) ? hs_tracedat_problem_at(td, 0)
-								       : hs_strerror(st);
+				  : td && hs_tracedat_problem_count(td)
+					  ? hs_problem_format(hs_tracedat_problem_at(td, 0), text, sizeof text)
+					  : hs_strerror(st);
 		hs_diag_add(d, HS_D_INCLUDE, at, NULL, "cannot read trace '%s': %s", path, why);
 		hs_tracedat_close(td);
 		return false;
@@ -478,8 +480,11 @@ static bool count_tracedat(rg_counts *c, const char *path, hs_pos at, hs_diags *
 		hs_tracedat_foreach(td, on_td, &t);
 	else
 		t.oom = true;
-	for (size_t i = 0; i < hs_tracedat_problem_count(td); i++)
-		fprintf(stderr, "rulegen: %s: %s\n", path, hs_tracedat_problem_at(td, i));
+	for (size_t i = 0; i < hs_tracedat_problem_count(td); i++) {
+		char text[HS_PROBLEM_TEXT_MAX];
+		fprintf(stderr, "rulegen: %s: %s\n", path,
+			hs_problem_format(hs_tracedat_problem_at(td, i), text, sizeof text));
+	}
 	hs_tracedat_close(td);
 	return add_trace(c, &t, path, 1e9, at, d);
 }
@@ -499,8 +504,9 @@ static bool count_etl(rg_counts *c, const char *path, hs_pos at, hs_diags *d)
 	else
 		t.oom = true;
 	for (size_t i = 0; i < hs_etl_problem_count(etl); i++) {
-		const hs_etl_problem *pr = hs_etl_problem_at(etl, i);
-		fprintf(stderr, "rulegen: %s: offset 0x%" PRIx64 ": %s\n", path, pr->offset, pr->message);
+		char text[HS_PROBLEM_TEXT_MAX];
+		fprintf(stderr, "rulegen: %s: %s\n", path,
+			hs_problem_format(hs_etl_problem_at(etl, i), text, sizeof text));
 	}
 	hs_etl_close(etl);
 	return add_trace(c, &t, path, 1e7, at, d); /* FILETIME: 100 ns */

@@ -452,8 +452,11 @@ static int count_in(const char *path, requirement *reqs, size_t n, int which)
 			rc = -1;
 		}
 	}
-	for (size_t i = 0; td && i < hs_tracedat_problem_count(td); i++)
-		fprintf(stderr, "hs_sigcheck: %s: %s\n", path, hs_tracedat_problem_at(td, i));
+	for (size_t i = 0; td && i < hs_tracedat_problem_count(td); i++) {
+		char text[HS_PROBLEM_TEXT_MAX];
+		fprintf(stderr, "hs_sigcheck: %s: %s\n", path,
+			hs_problem_format(hs_tracedat_problem_at(td, i), text, sizeof text));
+	}
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < reqs[i].n_alts; k++) {
 			hs_tracedat_filter_free(reqs[i].alts[k].f[which]);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "hindsight/problem.h"
 #include "hindsight/rules.h"
 #include "hindsight/status.h"
 
@@ -26,7 +27,8 @@
  * headers are not). docs/estimator.md has every formula.
  *
  * Ownership: a trace from hs_estimate_read owns everything in it; free it with
- * hs_estimate_trace_free. A report borrows its traces and strings.
+ * hs_estimate_trace_free (its problems list included). A report borrows its
+ * traces and strings.
  */
 
 typedef enum { HS_ESTIMATE_TRACEDAT = 1, HS_ESTIMATE_ETL = 2 } hs_estimate_format;
@@ -61,8 +63,7 @@ typedef struct {
 	/* trace.dat: events the ring pages say were lost before a record, and how
 	 * many times a page said so without a count */
 	uint64_t dat_missed_events, dat_missed_unknown;
-	char **problems; /* what the reader found damaged or could not name */
-	size_t n_problems;
+	hs_problems problems; /* what the reader found damaged or could not name, copied from it */
 } hs_estimate_trace;
 
 typedef struct {

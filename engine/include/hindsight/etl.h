@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hindsight/problem.h"
 #include "hindsight/rules.h" /* hs_guid */
 #include "hindsight/status.h"
 
@@ -22,7 +23,8 @@
  * into scratch memory that the next buffer reuses). Free with hs_etl_close.
  *
  * The reader never trusts a length: a malformed buffer or record is reported
- * as a problem (with its file offset) and reading continues at the next buffer.
+ * as a problem (an hs_problem, problem.h, with its file offset) and reading
+ * continues at the next buffer.
  */
 
 typedef struct hs_etl hs_etl;
@@ -101,11 +103,6 @@ typedef struct {
 	bool compressed;
 } hs_etl_buffer;
 
-typedef struct {
-	uint64_t offset; /* where in the file */
-	char message[160];
-} hs_etl_problem;
-
 typedef enum { HS_ETL_FILE_ORDER, HS_ETL_TIME_ORDER } hs_etl_order;
 
 /* Return non-zero to stop the walk early (hs_etl_foreach then returns HS_OK). */
@@ -128,9 +125,13 @@ size_t hs_etl_file_size(const hs_etl *etl);
  * processor by sequence number and merges them by timestamp. */
 hs_status hs_etl_foreach(hs_etl *etl, hs_etl_order order, hs_etl_record_fn fn, void *ctx);
 
-/* Problems found so far (by open and by walks), in the order found. */
+/* Problems found so far (by open and by walks), in the order found, each once
+ * (a second walk finds the same damage again); at most 1000. Every one has
+ * the file offset it is at (0 for the file as a whole) and, once the buffer
+ * header could be read, the buffer's CPU. The pointer is the reader's: valid
+ * until the next walk or hs_etl_close. */
 size_t hs_etl_problem_count(const hs_etl *etl);
-const hs_etl_problem *hs_etl_problem_at(const hs_etl *etl, size_t i);
+const hs_problem *hs_etl_problem_at(const hs_etl *etl, size_t i);
 
 /* Buffers whose flags say events or whole buffers were lost. */
 size_t hs_etl_lost_flagged_buffers(const hs_etl *etl);

@@ -10,6 +10,7 @@
 #include "hindsight/etl.h"
 #include "hindsight/etl_kernel.h"
 #include "hindsight/pe.h"
+#include "hindsight/problem.h"
 #include "hindsight/status.h"
 
 /*
@@ -63,7 +64,10 @@ typedef struct {
 	char local_path[512];   /* what map gave, "" if it failed */
 	hs_status status;       /* from hs_pe_read_identity; HS_ENOENT when unmapped, HS_EINVAL when the file changed */
 	hs_pe_why why;
-	char message[192];
+	/* kind (UNREADABLE: not mapped, unreadable, not PE; NAME_UNKNOWN: no RSDS,
+	 * or the file is not the loaded image) and message; offset UINT64_MAX,
+	 * cpu -1 (an image is not at one place in the trace) */
+	hs_problem problem;
 	uint32_t events;        /* image events of this path */
 } hs_imageid_problem;
 

@@ -264,4 +264,11 @@
 /* How long stop waits for ProcessTrace to return after CloseTrace. */
 #define HS_ETW_RT_JOIN_MS 5000
 
+/* ---- Problems the readers report (problem.h) ---- */
+/* A problem's message, cut to fit: the longest today are a trace.dat path plus
+ * why (the trace.dat reader cut them at 512 before there was one shape). */
+#define HS_PROBLEM_MESSAGE_MAX 512
+/* hs_problem_format's text: the message after "at file offset 0x<16 digits>: ". */
+#define HS_PROBLEM_TEXT_MAX (HS_PROBLEM_MESSAGE_MAX + 40)
+
 #endif

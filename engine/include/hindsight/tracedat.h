@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hindsight/problem.h"
 #include "hindsight/status.h"
 
 /*
@@ -21,9 +22,9 @@
  * (strings, payload) is borrowed and valid only during that callback.
  *
  * Damage: libtracecmd prints its own complaints on stderr; the reader adds a
- * problem (hs_tracedat_problem_*) for every failure it sees (open, a buffer
- * that cannot be read, a record no event format describes) and goes on with
- * what is readable.
+ * problem (hs_tracedat_problem_*, an hs_problem of problem.h) for every
+ * failure it sees (open, a buffer that cannot be read, a record no event
+ * format describes) and goes on with what is readable.
  */
 
 typedef struct hs_tracedat hs_tracedat;
@@ -106,7 +107,12 @@ hs_status hs_tracedat_filter_new(hs_tracedat *td, const char *system, const char
 bool hs_tracedat_filter_match(const hs_tracedat_filter *f, const hs_tracedat_record *r);
 void hs_tracedat_filter_free(hs_tracedat_filter *f);
 
+/* Problems so far (open, walks, filters), in the order found, each once; at
+ * most 64. libtracecmd gives no file offsets: offset is UINT64_MAX, so
+ * hs_problem_format prints the message alone (which names the file when the
+ * whole file is refused). hs_tracedat_problem_at is NULL for i >= count; the
+ * pointer is the reader's, valid until its next problem or hs_tracedat_close. */
 size_t hs_tracedat_problem_count(const hs_tracedat *td);
-const char *hs_tracedat_problem_at(const hs_tracedat *td, size_t i);
+const hs_problem *hs_tracedat_problem_at(const hs_tracedat *td, size_t i);
 
 #endif

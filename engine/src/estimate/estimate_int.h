@@ -8,7 +8,4 @@
  * machines have far fewer; a larger index is damage, not a CPU. */
 #define HS_ESTIMATE_MAX_CPUS 4096u
 
-/* Appends a problem line to the trace (dropped silently on OOM). */
-void hs_estimate_problem(hs_estimate_trace *t, const char *fmt, ...) HS_PRINTF_FMT(2, 3);
-
 #endif

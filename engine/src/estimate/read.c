@@ -1,5 +1,4 @@
 /* estimate/read.c: walks a trace (.dat or .etl) and tallies events and stored bytes per (provider, event) and per CPU. */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,19 +71,11 @@ static void count_span(hs_estimate_trace *t, uint64_t ns)
 	t->has_span = true;
 }
 
-void hs_estimate_problem(hs_estimate_trace *t, const char *fmt, ...)
+/* Copies a reader's problem into the trace (dropped silently on OOM). */
+static void copy_problem(hs_estimate_trace *t, const hs_problem *p)
 {
-	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	char **p = realloc(t->problems, (t->n_problems + 1) * sizeof(*p));
-	if (!p)
-		return;
-	t->problems = p;
-	if ((p[t->n_problems] = strdup(buf)))
-		t->n_problems++;
+	if (p)
+		hs_problems_push(&t->problems, p);
 }
 
 /* ---- trace.dat ---- */
@@ -118,7 +109,7 @@ static hs_status read_dat(const char *path, tally *t)
 	hs_status st = hs_tracedat_open_ex(path, t->opts->probe, &td);
 	if (td)
 		for (size_t i = 0; i < hs_tracedat_problem_count(td); i++)
-			hs_estimate_problem(t->t, "%s", hs_tracedat_problem_at(td, i));
+			copy_problem(t->t, hs_tracedat_problem_at(td, i));
 	if (st != HS_OK) {
 		hs_tracedat_close(td);
 		return st;
@@ -128,7 +119,7 @@ static hs_status read_dat(const char *path, tally *t)
 	t->t->file_bytes = info->file_size;
 	st = hs_tracedat_foreach(td, on_dat, t);
 	for (size_t i = seen; i < hs_tracedat_problem_count(td); i++)
-		hs_estimate_problem(t->t, "%s", hs_tracedat_problem_at(td, i));
+		copy_problem(t->t, hs_tracedat_problem_at(td, i));
 	/* CPUs the file has data slots for, even the ones without events. */
 	if (info->cpus && info->cpus <= HS_ESTIMATE_MAX_CPUS && !ensure_cpus(t->t, info->cpus))
 		t->oom = true;
@@ -173,10 +164,8 @@ static hs_status read_etl(const char *path, tally *t)
 	t->t->etl_events_lost = h->events_lost;
 	t->t->etl_buffers_lost = h->buffers_lost;
 	st = hs_etl_foreach(etl, HS_ETL_FILE_ORDER, on_etl, t);
-	for (size_t i = 0; i < hs_etl_problem_count(etl); i++) {
-		const hs_etl_problem *p = hs_etl_problem_at(etl, i);
-		hs_estimate_problem(t->t, "at file offset 0x%llx: %s", (unsigned long long)p->offset, p->message);
-	}
+	for (size_t i = 0; i < hs_etl_problem_count(etl); i++)
+		copy_problem(t->t, hs_etl_problem_at(etl, i));
 	/* Processors without records still count for the per-CPU view. */
 	if (h->cpus && h->cpus <= HS_ESTIMATE_MAX_CPUS && !ensure_cpus(t->t, h->cpus))
 		t->oom = true;
@@ -275,7 +264,7 @@ hs_status hs_estimate_read(const char *path, const hs_estimate_read_opts *opts, 
 	hs_event_counts_free(t.counts);
 	if (st == HS_OK)
 		st = fs;
-	if (st != HS_OK && !tr->events && !tr->n_problems) {
+	if (st != HS_OK && !tr->events && !hs_problems_count(&tr->problems)) {
 		hs_estimate_trace_free(tr);
 		return st;
 	}
@@ -287,9 +276,7 @@ void hs_estimate_trace_free(hs_estimate_trace *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->n_problems; i++)
-		free(t->problems[i]);
-	free(t->problems);
+	hs_problems_free(&t->problems);
 	free(t->kinds);
 	free(t->cpu);
 	free(t);

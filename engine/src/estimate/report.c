@@ -309,8 +309,11 @@ static void text_session(hs_strbuf *sb, const hs_estimate_report *r, const hs_es
 	    !(c.wrapped && s->n_cpu_kernel))
 		hs_sb_printf(sb, "          (the kernel's own count: %.1f events/s)\n", (double)s->kernel_events / c.window_s);
 	text_losses(sb, r, &c);
-	for (size_t i = 0; i < t->n_problems; i++)
-		hs_sb_printf(sb, "problem:  %s\n", t->problems[i]);
+	for (size_t i = 0; i < hs_problems_count(&t->problems); i++) {
+		char text[HS_PROBLEM_TEXT_MAX];
+		hs_sb_printf(sb, "problem:  %s\n",
+			     hs_problem_format(hs_problems_at(&t->problems, i), text, sizeof text));
+	}
 
 	hs_sb_printf(sb, "\n  %10s %11s %10s %11s  %s\n", "events", "events/s", "bytes", "bytes/s", "provider / event");
 	for (size_t i = 0; i < t->n_kinds;) {
@@ -538,8 +541,10 @@ static void json_session(hs_json *j, const hs_estimate_report *r, const hs_estim
 
 	hs_json_key(j, "problems");
 	hs_json_arr_begin(j);
-	for (size_t i = 0; i < t->n_problems; i++)
-		hs_json_str(j, t->problems[i]);
+	for (size_t i = 0; i < hs_problems_count(&t->problems); i++) {
+		char text[HS_PROBLEM_TEXT_MAX];
+		hs_json_str(j, hs_problem_format(hs_problems_at(&t->problems, i), text, sizeof text));
+	}
 	hs_json_arr_end(j);
 
 	hs_json_key(j, "projections");

@@ -338,7 +338,8 @@ static void copy_cut(char *dst, size_t cap, const char *src)
 }
 
 /* Lists a problem for e; returns false when out of memory. */
-static bool list_problem(run *R, img_entry *e, const char *local, hs_status st, hs_pe_why why, const char *msg)
+static bool list_problem(run *R, img_entry *e, const char *local, hs_status st, hs_pe_why why, hs_problem_kind kind,
+			 const char *msg)
 {
 	hs_imageid_report *rep = R->rep;
 	if (rep->n_problems == R->problems_cap) {
@@ -355,7 +356,10 @@ static bool list_problem(run *R, img_entry *e, const char *local, hs_status st, 
 	copy_cut(p->local_path, sizeof p->local_path, local ? local : "");
 	p->status = st;
 	p->why = why;
-	copy_cut(p->message, sizeof p->message, msg);
+	p->problem.kind = kind;
+	p->problem.offset = UINT64_MAX;
+	p->problem.cpu = -1;
+	copy_cut(p->problem.message, sizeof p->problem.message, msg);
 	e->problem = rep->n_problems++;
 	if (R->opts->log)
 		fprintf(R->opts->log, "image id: %s%s%s: %s\n", e->kpath, local && *local ? " -> " : "",
@@ -392,8 +396,10 @@ static img_entry *lookup(run *R, const char *kpath)
 		local[0] = '\0';
 		e->st = HS_ENOENT;
 		R->rep->images_failed++;
-		return list_problem(R, e, "", HS_ENOENT, HS_PE_IO, "the path could not be mapped to a local file") ? e
-														    : NULL;
+		return list_problem(R, e, "", HS_ENOENT, HS_PE_IO, HS_PROBLEM_UNREADABLE,
+				    "the path could not be mapped to a local file")
+			       ? e
+			       : NULL;
 	}
 	local[sizeof local - 1] = '\0';
 	e->st = hs_pe_read_identity(local, &e->id);
@@ -410,7 +416,8 @@ static img_entry *lookup(run *R, const char *kpath)
 	} else {
 		R->rep->images_failed++;
 	}
-	return list_problem(R, e, local, e->st, e->id.why, msg) ? e : NULL;
+	hs_problem_kind kind = e->usable ? HS_PROBLEM_NAME_UNKNOWN : HS_PROBLEM_UNREADABLE;
+	return list_problem(R, e, local, e->st, e->id.why, kind, msg) ? e : NULL;
 }
 
 static hs_status add_raw(run *R, const hs_etl_record *r, const uint8_t *b, size_t n)
@@ -452,7 +459,7 @@ static hs_status identify(run *R, const hs_etl_record *r, const hs_etl_image *im
 				 (unsigned)id->checksum, (unsigned)id->time_date_stamp, (unsigned)img->checksum,
 				 (unsigned)img->time_date_stamp);
 			e->mismatch_listed = true;
-			if (!list_problem(R, e, "", HS_EINVAL, HS_PE_OK, msg))
+			if (!list_problem(R, e, "", HS_EINVAL, HS_PE_OK, HS_PROBLEM_NAME_UNKNOWN, msg))
 				return HS_ENOMEM;
 		}
 		return HS_OK;

@@ -22,36 +22,23 @@ struct hs_etl {
 	hs_etl_buffer *buffers;
 	size_t n_buffers, cap_buffers;
 	hs_etl_header header;
-	hs_etl_problem *problems;
-	size_t n_problems, cap_problems;
+	hs_problems problems;
 	size_t lost_flagged;
 };
 
-static void problem(hs_etl *e, uint64_t offset, const char *fmt, ...) HS_PRINTF_FMT(3, 4);
-static void problem(hs_etl *e, uint64_t offset, const char *fmt, ...)
+static void problem(hs_etl *e, hs_problem_kind kind, uint64_t offset, int cpu, const char *fmt, ...)
+	HS_PRINTF_FMT(5, 6);
+static void problem(hs_etl *e, hs_problem_kind kind, uint64_t offset, int cpu, const char *fmt, ...)
 {
-	if (e->n_problems >= MAX_PROBLEMS)
+	if (hs_problems_count(&e->problems) >= MAX_PROBLEMS)
 		return;
-	char msg[sizeof e->problems[0].message];
+	char msg[HS_PROBLEM_MESSAGE_MAX];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	/* A second walk over the same file finds the same problems: keep one. */
-	for (size_t i = 0; i < e->n_problems; i++)
-		if (e->problems[i].offset == offset && strcmp(e->problems[i].message, msg) == 0)
-			return;
-	if (e->n_problems == e->cap_problems) {
-		size_t nc = e->cap_problems ? e->cap_problems * 2 : 16;
-		hs_etl_problem *p = realloc(e->problems, nc * sizeof(*p));
-		if (!p)
-			return;
-		e->problems = p;
-		e->cap_problems = nc;
-	}
-	hs_etl_problem *p = &e->problems[e->n_problems++];
-	p->offset = offset;
-	memcpy(p->message, msg, sizeof msg);
+	/* Dropped on out of memory: the walk goes on without the note. */
+	hs_problems_add(&e->problems, kind, offset, cpu, "%s", msg);
 }
 
 static hs_guid read_guid(const uint8_t *p)
@@ -274,7 +261,8 @@ static void decode_logfile_header(hs_etl *e, const hs_etl_record *r)
 	bool p64 = r->ptr64;
 	size_t need = p64 ? 0x118 : 0x110;
 	if (n < need) {
-		problem(e, r->buffer_offset + r->offset_in_buffer, "logfile header is %zu bytes, expected %zu", n, need);
+		problem(e, HS_PROBLEM_DAMAGED, r->buffer_offset + r->offset_in_buffer, r->cpu,
+			"logfile header is %zu bytes, expected %zu", n, need);
 		return;
 	}
 	h->buffer_size = hs_le32(p);
@@ -496,12 +484,14 @@ static hs_status index_buffers(hs_etl *e)
 	while (off < e->len) {
 		size_t left = e->len - off;
 		if (left < HS_ETL_BUFFER_HEADER_SIZE) {
-			problem(e, off, "%zu trailing bytes are too few for a buffer header", left);
+			problem(e, HS_PROBLEM_DAMAGED, off, -1, "%zu trailing bytes are too few for a buffer header",
+				left);
 			break;
 		}
 		const uint8_t *p = e->data ? e->data + off : window_get(e, &w, off, HS_ETL_BUFFER_HEADER_SIZE);
 		if (!p) {
-			problem(e, off, "cannot read the buffer header; the rest of the file is unreadable");
+			problem(e, HS_PROBLEM_UNREADABLE, off, -1,
+				"cannot read the buffer header; the rest of the file is unreadable");
 			break;
 		}
 		hs_etl_buffer b = {0};
@@ -523,7 +513,7 @@ static hs_status index_buffers(hs_etl *e)
 		    last->size != usual && size_leads_on(e, last->offset, usual)) {
 			uint8_t tmp[HS_ETL_BUFFER_HEADER_SIZE];
 			const uint8_t *lp = header_at(e, last->offset, tmp);
-			problem(e, last->offset,
+			problem(e, HS_PROBLEM_DAMAGED, last->offset, last->cpu,
 				"buffer size %u is damaged (no buffer header follows it); read as %u bytes, the usual size",
 				last->size, usual);
 			last->size = usual;
@@ -539,7 +529,8 @@ static hs_status index_buffers(hs_etl *e)
 		last_resized = false;
 		if ((b.size < HS_ETL_BUFFER_HEADER_SIZE || b.size > left) && usual && usual != b.size &&
 		    size_leads_on(e, off, usual)) {
-			problem(e, off, "buffer size %u is damaged; read as %u bytes, the usual size", b.size, usual);
+			problem(e, HS_PROBLEM_DAMAGED, off, -1,
+				"buffer size %u is damaged; read as %u bytes, the usual size", b.size, usual);
 			b.size = usual;
 			last_resized = true;
 		}
@@ -548,22 +539,26 @@ static hs_status index_buffers(hs_etl *e)
 		    b.size <= left)
 			usual = b.size;
 		if (b.size < HS_ETL_BUFFER_HEADER_SIZE) {
-			problem(e, off, "buffer size %u is smaller than a buffer header; the rest of the file is unreadable",
+			problem(e, HS_PROBLEM_DAMAGED, off, -1,
+				"buffer size %u is smaller than a buffer header; the rest of the file is unreadable",
 				b.size);
 			break;
 		}
 		if (b.size > left) {
-			problem(e, off, "buffer of %u bytes is cut short by the end of the file (%zu bytes left)", b.size,
+			problem(e, HS_PROBLEM_DAMAGED, off, b.cpu,
+				"buffer of %u bytes is cut short by the end of the file (%zu bytes left)", b.size,
 				left);
 			b.size = (uint32_t)left;
 		}
 		if (b.data_end < HS_ETL_BUFFER_HEADER_SIZE) {
-			problem(e, off, "buffer data end %u lies inside the buffer header; buffer skipped", b.data_end);
+			problem(e, HS_PROBLEM_DAMAGED, off, b.cpu,
+				"buffer data end %u lies inside the buffer header; buffer skipped", b.data_end);
 			b.data_end = HS_ETL_BUFFER_HEADER_SIZE;
 		} else if (!b.compressed && b.data_end > b.size) {
 			/* Truncated file or damaged header: read what is there; a
 			 * record cut in half is reported when the walk reaches it. */
-			problem(e, off, "buffer data end %u lies past the buffer's %u bytes; reading up to the end", b.data_end,
+			problem(e, HS_PROBLEM_DAMAGED, off, b.cpu,
+				"buffer data end %u lies past the buffer's %u bytes; reading up to the end", b.data_end,
 				b.size);
 			b.data_end = b.size;
 		}
@@ -604,8 +599,8 @@ static const uint8_t *stored_bytes(hs_etl *e, const hs_etl_buffer *b, scratch *s
 	size_t want = b->compressed ? b->size : b->data_end;
 	const uint8_t *p = window_get(e, &s->raw, b->offset, want);
 	if (!p)
-		problem(e, b->offset, "cannot read the buffer's %zu bytes (out of memory, or the file changed since open)",
-			want);
+		problem(e, HS_PROBLEM_UNREADABLE, b->offset, b->cpu,
+			"cannot read the buffer's %zu bytes (out of memory, or the file changed since open)", want);
 	return p;
 }
 
@@ -618,13 +613,14 @@ static const uint8_t *buffer_bytes(hs_etl *e, const hs_etl_buffer *b, scratch *s
 		return p;
 	size_t want = b->data_end;
 	if (want > HS_ETL_MAX_BUFFER_BYTES) {
-		problem(e, b->offset, "compressed buffer claims %zu bytes of data; more than any ETW buffer", want);
+		problem(e, HS_PROBLEM_DAMAGED, b->offset, b->cpu,
+			"compressed buffer claims %zu bytes of data; more than any ETW buffer", want);
 		return NULL;
 	}
 	if (s->cap < want) {
 		uint8_t *n = realloc(s->buf, want);
 		if (!n) {
-			problem(e, b->offset, "out of memory decompressing a buffer");
+			problem(e, HS_PROBLEM_UNREADABLE, b->offset, b->cpu, "out of memory decompressing a buffer");
 			return NULL;
 		}
 		s->buf = n;
@@ -635,7 +631,8 @@ static const uint8_t *buffer_bytes(hs_etl *e, const hs_etl_buffer *b, scratch *s
 	hs_status st = hs_xpress_decompress(p + HS_ETL_BUFFER_HEADER_SIZE, b->size - HS_ETL_BUFFER_HEADER_SIZE,
 					    s->buf + HS_ETL_BUFFER_HEADER_SIZE, want - HS_ETL_BUFFER_HEADER_SIZE, &got);
 	if (st != HS_OK || got != want - HS_ETL_BUFFER_HEADER_SIZE) {
-		problem(e, b->offset, "compressed buffer does not decompress to its %zu bytes of data (%s, got %zu)",
+		problem(e, HS_PROBLEM_DAMAGED, b->offset, b->cpu,
+			"compressed buffer does not decompress to its %zu bytes of data (%s, got %zu)",
 			want - HS_ETL_BUFFER_HEADER_SIZE, hs_strerror(st), got);
 		return NULL;
 	}
@@ -671,7 +668,8 @@ static bool cursor_next(cursor *c)
 		long size = parse_record(c->bytes, c->off, c->b->data_end, &c->rec, &why);
 		if (size <= 0) {
 			if (size < 0)
-				problem(c->e, c->b->offset + c->off, "%s; rest of buffer %u skipped", why, c->index);
+				problem(c->e, HS_PROBLEM_DAMAGED, c->b->offset + c->off, c->b->cpu,
+					"%s; rest of buffer %u skipped", why, c->index);
 			break;
 		}
 		hs_etl_record *r = &c->rec;
@@ -696,7 +694,8 @@ static void find_header(hs_etl *e)
 	if (cursor_next(&c) && (c.rec.kind == HS_ETL_SYSTEM) && c.rec.group == 0 && c.rec.opcode == 0)
 		decode_logfile_header(e, &c.rec);
 	else
-		problem(e, 0, "buffer 0 does not start with the logfile header event; times are raw clock values");
+		problem(e, HS_PROBLEM_DAMAGED, 0, -1,
+			"buffer 0 does not start with the logfile header event; times are raw clock values");
 	scratch_free(&s);
 }
 
@@ -709,7 +708,8 @@ static hs_status finish_open(hs_etl *e, hs_etl **out)
 	}
 	find_header(e);
 	if (e->header.valid && e->header.buffers_written && e->header.buffers_written != e->n_buffers)
-		problem(e, 0, "the header says %u buffers were written; the file holds %zu", e->header.buffers_written,
+		problem(e, e->header.buffers_written > e->n_buffers ? HS_PROBLEM_LOST : HS_PROBLEM_DAMAGED, 0, -1,
+			"the header says %u buffers were written; the file holds %zu", e->header.buffers_written,
 			e->n_buffers);
 	*out = e;
 	return HS_OK;
@@ -768,7 +768,7 @@ void hs_etl_close(hs_etl *e)
 	if (e->owned)
 		free((void *)e->data);
 	free(e->buffers);
-	free(e->problems);
+	hs_problems_free(&e->problems);
 	free(e);
 }
 
@@ -776,8 +776,14 @@ const hs_etl_header *hs_etl_get_header(const hs_etl *e) { return &e->header; }
 size_t hs_etl_buffer_count(const hs_etl *e) { return e->n_buffers; }
 const hs_etl_buffer *hs_etl_buffer_at(const hs_etl *e, size_t i) { return &e->buffers[i]; }
 size_t hs_etl_file_size(const hs_etl *e) { return e->len; }
-size_t hs_etl_problem_count(const hs_etl *e) { return e->n_problems; }
-const hs_etl_problem *hs_etl_problem_at(const hs_etl *e, size_t i) { return &e->problems[i]; }
+size_t hs_etl_problem_count(const hs_etl *e)
+{
+	return hs_problems_count(&e->problems);
+}
+const hs_problem *hs_etl_problem_at(const hs_etl *e, size_t i)
+{
+	return hs_problems_at(&e->problems, i);
+}
 size_t hs_etl_lost_flagged_buffers(const hs_etl *e) { return e->lost_flagged; }
 
 /* ---- walks ---- */

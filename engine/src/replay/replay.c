@@ -311,8 +311,11 @@ static hs_status load_tracedat(hs_replay *r, const char *path)
 	hs_status st = hs_tracedat_open_ex(path, false, &td);
 	if (st != HS_OK) {
 		fprintf(r->msg, "engine: replay: cannot read %s: %s\n", path, hs_strerror(st));
-		for (size_t i = 0; td && i < hs_tracedat_problem_count(td); i++)
-			fprintf(r->msg, "engine: replay: %s\n", hs_tracedat_problem_at(td, i));
+		for (size_t i = 0; td && i < hs_tracedat_problem_count(td); i++) {
+			char text[HS_PROBLEM_TEXT_MAX];
+			fprintf(r->msg, "engine: replay: %s\n",
+				hs_problem_format(hs_tracedat_problem_at(td, i), text, sizeof text));
+		}
 		hs_tracedat_close(td);
 		return st == HS_EUNSUPPORTED ? st : HS_EINVAL;
 	}
@@ -322,8 +325,11 @@ static hs_status load_tracedat(hs_replay *r, const char *path)
 	st = hs_tracedat_foreach(td, td_record, &w);
 	if (st == HS_OK)
 		st = w.st;
-	for (size_t i = 0; i < hs_tracedat_problem_count(td); i++)
-		fprintf(r->msg, "engine: replay: %s: %s\n", path, hs_tracedat_problem_at(td, i));
+	for (size_t i = 0; i < hs_tracedat_problem_count(td); i++) {
+		char text[HS_PROBLEM_TEXT_MAX];
+		fprintf(r->msg, "engine: replay: %s: %s\n", path,
+			hs_problem_format(hs_tracedat_problem_at(td, i), text, sizeof text));
+	}
 	/* The filters belong to the reader's event formats: they go with it. */
 	for (size_t k = 0; k < r->n_kinds; k++) {
 		for (size_t i = 0; i < r->kinds[k].n_filtered; i++)
@@ -463,8 +469,9 @@ static hs_status load_etl(hs_replay *r, const char *path)
 	if (st == HS_OK)
 		st = w.st;
 	for (size_t i = 0; i < hs_etl_problem_count(etl); i++) {
-		const hs_etl_problem *p = hs_etl_problem_at(etl, i);
-		fprintf(r->msg, "engine: replay: %s at offset %" PRIu64 ": %s\n", path, p->offset, p->message);
+		char text[HS_PROBLEM_TEXT_MAX];
+		fprintf(r->msg, "engine: replay: %s: %s\n", path,
+			hs_problem_format(hs_etl_problem_at(etl, i), text, sizeof text));
 	}
 	hs_etl_close(etl);
 	return st;

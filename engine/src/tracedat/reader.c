@@ -43,8 +43,7 @@ struct hs_tracedat {
 	size_t n_handles;
 	struct tep_handle *tep;
 	hs_tracedat_info info;
-	char *problems[MAX_PROBLEMS];
-	size_t n_problems, problems_dropped;
+	hs_problems problems; /* limit MAX_PROBLEMS; libtracecmd gives no file offsets */
 };
 
 struct hs_tracedat_filter {
@@ -53,20 +52,15 @@ struct hs_tracedat_filter {
 	int id; /* the event the filter is for */
 };
 
-HS_PRINTF_FMT(2, 3) static void problem(hs_tracedat *td, const char *fmt, ...)
+HS_PRINTF_FMT(4, 5) static void problem(hs_tracedat *td, hs_problem_kind kind, int cpu, const char *fmt, ...)
 {
-	if (td->n_problems >= MAX_PROBLEMS) {
-		td->problems_dropped++;
-		return;
-	}
-	char buf[512];
+	char buf[HS_PROBLEM_MESSAGE_MAX];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	td->problems[td->n_problems] = strdup(buf);
-	if (td->problems[td->n_problems])
-		td->n_problems++;
+	/* Dropped on out of memory, counted past the limit; reading goes on. */
+	hs_problems_add(&td->problems, kind, UINT64_MAX, cpu, "%s", buf);
 }
 
 /* The version is the NUL-terminated decimal string right after the magic. */
@@ -163,24 +157,28 @@ hs_status hs_tracedat_open_ex(const char *path, bool probe, hs_tracedat **out)
 	if (!td)
 		return HS_ENOMEM;
 	*out = td;
+	td->problems.limit = MAX_PROBLEMS;
 	hs_status st = read_version(path, &td->info.version, &td->info.file_size);
 	if (st != HS_OK) {
 		if (st == HS_EINVAL)
-			problem(td, "%s: not a trace-cmd file (no trace-cmd magic and version)", path);
+			problem(td, HS_PROBLEM_UNREADABLE, -1,
+				"%s: not a trace-cmd file (no trace-cmd magic and version)", path);
 		else
-			problem(td, "%s: cannot be read", path);
+			problem(td, HS_PROBLEM_UNREADABLE, -1, "%s: cannot be read", path);
 		return st;
 	}
 	int sig = probe ? probe_in_child(path) : 0;
 	if (sig > 0) {
-		problem(td, "%s: libtracecmd crashes reading this file (signal %d in a probe process): it is damaged", path,
+		problem(td, HS_PROBLEM_DAMAGED, -1,
+			"%s: libtracecmd crashes reading this file (signal %d in a probe process): it is damaged", path,
 			sig);
 		return HS_EINVAL;
 	}
 	/* Plugins would print with their own formats; we only decode fields. */
 	td->top = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
 	if (!td->top) {
-		problem(td, "%s: libtracecmd could not open it (its own messages are above)", path);
+		problem(td, HS_PROBLEM_UNREADABLE, -1, "%s: libtracecmd could not open it (its own messages are above)",
+			path);
 		return HS_EINVAL;
 	}
 	td->tep = tracecmd_get_tep(td->top);
@@ -199,7 +197,8 @@ hs_status hs_tracedat_open_ex(const char *path, bool probe, hs_tracedat **out)
 		const char *name = tracecmd_buffer_instance_name(td->top, i);
 		struct tracecmd_input *h = tracecmd_buffer_instance_handle(td->top, i);
 		if (!h) {
-			problem(td, "buffer instance '%s' cannot be read", name ? name : "?");
+			problem(td, HS_PROBLEM_UNREADABLE, -1, "buffer instance '%s' cannot be read",
+				name ? name : "?");
 			continue;
 		}
 		td->handles[td->n_handles] = h;
@@ -222,8 +221,7 @@ void hs_tracedat_close(hs_tracedat *td)
 		tracecmd_close(td->handles[i]);
 	if (td->top)
 		tracecmd_close(td->top);
-	for (size_t i = 0; i < td->n_problems; i++)
-		free(td->problems[i]);
+	hs_problems_free(&td->problems);
 	free(td->handles);
 	free(td->names);
 	free(td->info.instances);
@@ -256,7 +254,8 @@ static int on_record(struct tracecmd_input *h, struct tep_record *rec, int cpu, 
 	r.name = ev && ev->name ? ev->name : "?";
 	r.id = ev ? ev->id : tep_data_type(td->tep, rec);
 	if (!ev && !w->unknown_reported++)
-		problem(td, "records with no event format in the file (first in buffer '%s'); counted as ?/?", r.buffer);
+		problem(td, HS_PROBLEM_NAME_UNKNOWN, rec->cpu,
+			"records with no event format in the file (first in buffer '%s'); counted as ?/?", r.buffer);
 	/* The multi-handle walk's cpu argument numbers CPUs across all handles; the record has the real one. */
 	(void)cpu;
 	r.cpu = rec->cpu;
@@ -280,7 +279,7 @@ hs_status hs_tracedat_foreach(hs_tracedat *td, hs_tracedat_record_fn fn, void *c
 	walk_ctx w = {td, fn, ctx, 0};
 	/* The multi-handle walk merges every handle's CPUs by timestamp. */
 	if (tracecmd_iterate_events_multi(td->handles, (int)td->n_handles, on_record, &w) < 0) {
-		problem(td, "libtracecmd stopped reading events early (damaged data?)");
+		problem(td, HS_PROBLEM_LOST, -1, "libtracecmd stopped reading events early (damaged data?)");
 		return HS_EIO;
 	}
 	return HS_OK;
@@ -410,7 +409,7 @@ hs_status hs_tracedat_filter_new(hs_tracedat *td, const char *system, const char
 		char msg[256];
 		if (tep_filter_strerror(f->filter, err, msg, sizeof msg) != 0)
 			snprintf(msg, sizeof msg, "error %d", (int)err);
-		problem(td, "filter '%s' does not compile: %s", text, msg);
+		problem(td, HS_PROBLEM_UNREADABLE, -1, "filter '%s' does not compile: %s", text, msg);
 		free(text);
 		hs_tracedat_filter_free(f);
 		return HS_EINVAL;
@@ -442,12 +441,12 @@ void hs_tracedat_filter_free(hs_tracedat_filter *f)
 
 size_t hs_tracedat_problem_count(const hs_tracedat *td)
 {
-	return td->n_problems;
+	return hs_problems_count(&td->problems);
 }
 
-const char *hs_tracedat_problem_at(const hs_tracedat *td, size_t i)
+const hs_problem *hs_tracedat_problem_at(const hs_tracedat *td, size_t i)
 {
-	return i < td->n_problems ? td->problems[i] : NULL;
+	return hs_problems_at(&td->problems, i);
 }
 
 #else /* not Linux: no libtracecmd */
@@ -540,7 +539,7 @@ size_t hs_tracedat_problem_count(const hs_tracedat *td)
 	return 0;
 }
 
-const char *hs_tracedat_problem_at(const hs_tracedat *td, size_t i)
+const hs_problem *hs_tracedat_problem_at(const hs_tracedat *td, size_t i)
 {
 	(void)td, (void)i;
 	return NULL;
