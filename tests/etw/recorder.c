@@ -592,6 +592,103 @@ static DWORD rec_join_thread(HANDLE thread, DWORD ms)
 	return err;
 }
 
+/* ---- TDH over the test's schema ---- */
+
+static const rec_tdh_prop *tdh_find(PPROPERTY_DATA_DESCRIPTOR d)
+{
+	const wchar_t *name = (const wchar_t *)(uintptr_t)d->PropertyName;
+	for (size_t i = 0; name && i < REC.n_tdh_props; i++)
+		if (!wcscmp(REC.tdh_props[i].name, name))
+			return &REC.tdh_props[i];
+	return NULL;
+}
+
+static ULONG WINAPI rec_tdh_info(PEVENT_RECORD ev, ULONG n_ctx, PTDH_CONTEXT ctx, PTRACE_EVENT_INFO info, PULONG size)
+{
+	(void)ctx;
+	hs_sb_printf(&REC.log, "TdhGetEventInformation id=%u ctx=%lu user_data=%u extended=%u size=%lu",
+		     ev->EventHeader.EventDescriptor.Id, (unsigned long)n_ctx, ev->UserDataLength,
+		     ev->ExtendedDataCount, (unsigned long)*size);
+	ULONG err = fault("TdhGetEventInformation");
+	size_t names = 0;
+	for (size_t i = 0; i < REC.n_tdh_props; i++)
+		names += (wcslen(REC.tdh_props[i].name) + 1) * sizeof(WCHAR);
+	size_t need = offsetof(TRACE_EVENT_INFO, EventPropertyInfoArray) + REC.n_tdh_props * sizeof(EVENT_PROPERTY_INFO) +
+		      names;
+	if (!err && !REC.n_tdh_props)
+		err = ERROR_NOT_FOUND;
+	if (!err && *size < need) {
+		*size = (ULONG)need;
+		err = ERROR_INSUFFICIENT_BUFFER;
+	}
+	if (!err) {
+		memset(info, 0, need);
+		info->ProviderGuid = ev->EventHeader.ProviderId;
+		info->EventDescriptor = ev->EventHeader.EventDescriptor;
+		info->PropertyCount = info->TopLevelPropertyCount = (ULONG)REC.n_tdh_props;
+		size_t at = offsetof(TRACE_EVENT_INFO, EventPropertyInfoArray) + REC.n_tdh_props * sizeof(EVENT_PROPERTY_INFO);
+		for (size_t i = 0; i < REC.n_tdh_props; i++) {
+			EVENT_PROPERTY_INFO *p = &info->EventPropertyInfoArray[i];
+			p->Flags = (PROPERTY_FLAGS)REC.tdh_props[i].flags;
+			p->NameOffset = (ULONG)at;
+			p->nonStructType.InType = REC.tdh_props[i].in_type;
+			p->count = REC.tdh_props[i].count ? REC.tdh_props[i].count : 1;
+			p->length = REC.tdh_props[i].size;
+			size_t n = (wcslen(REC.tdh_props[i].name) + 1) * sizeof(WCHAR);
+			memcpy((char *)info + at, REC.tdh_props[i].name, n);
+			at += n;
+		}
+		*size = (ULONG)need;
+	}
+	result(err);
+	return err;
+}
+
+static void tdh_name(PPROPERTY_DATA_DESCRIPTOR d)
+{
+	hs_sb_append(&REC.log, " name=");
+	wide((const WCHAR *)(uintptr_t)d->PropertyName);
+	hs_sb_printf(&REC.log, " index=0x%lx", (unsigned long)d->ArrayIndex);
+}
+
+static ULONG WINAPI rec_tdh_size(PEVENT_RECORD ev, ULONG n_ctx, PTDH_CONTEXT ctx, ULONG n_desc,
+				 PPROPERTY_DATA_DESCRIPTOR desc, PULONG size)
+{
+	(void)ev;
+	(void)ctx;
+	hs_sb_printf(&REC.log, "TdhGetPropertySize ctx=%lu n=%lu", (unsigned long)n_ctx, (unsigned long)n_desc);
+	tdh_name(desc);
+	const rec_tdh_prop *p = tdh_find(desc);
+	ULONG err = fault("TdhGetPropertySize");
+	if (!err && !p)
+		err = ERROR_NOT_FOUND;
+	if (!err)
+		*size = p->size;
+	result(err);
+	return err;
+}
+
+static ULONG WINAPI rec_tdh_get(PEVENT_RECORD ev, ULONG n_ctx, PTDH_CONTEXT ctx, ULONG n_desc,
+				 PPROPERTY_DATA_DESCRIPTOR desc, ULONG size, PBYTE out)
+{
+	(void)ctx;
+	hs_sb_printf(&REC.log, "TdhGetProperty ctx=%lu n=%lu", (unsigned long)n_ctx, (unsigned long)n_desc);
+	tdh_name(desc);
+	hs_sb_printf(&REC.log, " size=%lu", (unsigned long)size);
+	const rec_tdh_prop *p = tdh_find(desc);
+	ULONG err = fault("TdhGetProperty");
+	if (!err && !p)
+		err = ERROR_NOT_FOUND;
+	if (!err && size < p->size)
+		err = ERROR_INSUFFICIENT_BUFFER;
+	if (!err && (size_t)p->offset + p->size > ev->UserDataLength)
+		err = ERROR_INVALID_PARAMETER; /* the data is shorter than the schema says */
+	if (!err)
+		memcpy(out, (const char *)ev->UserData + p->offset, p->size);
+	result(err);
+	return err;
+}
+
 static ULONGLONG rec_qpc(ULONGLONG *per_second)
 {
 	*per_second = REC_QPC_PER_SECOND;
@@ -653,6 +750,9 @@ const hs_etw_api rec_api = {
 	.OpenTraceW = rec_open_trace,
 	.ProcessTrace = rec_process_trace,
 	.CloseTrace = rec_close_trace,
+	.TdhGetEventInformation = rec_tdh_info,
+	.TdhGetPropertySize = rec_tdh_size,
+	.TdhGetProperty = rec_tdh_get,
 	.last_error = rec_last_error,
 	.is_admin = rec_is_admin,
 	.enable_privilege = rec_enable_privilege,

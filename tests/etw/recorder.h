@@ -25,6 +25,15 @@ typedef struct {
 } rec_fault;
 
 typedef struct {
+	const wchar_t *name;
+	USHORT in_type; /* TDH_INTYPE_* */
+	USHORT offset;  /* in UserData */
+	USHORT size;
+	ULONG flags;    /* PROPERTY_FLAGS */
+	USHORT count;
+} rec_tdh_prop;
+
+typedef struct {
 	hs_strbuf log;
 	rec_fault faults[8];
 	size_t n_faults;
@@ -45,6 +54,10 @@ typedef struct {
 	ULONGLONG qpc_now;     /* QueryPerformanceCounter (at 10 MHz) */
 	ULONGLONG system_now;  /* GetSystemTimeAsFileTime */
 	DWORD last_error;      /* what last_error returns (OpenTraceW's failure) */
+	/* The schema TdhGetEventInformation describes every event with (none:
+	 * ERROR_NOT_FOUND), and where each property's bytes are in UserData. */
+	const rec_tdh_prop *tdh_props;
+	size_t n_tdh_props;
 } recorder;
 
 extern recorder REC;

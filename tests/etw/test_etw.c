@@ -645,7 +645,7 @@ static void test_realtime(const hs_plan *plan)
 		CHECK_EQ_INT(seen.ev[0].ts_ns, 3000000000ull); /* 30M ticks at 10 MHz */
 		CHECK_EQ_INT(seen.ev[0].raw_len, 24);
 		CHECK_EQ_INT(seen.ev[0].raw0, 1);
-		CHECK(!seen.ev[0].fields);
+		CHECK(seen.ev[0].fields); /* TDH behind them; this observer reads none */
 		CHECK_EQ_STR(seen.ev[1].system, p1->provider->name);
 		CHECK_EQ_STR(seen.ev[1].name, p1->events[0].name ? p1->events[0].name : "?");
 		CHECK_EQ_INT(seen.ev[1].pid, 77);
@@ -799,6 +799,97 @@ static void test_realtime_trigger(const hs_plan *plan)
 	free(msg_take(m));
 	CHECK_EQ_INT(rec_rt_running(), 0);
 	DeleteFileW(L"rec-run\\trig-001.etl");
+	DeleteFileW(L"rec-run\\keyevents.etl");
+}
+
+/* Fields by name through TDH, on the copy the consumer queued. */
+static struct {
+	bool ok[8];
+	int64_t v[8];
+	bool str_ok;
+	size_t n;
+} got;
+
+static void read_fields(void *ctx, const hs_key_event *ev)
+{
+	(void)ctx;
+	static const char *const names[] = {"Status", "Count", "Big", "Huge", "Flag", "Name", "Missing", "Array"};
+	for (int i = 0; i < 8; i++)
+		got.ok[i] = ev->fields && ev->fields->num(ev, names[i], &got.v[i]);
+	char buf[16];
+	got.str_ok = ev->fields && ev->fields->str(ev, "Name", buf, sizeof buf);
+	got.n++;
+}
+
+static void test_realtime_fields(const hs_plan *plan)
+{
+	const hs_plan_session *keys = session_of(plan, HS_MODE_FILE_CIRCULAR);
+	const hs_plan_provider *pp = &keys->providers[0];
+	static const rec_tdh_prop schema[] = {
+		{L"Status", HS_TDH_INTYPE_INT32, 0, 4, 0, 0},   {L"Count", HS_TDH_INTYPE_UINT16, 4, 2, 0, 0},
+		{L"Big", HS_TDH_INTYPE_UINT64, 8, 8, 0, 0},     {L"Huge", HS_TDH_INTYPE_UINT64, 16, 8, 0, 0},
+		{L"Flag", HS_TDH_INTYPE_BOOLEAN, 24, 4, 0, 0},  {L"Name", 1 /* UNICODESTRING */, 28, 4, 0, 0},
+		{L"Array", HS_TDH_INTYPE_UINT32, 32, 4, 0x4 /* PropertyParamCount */, 2},
+	};
+	static unsigned char data[40];
+	int32_t status = -5;
+	uint16_t count = 7;
+	uint64_t big = 0x1122334455667788ull, huge = ~0ull;
+	uint32_t flag = 1;
+	memcpy(data, &status, 4);
+	memcpy(data + 4, &count, 2);
+	memcpy(data + 8, &big, 8);
+	memcpy(data + 16, &huge, 8);
+	memcpy(data + 24, &flag, 4);
+	EVENT_RECORD ev = mk_event(&pp->provider->guid, (USHORT)pp->events[0].id, 1, 10, 0, data, sizeof data);
+	static unsigned char longer[HS_ETW_RT_MAX_USERDATA + 10];
+	memcpy(longer, data, sizeof data);
+	EVENT_RECORD cut = mk_event(&pp->provider->guid, (USHORT)pp->events[0].id, 1, 11, 0, longer, sizeof longer);
+
+	rec_reset();
+	memset(&got, 0, sizeof got);
+	REC.tdh_props = schema;
+	REC.n_tdh_props = sizeof(schema) / sizeof(schema[0]);
+	FILE *m = msg_open();
+	static volatile int interrupts;
+	hs_backend_opts o = {.msg = m, .interrupts = &interrupts};
+	hs_backend *b = NULL;
+	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_OK);
+	if (!b) {
+		free(msg_take(m));
+		return;
+	}
+	CHECK_EQ_INT(hs_backend_set_observer(b, read_fields, NULL), HS_OK);
+	CHECK(rec_rt_deliver(keys->session->logger_name, &ev, 1));
+	hs_backend_poll(b, 100);
+	CHECK_EQ_INT(got.n, 1);
+	CHECK(got.ok[0] && got.v[0] == -5);                    /* INT32, sign-extended */
+	CHECK(got.ok[1] && got.v[1] == 7);                     /* UINT16 */
+	CHECK(got.ok[2] && got.v[2] == 0x1122334455667788ll); /* UINT64 */
+	CHECK(!got.ok[3]);                                     /* a UINT64 above INT64_MAX does not fit */
+	CHECK(got.ok[4] && got.v[4] == 1);                     /* BOOLEAN: a 4-byte BOOL */
+	CHECK(!got.ok[5]);                                     /* a string is not a number */
+	CHECK(!got.ok[6]);                                     /* no such field */
+	CHECK(!got.ok[7]);                                     /* arrays are not read */
+	CHECK(!got.str_ok);                                    /* strings: not decoded yet */
+	/* The schema is asked once per event, the value by size then bytes. */
+	const char *log = rec_log();
+	size_t infos = 0;
+	for (const char *p = log; (p = strstr(p, "TdhGetEventInformation")); p++)
+		infos++;
+	CHECK_EQ_INT(infos, 1);
+	CHECK_CONTAINS(log, "TdhGetEventInformation id=");
+	CHECK_CONTAINS(log, "extended=0 size=16384 -> ok");
+	CHECK_CONTAINS(log, "TdhGetProperty ctx=0 n=1 name=\"Status\" index=0xffffffff size=4 -> ok");
+	/* An event whose payload was cut is never decoded (TDH would read past it). */
+	got.n = 0;
+	CHECK(rec_rt_deliver(keys->session->logger_name, &cut, 1));
+	hs_backend_poll(b, 100);
+	CHECK_EQ_INT(got.n, 1);
+	CHECK(!got.ok[0] && !got.ok[1]);
+	CHECK_EQ_INT(hs_backend_stop(b), HS_OK);
+	hs_backend_free(b);
+	free(msg_take(m));
 	DeleteFileW(L"rec-run\\keyevents.etl");
 }
 
@@ -1044,6 +1135,7 @@ int main(int argc, char **argv)
 		test_realtime_units(plan);
 		test_realtime(plan);
 		test_realtime_trigger(plan);
+		test_realtime_fields(plan);
 		test_realtime_failures(plan);
 	}
 	hs_plan_free(plan);

@@ -263,6 +263,10 @@
 #define HS_ETW_RT_MAX_USERDATA 576
 /* How long stop waits for ProcessTrace to return after CloseTrace. */
 #define HS_ETW_RT_JOIN_MS 5000
+/* TdhGetEventInformation's answer for one event (names, messages, property
+ * table; more: the event's fields are not decoded) and a field name's length. */
+#define HS_ETW_TDH_INFO_BYTES 16384
+#define HS_ETW_TDH_NAME_CHARS 128
 
 /* ---- Problems the readers report (problem.h) ---- */
 /* A problem's message, cut to fit: the longest today are a trace.dat path plus

@@ -1,7 +1,10 @@
 /* etw/consumer.c: the real-time consumer of a key-event session: ProcessTrace on its own thread copies events into a bounded queue that poll drains to the observer. */
+#include <limits.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "etw/etw.h"
 
@@ -17,13 +20,26 @@
 typedef struct {
 	size_t provider;       /* index in the session's plan providers */
 	bool classic;          /* matched by an event's classic GUID (system providers): the id is the opcode */
-	USHORT id;
-	UCHAR version, opcode, level;
-	ULONG pid, tid, cpu;
-	ULONGLONG ts_raw;      /* EVENT_HEADER.TimeStamp as ProcessTrace delivered it */
+	bool cut;              /* UserData was longer than HS_ETW_RT_MAX_USERDATA */
+	EVENT_HEADER hdr;      /* as ProcessTrace delivered it (TimeStamp raw or converted, see hs_etw_rt_trace_mode) */
+	ETW_BUFFER_CONTEXT bc;
+	ULONG cpu;
 	USHORT len;            /* UserData bytes kept */
 	unsigned char data[HS_ETW_RT_MAX_USERDATA];
 } rt_event;
+
+/* The fields of the event being handed to the observer: TDH on a copy of
+ * its record (header, buffer context, UserData). */
+typedef struct {
+	const hs_etw_api *api;
+	EVENT_RECORD r;
+	bool cut;
+	int info_state; /* 0: not asked yet, 1: info holds it, -1: TDH could not describe it */
+	union {
+		TRACE_EVENT_INFO tei;
+		unsigned char bytes[HS_ETW_TDH_INFO_BYTES];
+	} *info;
+} rt_fields;
 
 typedef struct {
 	GUID guid;
@@ -46,6 +62,8 @@ struct hs_etw_rt {
 	rt_match *match;
 	size_t n_match;
 	rt_event *q; /* [HS_ETW_RT_QUEUE_EVENTS] */
+	rt_fields fields;
+	hs_key_fields key_fields;
 	atomic_size_t head, tail;
 	atomic_ullong received, queued, dropped, truncated, foreign;
 	atomic_int ended;
@@ -128,20 +146,15 @@ static VOID WINAPI rt_callback(PEVENT_RECORD er)
 		return; /* never wait on ETW's thread: its buffers would back up */
 	}
 	rt_event *e = &rt->q[tail % HS_ETW_RT_QUEUE_EVENTS];
-	const EVENT_HEADER *h = &er->EventHeader;
 	e->provider = m->provider;
 	e->classic = m->classic;
-	e->id = h->EventDescriptor.Id;
-	e->version = h->EventDescriptor.Version;
-	e->opcode = h->EventDescriptor.Opcode;
-	e->level = h->EventDescriptor.Level;
-	e->pid = h->ProcessId;
-	e->tid = h->ThreadId;
-	e->cpu = (h->Flags & EVENT_HEADER_FLAG_PROCESSOR_INDEX) ? er->BufferContext.ProcessorIndex
-								  : er->BufferContext.ProcessorNumber;
-	e->ts_raw = (ULONGLONG)h->TimeStamp.QuadPart;
+	e->hdr = er->EventHeader;
+	e->bc = er->BufferContext;
+	e->cpu = (er->EventHeader.Flags & EVENT_HEADER_FLAG_PROCESSOR_INDEX) ? er->BufferContext.ProcessorIndex
+									     : er->BufferContext.ProcessorNumber;
 	USHORT n = er->UserDataLength;
-	if (n > HS_ETW_RT_MAX_USERDATA) {
+	e->cut = n > HS_ETW_RT_MAX_USERDATA;
+	if (e->cut) {
 		n = HS_ETW_RT_MAX_USERDATA;
 		atomic_fetch_add_explicit(&rt->truncated, 1, memory_order_relaxed);
 	}
@@ -163,6 +176,104 @@ static DWORD WINAPI rt_thread(LPVOID arg)
 	atomic_store(&rt->process_rc, rc);
 	atomic_store(&rt->ended, 1);
 	return rc;
+}
+
+/* ---- fields (the engine's thread, inside the observer) ---- */
+
+/* The event's top-level property `name` (UTF-16 in wname) from TDH's schema. */
+static const EVENT_PROPERTY_INFO *find_property(rt_fields *f, const char *field, WCHAR *wname)
+{
+	if (f->cut || hs_etw_widen(field, wname, HS_ETW_TDH_NAME_CHARS) != HS_OK)
+		return NULL;
+	if (f->info_state == 0) {
+		ULONG size = sizeof(*f->info);
+		f->info_state = f->api->TdhGetEventInformation(&f->r, 0, NULL, &f->info->tei, &size) == ERROR_SUCCESS ? 1 : -1;
+	}
+	if (f->info_state != 1)
+		return NULL;
+	const TRACE_EVENT_INFO *tei = &f->info->tei;
+	size_t room = (sizeof(*f->info) - offsetof(TRACE_EVENT_INFO, EventPropertyInfoArray)) / sizeof(EVENT_PROPERTY_INFO);
+	for (ULONG i = 0; i < tei->TopLevelPropertyCount && i < room; i++) {
+		const EVENT_PROPERTY_INFO *p = &tei->EventPropertyInfoArray[i];
+		if (p->NameOffset >= sizeof(*f->info) - sizeof(WCHAR))
+			continue;
+		const WCHAR *pn = (const WCHAR *)(f->info->bytes + p->NameOffset);
+		size_t left = (sizeof(*f->info) - p->NameOffset) / sizeof(WCHAR);
+		if (wcsnlen(pn, left) < left && !wcscmp(pn, wname))
+			return p;
+	}
+	return NULL;
+}
+
+/* Integer fields (TDH in-types INT8 .. UINT64, HEXINT32/64, BOOLEAN), one
+ * value (no arrays, no structs), widened by their signedness; a UINT64 above
+ * INT64_MAX does not fit and is false. */
+static bool rt_num(const hs_key_event *ev, const char *field, int64_t *out)
+{
+	rt_fields *f = ev->fields->ctx;
+	WCHAR wname[HS_ETW_TDH_NAME_CHARS];
+	const EVENT_PROPERTY_INFO *p = find_property(f, field, wname);
+	if (!p || (p->Flags & (PropertyStruct | PropertyParamLength | PropertyParamCount)) || p->count > 1)
+		return false;
+	ULONG width;
+	bool is_signed = false;
+	switch (p->nonStructType.InType) {
+	case HS_TDH_INTYPE_INT8:
+		is_signed = true;
+		/* fall through */
+	case HS_TDH_INTYPE_UINT8:
+		width = 1;
+		break;
+	case HS_TDH_INTYPE_INT16:
+		is_signed = true;
+		/* fall through */
+	case HS_TDH_INTYPE_UINT16:
+		width = 2;
+		break;
+	case HS_TDH_INTYPE_INT32:
+		is_signed = true;
+		/* fall through */
+	case HS_TDH_INTYPE_UINT32:
+	case HS_TDH_INTYPE_HEXINT32:
+	case HS_TDH_INTYPE_BOOLEAN: /* a 4-byte Win32 BOOL */
+		width = 4;
+		break;
+	case HS_TDH_INTYPE_INT64:
+		is_signed = true;
+		/* fall through */
+	case HS_TDH_INTYPE_UINT64:
+	case HS_TDH_INTYPE_HEXINT64:
+		width = 8;
+		break;
+	default:
+		return false;
+	}
+	PROPERTY_DATA_DESCRIPTOR d = {.PropertyName = (ULONGLONG)(uintptr_t)wname, .ArrayIndex = ULONG_MAX};
+	ULONG size = 0;
+	if (f->api->TdhGetPropertySize(&f->r, 0, NULL, 1, &d, &size) != ERROR_SUCCESS || size != width)
+		return false;
+	unsigned char b[8] = {0};
+	if (f->api->TdhGetProperty(&f->r, 0, NULL, 1, &d, size, b) != ERROR_SUCCESS)
+		return false;
+	uint64_t u = 0;
+	for (ULONG i = 0; i < width; i++)
+		u |= (uint64_t)b[i] << (8 * i); /* event data is little-endian, as Windows is */
+	if (is_signed && width < 8 && (u >> (8 * width - 1)) & 1)
+		u |= ~0ull << (8 * width);
+	if (!is_signed && width == 8 && u > (uint64_t)INT64_MAX)
+		return false;
+	memcpy(out, &u, sizeof(*out));
+	return true;
+}
+
+/* String fields are not decoded yet (TdhFormatProperty would be the way). */
+static bool rt_str(const hs_key_event *ev, const char *field, char *buf, size_t cap)
+{
+	(void)ev;
+	(void)field;
+	if (cap)
+		buf[0] = 0;
+	return false;
 }
 
 /* ---- the engine's thread ---- */
@@ -198,6 +309,7 @@ static hs_status build_match(hs_etw_rt *rt)
 
 static void rt_destroy(hs_etw_rt *rt)
 {
+	free(rt->fields.info);
 	free(rt->match);
 	free(rt->q);
 	free(rt);
@@ -215,7 +327,10 @@ hs_status hs_etw_rt_open(hs_etw_rt **out, hs_etw_session *s, size_t session, con
 	rt->h = INVALID_PROCESSTRACE_HANDLE;
 	rt->clock = s->ps->etw.client_context;
 	rt->q = malloc(sizeof(*rt->q) * HS_ETW_RT_QUEUE_EVENTS);
-	if (!rt->q || build_match(rt) != HS_OK) {
+	rt->fields.info = malloc(sizeof(*rt->fields.info));
+	rt->fields.api = api;
+	rt->key_fields = (hs_key_fields){.num = rt_num, .str = rt_str, .ctx = &rt->fields};
+	if (!rt->q || !rt->fields.info || build_match(rt) != HS_OK) {
 		rt_destroy(rt);
 		return HS_ENOMEM;
 	}
@@ -260,21 +375,31 @@ size_t hs_etw_rt_drain(hs_etw_rt *rt, hs_key_event_fn fn, void *ctx)
 		if (fn) {
 			const hs_plan_provider *pp = &ps->providers[e->provider];
 			const char *name = NULL;
+			const EVENT_DESCRIPTOR *d = &e->hdr.EventDescriptor;
 			for (size_t k = 0; k < pp->n_events && !name; k++) {
 				const hs_plan_event *pe = &pp->events[k];
-				if (e->classic ? pe->has_classic_guid && pe->id == e->opcode : pe->id == e->id)
+				if (e->classic ? pe->has_classic_guid && pe->id == d->Opcode : pe->id == d->Id)
 					name = pe->name;
 			}
+			/* The record TDH reads: the callback's, minus extended data. */
+			rt_fields *f = &rt->fields;
+			memset(&f->r, 0, sizeof(f->r));
+			f->r.EventHeader = e->hdr;
+			f->r.BufferContext = e->bc;
+			f->r.UserDataLength = e->len;
+			f->r.UserData = (PVOID)e->data;
+			f->cut = e->cut;
+			f->info_state = 0;
 			hs_key_event ev = {
 				.session = rt->session,
 				.cpu = e->cpu,
-				.ts_ns = hs_etw_event_ns(rt->clock, e->ts_raw, rt->qpc_per_second),
+				.ts_ns = hs_etw_event_ns(rt->clock, (ULONGLONG)e->hdr.TimeStamp.QuadPart, rt->qpc_per_second),
 				.system = pp->provider->name ? pp->provider->name : "?",
 				.name = name ? name : "?",
-				.pid = (int)e->pid,
+				.pid = (int)e->hdr.ProcessId,
 				.raw = e->data,
 				.raw_len = e->len,
-				.fields = NULL, /* TDH decoding is not built yet (docs/windows-backend.md) */
+				.fields = &rt->key_fields,
 			};
 			fn(ctx, &ev);
 		}

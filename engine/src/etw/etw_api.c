@@ -39,6 +39,60 @@ static ULONG WINAPI win_query_info(TRACEHANDLE h, TRACE_INFO_CLASS cls, PVOID in
 	return fn(h, cls, info, len, ret);
 }
 
+/* ---- tdh.dll: looked up at run time ----
+ * Not linked (the build links advapi32 only): loaded once from System32,
+ * never from the program's folder. */
+
+typedef ULONG(WINAPI *tdh_info_fn)(PEVENT_RECORD, ULONG, PTDH_CONTEXT, PTRACE_EVENT_INFO, PULONG);
+typedef ULONG(WINAPI *tdh_size_fn)(PEVENT_RECORD, ULONG, PTDH_CONTEXT, ULONG, PPROPERTY_DATA_DESCRIPTOR, PULONG);
+typedef ULONG(WINAPI *tdh_prop_fn)(PEVENT_RECORD, ULONG, PTDH_CONTEXT, ULONG, PPROPERTY_DATA_DESCRIPTOR, ULONG, PBYTE);
+
+static ULONG tdh_proc(const char *name, FARPROC *out)
+{
+	static HMODULE tdh;
+	if (!tdh)
+		tdh = LoadLibraryExW(L"tdh.dll", NULL, LOAD_LIBRARY_SEARCH_SYSTEM32);
+	if (!tdh)
+		return ERROR_MOD_NOT_FOUND;
+	*out = GetProcAddress(tdh, name);
+	return *out ? ERROR_SUCCESS : ERROR_PROC_NOT_FOUND;
+}
+
+static ULONG WINAPI win_tdh_info(PEVENT_RECORD ev, ULONG n_ctx, PTDH_CONTEXT ctx, PTRACE_EVENT_INFO info, PULONG size)
+{
+	FARPROC p;
+	ULONG err = tdh_proc("TdhGetEventInformation", &p);
+	if (err)
+		return err;
+	tdh_info_fn fn;
+	memcpy(&fn, &p, sizeof(fn));
+	return fn(ev, n_ctx, ctx, info, size);
+}
+
+static ULONG WINAPI win_tdh_size(PEVENT_RECORD ev, ULONG n_ctx, PTDH_CONTEXT ctx, ULONG n_desc,
+				 PPROPERTY_DATA_DESCRIPTOR desc, PULONG size)
+{
+	FARPROC p;
+	ULONG err = tdh_proc("TdhGetPropertySize", &p);
+	if (err)
+		return err;
+	tdh_size_fn fn;
+	memcpy(&fn, &p, sizeof(fn));
+	return fn(ev, n_ctx, ctx, n_desc, desc, size);
+}
+
+static ULONG WINAPI win_tdh_prop(PEVENT_RECORD ev, ULONG n_ctx, PTDH_CONTEXT ctx, ULONG n_desc,
+				 PPROPERTY_DATA_DESCRIPTOR desc, ULONG size, PBYTE out)
+{
+	FARPROC p;
+	ULONG err = tdh_proc("TdhGetProperty", &p);
+	if (err)
+		return err;
+	tdh_prop_fn fn;
+	memcpy(&fn, &p, sizeof(fn));
+	return fn(ev, n_ctx, ctx, n_desc, desc, size, out);
+}
+
 /* ---- tokens ---- */
 
 static DWORD win_is_admin(BOOL *admin)
@@ -233,6 +287,9 @@ const hs_etw_api hs_etw_api_win32 = {
 	.OpenTraceW = OpenTraceW,
 	.ProcessTrace = ProcessTrace,
 	.CloseTrace = CloseTrace,
+	.TdhGetEventInformation = win_tdh_info,
+	.TdhGetPropertySize = win_tdh_size,
+	.TdhGetProperty = win_tdh_prop,
 	.last_error = win_last_error,
 	.is_admin = win_is_admin,
 	.enable_privilege = win_enable_privilege,

@@ -31,6 +31,16 @@ typedef struct hs_etw_api {
 	TRACEHANDLE(WINAPI *OpenTraceW)(PEVENT_TRACE_LOGFILEW logfile);
 	ULONG(WINAPI *ProcessTrace)(PTRACEHANDLE handles, ULONG count, LPFILETIME start, LPFILETIME end);
 	ULONG(WINAPI *CloseTrace)(TRACEHANDLE handle);
+	/* tdh.dll, loaded at run time from System32 (ERROR_MOD_NOT_FOUND /
+	 * ERROR_PROC_NOT_FOUND when it cannot be): a real-time event's fields
+	 * by name. The record may be a copy of what the callback got (header,
+	 * buffer context, UserData; no extended data). */
+	ULONG(WINAPI *TdhGetEventInformation)(PEVENT_RECORD ev, ULONG n_ctx, PTDH_CONTEXT ctx, PTRACE_EVENT_INFO info,
+					      PULONG size);
+	ULONG(WINAPI *TdhGetPropertySize)(PEVENT_RECORD ev, ULONG n_ctx, PTDH_CONTEXT ctx, ULONG n_desc,
+					  PPROPERTY_DATA_DESCRIPTOR desc, PULONG size);
+	ULONG(WINAPI *TdhGetProperty)(PEVENT_RECORD ev, ULONG n_ctx, PTDH_CONTEXT ctx, ULONG n_desc,
+				      PPROPERTY_DATA_DESCRIPTOR desc, ULONG size, PBYTE out);
 	/* GetLastError(), for OpenTraceW's failure. */
 	DWORD (*last_error)(void);
 

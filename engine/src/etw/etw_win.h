@@ -13,6 +13,7 @@
 #include <evntcons.h>
 #include <evntprov.h>
 #include <evntrace.h>
+#include <tdh.h>
 /* clang-format on */
 
 #include "etw/etw_defs.h"
@@ -141,6 +142,19 @@ _Static_assert(sizeof(EVENT_RECORD) == 112 && offsetof(EVENT_RECORD, BufferConte
 		       offsetof(EVENT_RECORD, ExtendedData) == 88 && offsetof(EVENT_RECORD, UserData) == 96 &&
 		       offsetof(EVENT_RECORD, UserContext) == 104,
 	       "EVENT_RECORD (x64)");
+/* TdhGetEventInformation's answer, read by the field decoding (consumer.c;
+ * learn.microsoft.com ns-tdh-trace_event_info, ns-tdh-event_property_info,
+ * ns-tdh-property_data_descriptor). */
+_Static_assert(offsetof(TRACE_EVENT_INFO, PropertyCount) == 100 && offsetof(TRACE_EVENT_INFO, TopLevelPropertyCount) == 104 &&
+		       offsetof(TRACE_EVENT_INFO, EventPropertyInfoArray) == 112,
+	       "TRACE_EVENT_INFO");
+_Static_assert(sizeof(EVENT_PROPERTY_INFO) == 24 && offsetof(EVENT_PROPERTY_INFO, NameOffset) == 4 &&
+		       offsetof(EVENT_PROPERTY_INFO, nonStructType.InType) == 8 && offsetof(EVENT_PROPERTY_INFO, count) == 16 &&
+		       offsetof(EVENT_PROPERTY_INFO, length) == 18,
+	       "EVENT_PROPERTY_INFO");
+_Static_assert(sizeof(PROPERTY_DATA_DESCRIPTOR) == 16 && offsetof(PROPERTY_DATA_DESCRIPTOR, ArrayIndex) == 8,
+	       "PROPERTY_DATA_DESCRIPTOR");
+_Static_assert(PropertyStruct == 0x1 && PropertyParamLength == 0x2 && PropertyParamCount == 0x4, "PROPERTY_FLAGS");
 _Static_assert(sizeof(TRACE_LOGFILE_HEADER) == 280 && sizeof(EVENT_TRACE) == 88, "TRACE_LOGFILE_HEADER, EVENT_TRACE (x64)");
 _Static_assert(sizeof(EVENT_TRACE_LOGFILEW) == 448 && offsetof(EVENT_TRACE_LOGFILEW, LogFileName) == 0 &&
 		       offsetof(EVENT_TRACE_LOGFILEW, LoggerName) == 8 &&
