@@ -31,14 +31,20 @@ hs_status hs_etw_session_init(hs_etw_session *s, const hs_plan_session *ps, cons
 }
 
 /* The plan's properties, with real-time mode as the session asks for it
- * (the plan does not carry the flag yet: etw/realtime.h). */
+ * (the plan does not carry it yet: etw/realtime.h). A real-time session
+ * flushes every second: Logging Mode Constants says a real-time session with
+ * a file mode does so anyway, EVENT_TRACE_PROPERTIES that a real-time
+ * logger's FlushTimer 0 means 1 s; an explicit longer timer (the rules' 60 s
+ * for the file alone) would hold events back from the consumer that long. */
 static void props_for_start(hs_etw_props *pr, const hs_etw_session *s)
 {
 	hs_etw_props_for_start(pr, &s->ps->etw, s->file);
-	if (s->realtime)
+	if (s->realtime) {
 		pr->p.LogFileMode |= EVENT_TRACE_REAL_TIME_MODE;
-	else
+		pr->p.FlushTimer = 1;
+	} else {
 		pr->p.LogFileMode &= ~(ULONG)EVENT_TRACE_REAL_TIME_MODE;
+	}
 }
 
 hs_status hs_etw_session_start(hs_etw_session *s, const hs_etw_api *api, FILE *msg)
