@@ -893,6 +893,53 @@ static void test_realtime_fields(const hs_plan *plan)
 	DeleteFileW(L"rec-run\\keyevents.etl");
 }
 
+/* The other clocks: system time stays raw (100 ns units since 1601), a cycle
+ * counter is converted to system time by ETW (no raw mode); now_ns agrees. */
+static void test_realtime_clocks(const hs_plan *plan)
+{
+	const hs_backend_ops *ops = hs_backend_native();
+	size_t ki = session_index(plan, HS_MODE_FILE_CIRCULAR);
+	static const ULONG clocks[] = {HS_ETW_CLOCK_SYSTEM, HS_ETW_CLOCK_CYCLE};
+	for (size_t c = 0; c < 2; c++) {
+		hs_plan copy = *plan;
+		hs_plan_session *ss = calloc(plan->n_sessions, sizeof(*ss));
+		CHECK(ss != NULL);
+		if (!ss)
+			return;
+		memcpy(ss, plan->sessions, plan->n_sessions * sizeof(*ss));
+		ss[ki].etw.client_context = clocks[c];
+		copy.sessions = ss;
+		const hs_plan_provider *pp = &ss[ki].providers[0];
+		rec_reset();
+		seen_reset();
+		REC.system_now = 133000000000000000ull; /* 2022, in 100 ns units since 1601 */
+		EVENT_RECORD ev = mk_event(&pp->provider->guid, (USHORT)pp->events[0].id, 3, REC.system_now - 10000000ull,
+					   0, NULL, 0);
+		REC.rt_events = &ev;
+		REC.n_rt_events = 1;
+		FILE *m = msg_open();
+		static volatile int interrupts;
+		hs_backend_opts o = {.msg = m, .interrupts = &interrupts};
+		hs_backend *b = NULL;
+		CHECK_EQ_INT(hs_backend_start(&copy, "rec-run", &o, &b), HS_OK);
+		if (b) {
+			CHECK_EQ_INT(hs_backend_set_observer(b, observer, NULL), HS_OK);
+			hs_backend_poll(b, 100);
+			CHECK_EQ_INT(seen.n, 1);
+			CHECK_EQ_INT(seen.ev[0].ts_ns, (REC.system_now - 10000000ull) * 100u);
+			CHECK_EQ_INT(ops->now_ns(b), REC.system_now * 100u);
+			CHECK_EQ_INT(ops->now_ns(b) - seen.ev[0].ts_ns, 1000000000ull); /* 1 s ago */
+			hs_backend_stop(b);
+		}
+		hs_backend_free(b);
+		free(msg_take(m));
+		CHECK_CONTAINS(rec_log(), clocks[c] == HS_ETW_CLOCK_CYCLE ? "mode=0x10000100" : "mode=0x10001100");
+		CHECK_CONTAINS(rec_log(), clocks[c] == HS_ETW_CLOCK_CYCLE ? "Clock=3" : "Clock=2");
+		free(ss);
+		DeleteFileW(L"rec-run\\keyevents.etl");
+	}
+}
+
 static void test_realtime_failures(const hs_plan *plan)
 {
 	const hs_plan_session *keys = session_of(plan, HS_MODE_FILE_CIRCULAR);
@@ -1136,6 +1183,7 @@ int main(int argc, char **argv)
 		test_realtime(plan);
 		test_realtime_trigger(plan);
 		test_realtime_fields(plan);
+		test_realtime_clocks(plan);
 		test_realtime_failures(plan);
 	}
 	hs_plan_free(plan);
