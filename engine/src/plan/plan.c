@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "etw/etw_defs.h"
+#include "etw/realtime.h"
 #include "hindsight/limits.h"
 #include "rules/rules_int.h"
 #include "util/arena.h"
@@ -323,6 +324,14 @@ hs_status hs_plan_build(const hs_ruleset *rs, hs_platform platform, const hs_pla
 	}
 	if (plan_triggers(a, rs, pr, plan) != HS_OK)
 		goto oom;
+	/* Windows: a key-event session a trigger watches also runs in real time
+	 * (the engine's consumer feeds the triggers), flushing every second so
+	 * events reach it without waiting for the rules' flush interval. */
+	for (size_t i = 0; platform == HS_PLATFORM_WINDOWS && i < plan->n_sessions; i++)
+		if (hs_etw_session_wants_realtime(plan, i)) {
+			plan->sessions[i].etw.log_file_mode |= HS_EVENT_TRACE_REAL_TIME_MODE;
+			plan->sessions[i].etw.flush_timer = 1;
+		}
 	*out = plan;
 	return HS_OK;
 oom:

@@ -23,6 +23,7 @@ static void log_file_mode_names(uint32_t m, hs_strbuf *sb)
 		{HS_EVENT_TRACE_FILE_MODE_CIRCULAR, "EVENT_TRACE_FILE_MODE_CIRCULAR"},
 		{HS_EVENT_TRACE_BUFFERING_MODE, "EVENT_TRACE_BUFFERING_MODE"},
 		{HS_EVENT_TRACE_SYSTEM_LOGGER_MODE, "EVENT_TRACE_SYSTEM_LOGGER_MODE"},
+		{HS_EVENT_TRACE_REAL_TIME_MODE, "EVENT_TRACE_REAL_TIME_MODE"},
 	};
 	bool first = true;
 	for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
@@ -87,7 +88,10 @@ static void text_windows_session(hs_strbuf *sb, const hs_plan_session *ps)
 	hs_sb_printf(sb, "    LogFileMode          0x%08x ", e->log_file_mode);
 	log_file_mode_names(e->log_file_mode, sb);
 	hs_sb_putc(sb, '\n');
-	hs_sb_printf(sb, "    FlushTimer           %u s\n", e->flush_timer);
+	hs_sb_printf(sb, "    FlushTimer           %u s%s\n", e->flush_timer,
+		     e->log_file_mode & HS_EVENT_TRACE_REAL_TIME_MODE
+			     ? " (real time: the engine's consumer sees the triggers' events within about a second)"
+			     : "");
 	hs_sb_printf(sb, "    EnableFlags          0x%08x\n", e->enable_flags);
 	hs_sb_printf(sb, "    LoggerNameOffset     %u\n", e->logger_name_offset);
 	hs_sb_printf(sb, "    LogFileNameOffset    %u%s\n", e->log_file_name_offset,
