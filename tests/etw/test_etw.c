@@ -130,8 +130,12 @@ static void test_props(const hs_plan *plan)
 	CHECK_EQ_INT(pr.p.MaximumBuffers, keys->session->max_buffers);
 	CHECK_EQ_INT(pr.p.MaximumFileSize, keys->session->max_file_mb);
 	CHECK(pr.p.MaximumFileSize > 0); /* circular needs a size */
-	CHECK_EQ_INT(pr.p.LogFileMode, EVENT_TRACE_FILE_MODE_CIRCULAR);
-	CHECK_EQ_INT(pr.p.FlushTimer, keys->session->flush_interval_s);
+	/* Real time (a trigger watches this session) comes from the plan once it
+	 * carries it, else the backend adds it (session.c; the goldens pin the result). */
+	CHECK_EQ_INT(pr.p.LogFileMode & ~(ULONG)EVENT_TRACE_REAL_TIME_MODE, EVENT_TRACE_FILE_MODE_CIRCULAR);
+	CHECK_EQ_INT(pr.p.LogFileMode, keys->etw.log_file_mode);
+	CHECK_EQ_INT(pr.p.FlushTimer, keys->etw.flush_timer);
+	CHECK(pr.p.FlushTimer == keys->session->flush_interval_s || (pr.p.LogFileMode & EVENT_TRACE_REAL_TIME_MODE));
 	CHECK_EQ_INT(pr.p.EnableFlags, 0);
 	CHECK_EQ_INT(pr.p.LoggerNameOffset, 120);
 	CHECK_EQ_INT(pr.p.LogFileNameOffset, 120 + 2048);
@@ -806,7 +810,8 @@ static void test_realtime_trigger(const hs_plan *plan)
 static struct {
 	bool ok[8];
 	int64_t v[8];
-	bool str_ok;
+	bool str_ok, str2_ok, str_num_ok, ansi_ok;
+	char str[16], str2[2], ansi[16];
 	size_t n;
 } got;
 
@@ -816,8 +821,11 @@ static void read_fields(void *ctx, const hs_key_event *ev)
 	static const char *const names[] = {"Status", "Count", "Big", "Huge", "Flag", "Name", "Missing", "Array"};
 	for (int i = 0; i < 8; i++)
 		got.ok[i] = ev->fields && ev->fields->num(ev, names[i], &got.v[i]);
+	got.str_ok = ev->fields && ev->fields->str(ev, "Name", got.str, sizeof got.str);
+	got.str2_ok = ev->fields && ev->fields->str(ev, "Name", got.str2, sizeof got.str2);
 	char buf[16];
-	got.str_ok = ev->fields && ev->fields->str(ev, "Name", buf, sizeof buf);
+	got.str_num_ok = ev->fields && ev->fields->str(ev, "Status", buf, sizeof buf);
+	got.ansi_ok = ev->fields && ev->fields->str(ev, "Ansi", got.ansi, sizeof got.ansi);
 	got.n++;
 }
 
@@ -828,10 +836,11 @@ static void test_realtime_fields(const hs_plan *plan)
 	static const rec_tdh_prop schema[] = {
 		{L"Status", HS_TDH_INTYPE_INT32, 0, 4, 0, 0},   {L"Count", HS_TDH_INTYPE_UINT16, 4, 2, 0, 0},
 		{L"Big", HS_TDH_INTYPE_UINT64, 8, 8, 0, 0},     {L"Huge", HS_TDH_INTYPE_UINT64, 16, 8, 0, 0},
-		{L"Flag", HS_TDH_INTYPE_BOOLEAN, 24, 4, 0, 0},  {L"Name", 1 /* UNICODESTRING */, 28, 4, 0, 0},
-		{L"Array", HS_TDH_INTYPE_UINT32, 32, 4, 0x4 /* PropertyParamCount */, 2},
+		{L"Flag", HS_TDH_INTYPE_BOOLEAN, 24, 4, 0, 0},  {L"Name", HS_TDH_INTYPE_UNICODESTRING, 28, 8, 0, 0},
+		{L"Array", HS_TDH_INTYPE_UINT32, 36, 4, 0x4 /* PropertyParamCount */, 2},
+		{L"Ansi", HS_TDH_INTYPE_ANSISTRING, 44, 4, 0, 0},
 	};
-	static unsigned char data[40];
+	static unsigned char data[48];
 	int32_t status = -5;
 	uint16_t count = 7;
 	uint64_t big = 0x1122334455667788ull, huge = ~0ull;
@@ -841,6 +850,8 @@ static void test_realtime_fields(const hs_plan *plan)
 	memcpy(data + 8, &big, 8);
 	memcpy(data + 16, &huge, 8);
 	memcpy(data + 24, &flag, 4);
+	memcpy(data + 28, L"h\u00e9y", 8); /* "héy" and its terminator, UTF-16 */
+	memcpy(data + 44, "abc", 4);
 	EVENT_RECORD ev = mk_event(&pp->provider->guid, (USHORT)pp->events[0].id, 1, 10, 0, data, sizeof data);
 	static unsigned char longer[HS_ETW_RT_MAX_USERDATA + 10];
 	memcpy(longer, data, sizeof data);
@@ -871,7 +882,13 @@ static void test_realtime_fields(const hs_plan *plan)
 	CHECK(!got.ok[5]);                                     /* a string is not a number */
 	CHECK(!got.ok[6]);                                     /* no such field */
 	CHECK(!got.ok[7]);                                     /* arrays are not read */
-	CHECK(!got.str_ok);                                    /* strings: not decoded yet */
+	CHECK(got.str_ok);                                     /* UTF-16 -> UTF-8 */
+	CHECK_EQ_STR(got.str, "h\xc3\xa9y");
+	CHECK(got.str2_ok);                                    /* cut at cap - 1 bytes */
+	CHECK_EQ_STR(got.str2, "h");
+	CHECK(!got.str_num_ok);                                /* a number is not a string (num reads it) */
+	CHECK(got.ansi_ok);
+	CHECK_EQ_STR(got.ansi, "abc");
 	/* The schema is asked once per event, the value by size then bytes. */
 	const char *log = rec_log();
 	size_t infos = 0;

@@ -266,14 +266,58 @@ static bool rt_num(const hs_key_event *ev, const char *field, int64_t *out)
 	return true;
 }
 
-/* String fields are not decoded yet (TdhFormatProperty would be the way). */
+/* String fields: TDH in-types UNICODESTRING (UTF-16) and ANSISTRING (the
+ * system code page), one value, as UTF-8 cut at cap - 1 bytes (never inside
+ * a character). Other types are false (numbers: num). */
 static bool rt_str(const hs_key_event *ev, const char *field, char *buf, size_t cap)
 {
-	(void)ev;
-	(void)field;
-	if (cap)
-		buf[0] = 0;
-	return false;
+	if (!cap)
+		return false;
+	buf[0] = 0;
+	rt_fields *f = ev->fields->ctx;
+	WCHAR wname[HS_ETW_TDH_NAME_CHARS];
+	const EVENT_PROPERTY_INFO *p = find_property(f, field, wname);
+	if (!p || (p->Flags & (PropertyStruct | PropertyParamCount)) || p->count > 1)
+		return false;
+	USHORT in = p->nonStructType.InType;
+	if (in != HS_TDH_INTYPE_UNICODESTRING && in != HS_TDH_INTYPE_ANSISTRING)
+		return false;
+	PROPERTY_DATA_DESCRIPTOR d = {.PropertyName = (ULONGLONG)(uintptr_t)wname, .ArrayIndex = ULONG_MAX};
+	ULONG size = 0;
+	/* A string cannot be longer than the payload the queue kept. */
+	union {
+		WCHAR w[HS_ETW_RT_MAX_USERDATA / 2 + 1];
+		char a[HS_ETW_RT_MAX_USERDATA + 1];
+	} raw;
+	if (f->api->TdhGetPropertySize(&f->r, 0, NULL, 1, &d, &size) != ERROR_SUCCESS || size > HS_ETW_RT_MAX_USERDATA)
+		return false;
+	memset(&raw, 0, sizeof(raw));
+	if (size && f->api->TdhGetProperty(&f->r, 0, NULL, 1, &d, size, (PBYTE)&raw) != ERROR_SUCCESS)
+		return false;
+	WCHAR wide[HS_ETW_RT_MAX_USERDATA + 1];
+	int nw;
+	if (in == HS_TDH_INTYPE_UNICODESTRING) {
+		nw = (int)wcsnlen(raw.w, size / sizeof(WCHAR));
+		memcpy(wide, raw.w, (size_t)nw * sizeof(WCHAR));
+	} else {
+		int na = (int)strnlen(raw.a, size);
+		nw = na ? MultiByteToWideChar(CP_ACP, 0, raw.a, na, wide, HS_ETW_RT_MAX_USERDATA) : 0;
+		if (na && nw <= 0)
+			return false;
+	}
+	char utf8[HS_ETW_RT_MAX_USERDATA * 3 + 1];
+	int n = nw ? WideCharToMultiByte(CP_UTF8, 0, wide, nw, utf8, (int)sizeof(utf8) - 1, NULL, NULL) : 0;
+	if (nw && n <= 0)
+		return false;
+	size_t len = (size_t)n;
+	if (len > cap - 1) {
+		len = cap - 1;
+		while (len && ((unsigned char)utf8[len] & 0xC0) == 0x80)
+			len--; /* not inside a UTF-8 sequence */
+	}
+	memcpy(buf, utf8, len);
+	buf[len] = 0;
+	return true;
 }
 
 /* ---- the engine's thread ---- */

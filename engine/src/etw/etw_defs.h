@@ -26,7 +26,9 @@
 #define HS_PROCESS_TRACE_MODE_EVENT_RECORD 0x10000000u
 
 /* _TDH_IN_TYPE (tdh.h; mingw-w64 lacks the enum): the scalar types the
- * real-time consumer's field decoding widens. */
+ * real-time consumer's field decoding reads. */
+#define HS_TDH_INTYPE_UNICODESTRING 1
+#define HS_TDH_INTYPE_ANSISTRING 2
 #define HS_TDH_INTYPE_INT8 3
 #define HS_TDH_INTYPE_UINT8 4
 #define HS_TDH_INTYPE_INT16 5

@@ -31,7 +31,7 @@ hs_status hs_etw_session_init(hs_etw_session *s, const hs_plan_session *ps, cons
 }
 
 /* The plan's properties, with real-time mode as the session asks for it
- * (the plan does not carry it yet: etw/realtime.h). A real-time session
+ * (whether or not the plan carries it yet: etw/realtime.h). A real-time session
  * flushes every second: Logging Mode Constants says a real-time session with
  * a file mode does so anyway, EVENT_TRACE_PROPERTIES that a real-time
  * logger's FlushTimer 0 means 1 s; an explicit longer timer (the rules' 60 s
@@ -42,8 +42,11 @@ static void props_for_start(hs_etw_props *pr, const hs_etw_session *s)
 	if (s->realtime) {
 		pr->p.LogFileMode |= EVENT_TRACE_REAL_TIME_MODE;
 		pr->p.FlushTimer = 1;
-	} else {
+	} else if (pr->p.LogFileMode & EVENT_TRACE_REAL_TIME_MODE) {
+		/* The plan asked for real time but no consumer could be opened:
+		 * the file alone, at the rules' flush interval. */
 		pr->p.LogFileMode &= ~(ULONG)EVENT_TRACE_REAL_TIME_MODE;
+		pr->p.FlushTimer = s->ps->session->flush_interval_s;
 	}
 }
 
