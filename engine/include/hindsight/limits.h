@@ -77,6 +77,12 @@
  * One wake-up a second costs nothing measurable. */
 #define HS_TRIGGER_WAKE_MS 1000
 
+/* ETW: a key-event session a trigger watches runs in real time too; its
+ * FlushTimer is 1 s (the shortest there is): Logging Mode Constants says a
+ * real-time session with a log file flushes every second anyway, and a longer
+ * timer would hold the triggers' events back that long (etw/realtime.h). */
+#define HS_ETW_REALTIME_FLUSH_S 1
+
 /* A ring lives in unswappable kernel memory (ETW nonpaged pool, tracefs pages).
  * 64 GiB is beyond any machine we target; larger values are typos. The plan also
  * warns when a ring exceeds half of the host's physical memory. */

@@ -330,7 +330,7 @@ hs_status hs_plan_build(const hs_ruleset *rs, hs_platform platform, const hs_pla
 	for (size_t i = 0; platform == HS_PLATFORM_WINDOWS && i < plan->n_sessions; i++)
 		if (hs_etw_session_wants_realtime(plan, i)) {
 			plan->sessions[i].etw.log_file_mode |= HS_EVENT_TRACE_REAL_TIME_MODE;
-			plan->sessions[i].etw.flush_timer = 1;
+			plan->sessions[i].etw.flush_timer = HS_ETW_REALTIME_FLUSH_S;
 		}
 	*out = plan;
 	return HS_OK;
