@@ -17,3 +17,10 @@ if(TARGET hs::tracefs)
                    ${PROJECT_SOURCE_DIR}/rules/stutter.yaml $<TARGET_FILE:hs_frameloop> $<TARGET_FILE:hs_segv>)
   set_tests_properties(ftrace:stutter_triggers PROPERTIES TIMEOUT 900 RUN_SERIAL ON SKIP_RETURN_CODE 77)
 endif()
+# A triggered snapshot on a full disk (a 4 MB tmpfs the test mounts): a clear failure, no folder under a final name,
+# recording goes on; with room again the next one is complete.
+if(TARGET hs::tracefs)
+  add_test(NAME ftrace:trigger_diskfull
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/trigger-diskfull-test.sh $<TARGET_FILE:engine> ${CMAKE_CURRENT_LIST_DIR}/triggers.yaml)
+  set_tests_properties(ftrace:trigger_diskfull PROPERTIES TIMEOUT 300 RUN_SERIAL ON SKIP_RETURN_CODE 77)
+endif()
