@@ -5,7 +5,7 @@
 set -uo pipefail
 ulimit -c 0 # the crash loop must not write 30 core files
 engine=$1 profile=$2 frameloop=$3
-instances=(hindsight_test_trg_ring hindsight_test_trg_keys)
+instances=(hindsight_test_trg_ring hindsight_test_trg_keys hindsight_test_trg_keys_trg)
 tracing=/sys/kernel/tracing
 [[ -d $tracing/instances ]] || mount -t tracefs nodev $tracing
 tmp=$(mktemp -d)
