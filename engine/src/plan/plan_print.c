@@ -88,10 +88,17 @@ static void text_windows_session(hs_strbuf *sb, const hs_plan_session *ps)
 	hs_sb_printf(sb, "    LogFileMode          0x%08x ", e->log_file_mode);
 	log_file_mode_names(e->log_file_mode, sb);
 	hs_sb_putc(sb, '\n');
-	hs_sb_printf(sb, "    FlushTimer           %u s%s\n", e->flush_timer,
-		     e->log_file_mode & HS_EVENT_TRACE_REAL_TIME_MODE
-			     ? " (real time: the engine's consumer sees the triggers' events within about a second)"
-			     : "");
+	hs_sb_printf(sb, "    FlushTimer           %u s", e->flush_timer);
+	/* Real time with a file: ETW writes at least one buffer a second, even
+	 * when idle (Logging Mode Constants), which bounds the file's history. */
+	if ((e->log_file_mode & HS_EVENT_TRACE_REAL_TIME_MODE) && e->buffer_size_kb && e->flush_timer)
+		hs_sb_printf(sb,
+			     " (real time: the engine's consumer sees the triggers' events within about a second; ETW "
+			     "then writes at least one %u KB buffer a second, so the %u MB file holds at most %.1f h, "
+			     "less when busy)",
+			     e->buffer_size_kb, e->max_file_mb,
+			     (double)e->max_file_mb * 1024.0 / e->buffer_size_kb * e->flush_timer / 3600.0);
+	hs_sb_putc(sb, '\n');
 	hs_sb_printf(sb, "    EnableFlags          0x%08x\n", e->enable_flags);
 	hs_sb_printf(sb, "    LoggerNameOffset     %u\n", e->logger_name_offset);
 	hs_sb_printf(sb, "    LogFileNameOffset    %u%s\n", e->log_file_name_offset,
