@@ -54,6 +54,10 @@ struct hs_key_event {
 	const void *raw;    /* the event's payload as the kernel wrote it */
 	size_t raw_len;
 	const hs_key_fields *fields; /* NULL when the backend cannot decode fields */
+	/* An early second copy of an event the session also streams, from its
+	 * trigger-detection instance (tracefs; hs_session_status.trigger_copies):
+	 * the trigger engine takes these, counters take the streamed originals. */
+	bool trigger_copy;
 };
 
 /* Called from the backend's poll (or a snapshot, which keeps streaming) for
@@ -87,6 +91,12 @@ typedef struct {
 	uint64_t bytes_in_file;   /* file-circular: raw bytes the output file holds now */
 	uint64_t chunks_dropped;  /* file-circular: chunks removed to stay under max_file_mb */
 	uint64_t bytes_lost_disk; /* file-circular: raw bytes not written, the disk full and nothing left to drop */
+	/* file-circular, tracefs: the session has a trigger-detection instance whose
+	 * events reach the observer as trigger_copy events (feed triggers only
+	 * those), and the watched events that instance lost (its ring full: a
+	 * detection that may have come late, at the session's flush, or never). */
+	bool trigger_copies;
+	uint64_t trigger_events_lost;
 	uint64_t snapshots, snapshot_events, snapshot_entries; /* buffering: last snapshot */
 	double snapshot_s;        /* buffering: last snapshot's wall time, drain + write */
 	/* buffering, last snapshot: raw ring bytes drained, the .dat's size, and

@@ -59,6 +59,22 @@
  * CPU until empty; 50 ms keeps a 1 MB per-CPU ring far from full at 1.4 MB/s. */
 #define HS_LINUX_STREAM_WAKE_MS 50
 
+/* ---- Linux: a watched key session's trigger-detection instance (ftrace/backend.c, docs/triggers.md
+ * "Detection latency") ---- */
+/* Its tracefs instance name: the session's logger_name and this suffix. A
+ * second instance that records only the events the triggers watch, read with
+ * partial pages on every wake-up, so a trigger sees a crash within a wake-up
+ * instead of at the key session's next flush. Mechanism, not policy: it pairs
+ * with the session's name, as the session's own instance does (and is locked
+ * with it, /run/hindsight/<name>.lock). */
+#define HS_LINUX_DETECT_SUFFIX "_trg"
+/* Its per-CPU ring, not overwriting (a detection lost is counted, not hidden).
+ * It holds only the watched events between two wake-ups (50 ms): 256 KB is
+ * about 2,600 signal_deliver-sized events per CPU per wake-up, over 50k
+ * watched events/s per CPU before one is lost; a crash storm is far below
+ * that, and 2 x 256 KB of pinned memory costs nothing beside the key ring. */
+#define HS_LINUX_DETECT_BUFFER_KB 256
+
 /* Replay: the records the plan's sessions take are held in memory (payload
  * and index) so they can be paced and re-read by snapshots; past this the
  * input is refused rather than swapping. A day of key events is tens of MB. */

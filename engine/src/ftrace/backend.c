@@ -64,13 +64,18 @@ static char *chunk_path(const session *s, unsigned cpu, unsigned seq)
 
 void hs_ftrace_read_stats(hs_backend *b, session *s)
 {
+	hs_ftrace_read_cpu_stats(b, s->inst, s->cpu);
+}
+
+void hs_ftrace_read_cpu_stats(hs_backend *b, struct tracefs_instance *inst, hs_cpu_stats *cpu)
+{
 	for (unsigned c = 0; c < b->cpus; c++) {
 		char file[64];
 		snprintf(file, sizeof(file), "per_cpu/cpu%u/stats", c);
-		char *text = tracefs_instance_file_read(s->inst, file, NULL);
+		char *text = tracefs_instance_file_read(inst, file, NULL);
 		if (!text)
 			continue;
-		hs_cpu_stats *cs = &s->cpu[c];
+		hs_cpu_stats *cs = &cpu[c];
 		struct {
 			const char *key;
 			uint64_t *v;
@@ -327,10 +332,19 @@ static hs_status ftrace_start(const hs_plan *plan, const char *run_dir, const hs
 		if ((st = setup_session(b, &b->s[i])) != HS_OK)
 			goto fail;
 	}
-	pick_clock(b);
-	/* All rings start together once every session is configured. */
+	/* Trigger detection instances (detect.c), once every session exists:
+	 * they copy a session's clock and settings. */
 	for (size_t i = 0; i < b->n; i++)
+		if (b->s[i].ps->session->mode == HS_MODE_FILE_CIRCULAR && (st = hs_ftrace_detect_setup(b, i)) != HS_OK)
+			goto fail;
+	pick_clock(b);
+	/* All rings start together once every session is configured; a
+	 * detection instance just before its session, so it misses nothing the
+	 * session records. */
+	for (size_t i = 0; i < b->n; i++) {
+		hs_ftrace_detect_trace_on(&b->s[i]);
 		tracefs_trace_on(b->s[i].inst);
+	}
 	*out = b;
 	return HS_OK;
 fail:
@@ -416,7 +430,7 @@ static bool field_str(const hs_key_event *ev, const char *name, char *buf, size_
 }
 
 /* Hands every event of one sub-buffer, as read from the ring, to the observer. */
-static void observe(hs_backend *b, size_t si, unsigned cpu, void *page)
+void hs_ftrace_observe(hs_backend *b, size_t si, unsigned cpu, void *page, bool copy)
 {
 	if (!b->fn || kbuffer_load_subbuffer(b->kb, page) < 0)
 		return;
@@ -441,7 +455,8 @@ static void observe(hs_backend *b, size_t si, unsigned cpu, void *page)
 				   .pid = pid,
 				   .raw = d,
 				   .raw_len = (size_t)size,
-				   .fields = &kf};
+				   .fields = &kf,
+				   .trigger_copy = copy};
 		if (ts > b->newest_ts)
 			b->newest_ts = ts;
 		b->fn(b->fn_ctx, &ev);
@@ -546,7 +561,7 @@ static hs_status drain_cpu(hs_backend *b, size_t si, unsigned cpu, bool flush)
 		hs_status st = append_page(b, s, cpu, b->page, (size_t)n);
 		if (st != HS_OK)
 			return st;
-		observe(b, si, cpu, b->page);
+		hs_ftrace_observe(b, si, cpu, b->page, false);
 	}
 	return HS_OK;
 }
@@ -700,6 +715,10 @@ static hs_status drain_streams(hs_backend *b)
 	for (size_t i = 0; i < b->n; i++) {
 		if (b->s[i].ps->session->mode != HS_MODE_FILE_CIRCULAR || !b->s[i].sc || !b->s[i].inst)
 			continue;
+		/* The detection copies first: they are what the triggers wait for. A
+		 * failed read is said there and returned by the next poll; it must
+		 * not stop the session's own stream here. */
+		(void)hs_ftrace_detect_drain(b, i);
 		for (unsigned c = 0; c < b->cpus; c++) {
 			if (b->s[i].sc[c].fd < 0 || !b->s[i].sc[c].tcpu)
 				continue;
@@ -835,7 +854,11 @@ static hs_status ftrace_poll(hs_backend *b, int timeout_ms)
 		session *s = &b->s[i];
 		if (s->ps->session->mode != HS_MODE_FILE_CIRCULAR)
 			continue;
-		hs_status r = HS_OK;
+		/* The detection copies first (partial pages too): what the triggers wait for. */
+		hs_status r = hs_ftrace_detect_drain(b, i);
+		if (r != HS_OK)
+			st = r;
+		r = HS_OK;
 		if (now >= s->next_flush)
 			r = flush_stream(b, i, NULL, false);
 		else
@@ -931,8 +954,10 @@ static hs_status ftrace_session_status(hs_backend *b, size_t i, const hs_session
 {
 	if (i >= b->n)
 		return HS_EINVAL;
-	if (!b->stopped && b->s[i].inst)
+	if (!b->stopped && b->s[i].inst) {
 		hs_ftrace_read_stats(b, &b->s[i]);
+		hs_ftrace_detect_read_stats(b, &b->s[i]);
+	}
 	b->s[i].st.cpu = b->s[i].cpu;
 	*out = &b->s[i].st;
 	return HS_OK;
@@ -942,6 +967,7 @@ static hs_status ftrace_session_status(hs_backend *b, size_t i, const hs_session
 
 static void close_session(hs_backend *b, session *s)
 {
+	hs_ftrace_detect_close(b, s);
 	if (s->marker_fd >= 0)
 		close(s->marker_fd);
 	s->marker_fd = -1;
@@ -991,8 +1017,14 @@ static hs_status ftrace_stop(hs_backend *b)
 	for (size_t i = 0; i < b->n; i++) {
 		session *s = &b->s[i];
 		if (s->inst && s->ps->session->mode == HS_MODE_FILE_CIRCULAR) {
-			/* Stop producing, take everything left, and write the file once more. */
+			/* Stop producing, take everything left, and write the file once more.
+			 * The detection instance goes off right after the session (the
+			 * triggers get the copies of all it recorded) and is drained first. */
 			tracefs_trace_off(s->inst);
+			hs_ftrace_detect_trace_off(s);
+			if (hs_ftrace_detect_drain(b, i) != HS_OK)
+				st = HS_EIO;
+			hs_ftrace_detect_read_stats(b, s);
 			s->dirty = true;
 			hs_status r = flush_stream(b, i, NULL, true);
 			if (r == HS_OK)
@@ -1016,6 +1048,7 @@ static void ftrace_free(hs_backend *b)
 		session *s = &b->s[i];
 		rebuild_collect(s, true);
 		close_session(b, s);
+		hs_ftrace_detect_free(s);
 		/* The instance name's lock (taken by whoever started us) goes with it. */
 		hs_ftrace_release(s->ps->session->logger_name);
 		if (s->sc)

@@ -22,6 +22,9 @@ typedef struct {
 	uint64_t cpu_bytes;               /* all chunks of this CPU: at most the session's cpu_budget */
 } stream_cpu;
 
+/* A watched key session's trigger-detection instance (detect.c). */
+typedef struct hs_ftrace_detect hs_ftrace_detect;
+
 typedef struct {
 	const hs_plan_session *ps;
 	struct tracefs_instance *inst;
@@ -39,6 +42,7 @@ typedef struct {
 	atomic_bool rebuild_done;
 	hs_ftrace_events ev;
 	int marker_fd; /* the instance's trace_marker, for mark(); -1 when closed */
+	hs_ftrace_detect *det; /* file-circular a trigger watches: its detection instance, or NULL */
 } session;
 
 struct hs_backend {
@@ -75,6 +79,11 @@ double hs_ftrace_now_s(void);
 char *hs_ftrace_path_join(const char *a, const char *b);
 /* Reads per_cpu/cpuN/stats of every CPU into s->cpu. */
 void hs_ftrace_read_stats(hs_backend *b, session *s);
+/* The same for any instance, into cpu[b->cpus]. */
+void hs_ftrace_read_cpu_stats(hs_backend *b, struct tracefs_instance *inst, hs_cpu_stats *cpu);
+/* Hands every event of one sub-buffer to the observer, as session si's;
+ * `copy`: from its trigger-detection instance (hs_key_event.trigger_copy). */
+void hs_ftrace_observe(hs_backend *b, size_t si, unsigned cpu, void *page, bool copy);
 uint64_t hs_ftrace_sum_entries(const session *s, unsigned cpus);
 
 /* Wakes hs_ftrace_stream_until: call after setting its done flag. */
@@ -92,5 +101,27 @@ void hs_ftrace_stream_until(hs_backend *b, atomic_bool *done);
  * files' rewrites and the manifest (computed by the caller, which owns those
  * sessions' counters). */
 hs_status hs_ftrace_snapshot_ring(hs_backend *b, session *s, const char *path, bool final, uint64_t reserve);
+
+/* ---- trigger detection (detect.c, docs/triggers.md "Detection latency") ---- */
+/* For file-circular session si that a trigger watches
+ * (hs_plan_session_has_trigger_copy): a second instance, <logger_name>
+ * HS_LINUX_DETECT_SUFFIX, recording only the watched events (the session's
+ * filters, clock, self-exclusion, copy_trace_marker) in a small ring that does
+ * not overwrite; sets s->det and st.trigger_copies. A stale one of that name is
+ * removed first (also for a session no trigger watches now). Failures other
+ * than HS_ENOMEM are said and leave the session without one (its events then
+ * reach the triggers as they stream). Off until hs_ftrace_detect_trace_on. */
+hs_status hs_ftrace_detect_setup(hs_backend *b, size_t si);
+void hs_ftrace_detect_trace_on(session *s);
+void hs_ftrace_detect_trace_off(session *s);
+/* Reads everything the instance holds, partly filled pages too (the reader
+ * never waits), and hands it to the observer as copies; nothing is written. */
+hs_status hs_ftrace_detect_drain(hs_backend *b, size_t si);
+/* Its per-CPU stats: the events it lost go to st.trigger_events_lost. */
+void hs_ftrace_detect_read_stats(hs_backend *b, session *s);
+/* Removes the instance (its readers closed first). */
+void hs_ftrace_detect_close(hs_backend *b, session *s);
+/* Releases the name's lock and frees s->det. */
+void hs_ftrace_detect_free(session *s);
 
 #endif

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ftrace/instance.h"
+#include "hindsight/detect.h"
 #include "hindsight/exitcodes.h"
 #include "run/os.h"
 
@@ -59,6 +60,15 @@ int hs_os_sessions_claim(const hs_plan *plan)
 			hs_os_sessions_release(plan);
 			return HS_EXIT_RUN_FAILED;
 		}
+		/* Its trigger-detection instance's name too (detect.h): the same
+		 * rule the backend follows when it makes one. */
+		char det[HS_LINUX_MAX_INSTANCE_CHARS * 2 + sizeof(HS_LINUX_DETECT_SUFFIX)];
+		if (hs_plan_session_has_trigger_copy(plan, i) && hs_plan_detect_name(name, det, sizeof det) &&
+		    hs_ftrace_claim(det, "engine", stderr, NULL, NULL) != HS_OK) {
+			fputs("engine: nothing was started\n", stderr);
+			hs_os_sessions_release(plan);
+			return HS_EXIT_RUN_FAILED;
+		}
 	}
 	return 0;
 }
@@ -72,6 +82,9 @@ void hs_os_sessions_adopt(const hs_plan *plan, const char *run_dir)
 		const char *name = plan->sessions[i].session->logger_name;
 		if (name)
 			hs_ftrace_claim_note(name, abs ? abs : run_dir);
+		char det[HS_LINUX_MAX_INSTANCE_CHARS * 2 + sizeof(HS_LINUX_DETECT_SUFFIX)];
+		if (hs_plan_session_has_trigger_copy(plan, i) && hs_plan_detect_name(name, det, sizeof det))
+			hs_ftrace_claim_note(det, abs ? abs : run_dir);
 	}
 	free(abs);
 	/* Only now, with this run's note in place: a rescue that itself dies is not retried forever. */
@@ -84,9 +97,14 @@ void hs_os_sessions_adopt(const hs_plan *plan, const char *run_dir)
 
 void hs_os_sessions_release(const hs_plan *plan)
 {
-	for (size_t i = 0; plan->platform == HS_PLATFORM_LINUX && i < plan->n_sessions; i++)
-		if (plan->sessions[i].session->logger_name)
-			hs_ftrace_release(plan->sessions[i].session->logger_name);
+	for (size_t i = 0; plan->platform == HS_PLATFORM_LINUX && i < plan->n_sessions; i++) {
+		const char *name = plan->sessions[i].session->logger_name;
+		if (name)
+			hs_ftrace_release(name);
+		char det[HS_LINUX_MAX_INSTANCE_CHARS * 2 + sizeof(HS_LINUX_DETECT_SUFFIX)];
+		if (hs_plan_session_has_trigger_copy(plan, i) && hs_plan_detect_name(name, det, sizeof det))
+			hs_ftrace_release(det);
+	}
 	forget_previous(plan);
 }
 

@@ -130,6 +130,7 @@ static hs_status write_manifest(const char *path, const hs_ruleset *rs, const hs
 			hs_json_kuint(&j, "bytes_in_file", s->bytes_in_file);
 			hs_json_kuint(&j, "chunks_dropped", s->chunks_dropped);
 			hs_json_kuint(&j, "bytes_lost_disk", s->bytes_lost_disk);
+			hs_json_kuint(&j, "trigger_events_lost", s->trigger_events_lost);
 		} else {
 			hs_json_kuint(&j, "snapshots", s->snapshots);
 			hs_json_kuint(&j, "snapshot_events", s->snapshot_events);
@@ -222,13 +223,35 @@ typedef struct {
 	hs_trigger_engine *te;
 	const hs_backend_ops *ops;
 	hs_backend *b;
+	/* [n_copies]: session i has a trigger-detection instance
+	 * (hs_session_status.trigger_copies): its events reach the observer twice,
+	 * and the trigger engine takes the early copies only. */
+	bool *copies;
+	size_t n_copies;
 } observer_ctx;
+
+/* Which sessions send trigger copies, asked once after start. */
+static void observer_learn_copies(observer_ctx *oc)
+{
+	size_t n = oc->ops->n_sessions(oc->b);
+	if (!n || !(oc->copies = calloc(n, sizeof(*oc->copies))))
+		return; /* no array: every event feeds the triggers, as before */
+	oc->n_copies = n;
+	for (size_t i = 0; i < n; i++) {
+		const hs_session_status *st;
+		oc->copies[i] = oc->ops->session_status(oc->b, i, &st) == HS_OK && st->trigger_copies;
+	}
+}
 
 static void observe_key_event(void *ctx, const hs_key_event *ev)
 {
 	observer_ctx *oc = ctx;
-	oc->observed++;
-	if (oc->te)
+	/* Counters count what the sessions stream; the triggers take each event
+	 * once: the copy where the session has a detection instance, else the event. */
+	bool copies = ev->session < oc->n_copies && oc->copies[ev->session];
+	if (!ev->trigger_copy)
+		oc->observed++;
+	if (oc->te && (ev->trigger_copy || !copies))
 		hs_trigger_engine_feed(oc->te, ev, oc->ops->now_ns ? oc->ops->now_ns(oc->b) : 0);
 }
 
@@ -403,6 +426,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 		goto fail;
 	}
 	oc = (observer_ctx){.te = te, .ops = ops, .b = b};
+	observer_learn_copies(&oc); /* trigger detection instances (hs_key_event.trigger_copy) */
 	bool observing = ops->set_observer(b, observe_key_event, &oc) == HS_OK;
 	if (!observing && hs_trigger_engine_wants_events(te))
 		printf("engine: WARNING: the %s backend cannot watch events as they happen; only manual triggers "
@@ -493,6 +517,7 @@ fail:
 	if (b)
 		ops->free(b);
 	hs_trigger_engine_free(te);
+	free(oc.copies);
 	hs_snapshots_free(sn);
 	if (claimed)
 		hs_os_sessions_release(plan);
