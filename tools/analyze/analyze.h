@@ -82,5 +82,6 @@ int analyze_crash(const analyze_opts *o);
 int analyze_cpu(const analyze_opts *o);
 int analyze_filter(const analyze_opts *o);
 int analyze_estimate(const analyze_opts *o);
+int analyze_report(const analyze_opts *o); /* report.c */
 
 #endif

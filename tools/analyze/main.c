@@ -21,6 +21,10 @@ static void usage(FILE *f)
 	      "                              keep only what the rules whitelist (the in-kernel filter, offline)\n"
 	      "  estimate FILE [--rules R]   events/s and bytes/s per provider and event over the trace's span,\n"
 	      "                              MB/min to TB/year for the file session and ring history at 64 MB..4 GB\n"
+	      "  report PATH [-o DIR] [--rules R]\n"
+	      "                              what went wrong: a verdict, findings with evidence and a coverage box,\n"
+	      "                              for a snapshot folder, a run folder or a trace.dat; writes report.txt,\n"
+	      "                              report.json and report.html beside it (or in DIR); docs/report.md\n"
 	      "\n"
 	      "Every command takes --json. --rules defaults to stutter.yaml.\n"
 	      "counts, summary, crash and estimate also read trace-cmd trace.dat files (recognised by their magic):\n"
@@ -141,6 +145,7 @@ int main(int argc, char **argv)
 	} commands[] = {
 		{"counts", analyze_counts}, {"summary", analyze_summary}, {"crash", analyze_crash},
 		{"cpu", analyze_cpu},       {"filter", analyze_filter}, {"estimate", analyze_estimate},
+		{"report", analyze_report},
 	};
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
 		if (strcmp(cmd, commands[i].name) != 0)

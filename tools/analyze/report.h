@@ -1,0 +1,127 @@
+/* analyze/report.h: the model `analyze report` builds from a snapshot, run folder or trace.dat, and its three renderers. */
+#ifndef HS_ANALYZE_REPORT_H
+#define HS_ANALYZE_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hindsight/strbuf.h"
+#include "hindsight/tracedat.h"
+
+/* The report.json schema's version (schemas/report.schema.json, docs/report.md). */
+#define RPT_SCHEMA_VERSION 1
+
+/* One trace file read: what it covers and what it lost. */
+typedef struct {
+	char *path;       /* as opened */
+	char *name;       /* base name */
+	char *session;    /* the session it belongs to (snapshot.json), or NULL */
+	bool opened;
+	unsigned cpus;
+	uint64_t events;
+	uint64_t first_ns, last_ns;              /* UINT64_MAX / 0 when empty */
+	uint64_t *cpu_first, *cpu_last, *cpu_n; /* [cpus] */
+	uint64_t missed;                         /* events the ring said it lost before some record */
+	uint64_t missed_unknown;                 /* records after a loss of unknown size */
+	uint64_t *cpu_missed;                    /* [cpus] */
+	/* from snapshot.json / run.json for this session, -1 when not said */
+	int wrapped;
+	int64_t overwritten, chunks_dropped, events_lost, bytes_lost_disk, ring_dropped;
+	char **problems;
+	size_t n_problems;
+} rpt_file;
+
+/* What a kept record is, recognised by the fields its format declares (report_decode.c). */
+typedef enum {
+	SH_NONE, SH_SIG_DELIVER, SH_SIG_GENERATE, SH_OOM_VICTIM, SH_FAULT, SH_EXEC, SH_FORK, SH_EXIT, SH_EXIT_GROUP,
+	SH_IO_ERROR, SH_CONSOLE, SH_MARKER, SH_HANG, SH_DISCONNECT, SH_ALERT
+} rpt_shape;
+
+typedef enum { ACT_IGNORE, ACT_CORE, ACT_TERM, ACT_STOP, ACT_CONT } sig_action;
+
+/* An event kept for the report (a copy: the record is gone after its callback). */
+typedef struct {
+	uint64_t ts;
+	int cpu, pid;
+	int file;         /* index into files */
+	char comm[32];
+	char system[32];
+	char name[64];
+	char detail[320]; /* decoded payload, one line */
+	const char *story; /* borrowed from the rules, or NULL */
+	const char *alert; /* catalog alert tag, or NULL */
+	int lane;          /* timeline lane (rpt_lane) */
+	rpt_shape shape;
+	int64_t v[3];      /* decoded numbers, by shape (report_decode.c) */
+	char subject[64];  /* decoded name: exec file, victim comm, child comm */
+} rpt_event;
+
+typedef enum { LANE_CRASH, LANE_MEMORY, LANE_PROCESS, LANE_IO, LANE_NET, LANE_OTHER, LANE_N } rpt_lane;
+
+typedef struct {
+	const char *kind;   /* "crash", "killed", "oom-kill", "frame-hitch", "hang", "io-error", "disconnect",
+			       "process-storm", "exit-status", "trigger" */
+	int impact;         /* 0..100: the order of findings */
+	char title[256];
+	char verdict[1024];  /* the sentence the verdict uses when this finding is the strongest */
+	char text[1024];
+	char next[512];     /* what to look at next */
+	uint64_t ts;        /* the finding's moment (trace clock ns) */
+	int pid;
+	size_t *ev;         /* evidence: indices into events */
+	size_t n_ev;
+	char **notes;       /* collapsed repetitions and extra evidence lines */
+	size_t n_notes;
+} rpt_finding;
+
+typedef struct {
+	const char *input;   /* PATH as given */
+	const char *input_kind; /* "snapshot", "run", "trace" */
+	char *outdir;
+	/* snapshot.json */
+	bool has_trigger;
+	char trig_name[64], trig_kind[32], hit_system[32], hit_event[64], hit_where[128], slice[64];
+	int64_t hit_pid, snapshot_no, hits;
+	uint64_t first_hit_ns, hit_ts;
+	double detect_ms, frame_ms, median_ms;
+	char taken_at[48];
+	/* rules */
+	char *rules_path;    /* the rules used for stories, or NULL */
+	char rules_note[256]; /* why there are no stories, or "" */
+	/* run.json / snapshot.json counters that are not per file */
+	char run_notes[8][200];
+	size_t n_run_notes;
+	/* what was read */
+	rpt_file *files;
+	size_t n_files;
+	rpt_event *events;
+	size_t n_events, cap_events;
+	uint64_t events_not_kept; /* past the cap */
+	rpt_finding *findings;
+	size_t n_findings;
+	uint64_t moment;     /* the reference time (ns): the trigger's first hit, else the strongest finding */
+	uint64_t win_first, win_last;
+	char verdict[2][1100];
+	bool damaged;
+	char clock[32];
+} rpt;
+
+const char *rpt_sig_name(int64_t sig, char *buf, size_t cap);
+sig_action rpt_sig_action(int64_t sig);
+void rpt_clean_utf8(const char *s, char *buf, size_t cap);
+/* The record's shape; alert is the catalog's tag for it (or NULL). */
+rpt_shape rpt_shape_of(const hs_tracedat_record *r, const char *alert);
+/* Fills e's shape, values and detail; false when the record is not worth keeping. */
+bool rpt_decode(const hs_tracedat_record *r, rpt_shape sh, rpt_event *e);
+
+/* Seconds of the trace clock, "516.135512". */
+void rpt_fmt_ts(uint64_t ns, char *buf, size_t cap);
+/* Signed seconds relative to the moment, "-0.0182 s". */
+void rpt_fmt_rel(const rpt *r, uint64_t ns, char *buf, size_t cap);
+
+void rpt_render_text(const rpt *r, hs_strbuf *sb);
+void rpt_render_json(const rpt *r, hs_strbuf *sb);
+void rpt_render_html(const rpt *r, hs_strbuf *sb);
+
+#endif

@@ -1,0 +1,490 @@
+/* analyze/report_render.c: `analyze report`'s three outputs from one model: report.txt, report.json (schemas/report.schema.json) and a self-contained report.html. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hindsight/json.h"
+#include "report.h"
+
+static const char *const lane_names[LANE_N] = {"signals and faults", "memory", "processes", "storage", "network",
+					       "kernel log and markers"};
+
+/* Evidence rows that repeat (same event, same task) collapse after the first two. */
+static size_t run_length(const rpt *r, const rpt_finding *f, size_t k)
+{
+	const rpt_event *a = &r->events[f->ev[k]];
+	size_t n = 1;
+	while (k + n < f->n_ev) {
+		const rpt_event *b = &r->events[f->ev[k + n]];
+		if (strcmp(a->name, b->name) || strcmp(a->system, b->system) || strcmp(a->comm, b->comm))
+			break;
+		n++;
+	}
+	return n;
+}
+
+/* ---- text ---- */
+
+static void text_file(const rpt *r, const rpt_file *f, hs_strbuf *sb)
+{
+	char a[32], b[32];
+	(void)r;
+	hs_sb_printf(sb, "  %s%s%s%s\n", f->name, f->session ? " (session " : "", f->session ? f->session : "",
+		     f->session ? ")" : "");
+	if (!f->opened) {
+		hs_sb_printf(sb, "    NOT READ: nothing of this file is in the report\n");
+	} else if (!f->events) {
+		hs_sb_printf(sb, "    no events\n");
+	} else {
+		rpt_fmt_ts(f->first_ns, a, sizeof a);
+		rpt_fmt_ts(f->last_ns, b, sizeof b);
+		hs_sb_printf(sb, "    %s .. %s s (%.3f s), %" PRIu64 " events\n", a, b, (double)(f->last_ns - f->first_ns) / 1e9,
+			     f->events);
+		for (unsigned c = 0; c < f->cpus; c++) {
+			if (!f->cpu_n[c]) {
+				hs_sb_printf(sb, "    cpu %u: no events\n", c);
+				continue;
+			}
+			rpt_fmt_ts(f->cpu_first[c], a, sizeof a);
+			rpt_fmt_ts(f->cpu_last[c], b, sizeof b);
+			hs_sb_printf(sb, "    cpu %u: %s .. %s s, %" PRIu64 " events%s", c, a, b, f->cpu_n[c],
+				     f->cpu_first[c] > f->first_ns + 1000000 && (f->cpu_missed[c] || f->wrapped == 1) ? " (starts later: older events of this CPU are gone)" : "");
+			if (f->cpu_missed[c])
+				hs_sb_printf(sb, ", %" PRIu64 " lost", f->cpu_missed[c]);
+			hs_sb_putc(sb, '\n');
+		}
+	}
+	if (f->opened) {
+		if (f->missed || f->missed_unknown)
+			hs_sb_printf(sb, "    LOST: %" PRIu64 " events the ring dropped%s%" PRIu64 " losses of unknown size\n", f->missed,
+				     ", ", f->missed_unknown);
+		else
+			hs_sb_printf(sb, "    lost events: none reported by the ring\n");
+	}
+	if (f->wrapped == 1)
+		hs_sb_printf(sb, "    WRAPPED: the ring overwrote %" PRId64 " events since the previous snapshot; older events are gone\n",
+			     f->overwritten);
+	else if (f->wrapped == 0)
+		hs_sb_printf(sb, "    wrapped: no\n");
+	if (f->chunks_dropped >= 0 || f->events_lost >= 0 || f->bytes_lost_disk >= 0)
+		hs_sb_printf(sb, "    key file: chunks dropped %" PRId64 ", events lost %" PRId64 ", bytes lost to disk %" PRId64 "\n",
+			     f->chunks_dropped < 0 ? 0 : f->chunks_dropped, f->events_lost < 0 ? 0 : f->events_lost,
+			     f->bytes_lost_disk < 0 ? 0 : f->bytes_lost_disk);
+	if (f->ring_dropped > 0)
+		hs_sb_printf(sb, "    DROPPED: %" PRId64 " ring events did not fit on disk\n", f->ring_dropped);
+	for (size_t i = 0; i < f->n_problems; i++)
+		hs_sb_printf(sb, "    PROBLEM: %s\n", f->problems[i]);
+}
+
+void rpt_render_text(const rpt *r, hs_strbuf *sb)
+{
+	char m[32];
+	hs_sb_printf(sb, "hindsight report: %s (%s)\n", r->input, r->input_kind);
+	hs_sb_printf(sb, "VERDICT: %s\n", r->verdict[0]);
+	if (r->verdict[1][0])
+		hs_sb_printf(sb, "         %s\n", r->verdict[1]);
+	rpt_fmt_ts(r->moment, m, sizeof m);
+	hs_sb_printf(sb, "\nTimes are seconds of the %s trace clock; evidence times are relative to the moment, %s s.\n",
+		     r->clock[0] ? r->clock : "trace's", m);
+	if (r->damaged)
+		hs_sb_printf(sb, "Some data could not be read: see COVERAGE before trusting what is missing.\n");
+	hs_sb_printf(sb, "\nFINDINGS (%zu, most severe first)\n", r->n_findings);
+	if (!r->n_findings)
+		hs_sb_printf(sb, "\n  none\n");
+	for (size_t k = 0; k < r->n_findings; k++) {
+		const rpt_finding *f = &r->findings[k];
+		hs_sb_printf(sb, "\n%zu. %s  [%s, impact %d]\n", k + 1, f->title, f->kind, f->impact);
+		hs_sb_printf(sb, "   %s\n", f->text);
+		for (size_t i = 0; i < f->n_notes; i++)
+			hs_sb_printf(sb, "   - %s\n", f->notes[i]);
+		if (f->n_ev)
+			hs_sb_printf(sb, "   evidence:\n");
+		const char *told[64];
+		size_t n_told = 0;
+		for (size_t i = 0; i < f->n_ev;) {
+			size_t run = run_length(r, f, i);
+			size_t show = run > 3 ? 2 : run;
+			for (size_t j = 0; j < show; j++) {
+				const rpt_event *e = &r->events[f->ev[i + j]];
+				char rel[32];
+				rpt_fmt_rel(r, e->ts, rel, sizeof rel);
+				hs_sb_printf(sb, "     %s  cpu %d  pid %-6d %-16s %s/%s%s%s%s\n", rel, e->cpu, e->pid, e->comm, e->system,
+					     e->name, e->alert ? "  [" : "", e->alert ? e->alert : "", e->alert ? "]" : "");
+				hs_sb_printf(sb, "         %s\n", e->detail);
+				bool seen = false;
+				for (size_t t = 0; t < n_told; t++)
+					seen |= told[t] == e->story;
+				if (e->story && !seen) {
+					hs_sb_printf(sb, "         story: %s\n", e->story);
+					if (n_told < 64)
+						told[n_told++] = e->story;
+				}
+			}
+			if (run > show) {
+				char rel[32];
+				rpt_fmt_rel(r, r->events[f->ev[i + run - 1]].ts, rel, sizeof rel);
+				hs_sb_printf(sb, "     ... %zu more x %s/%s of %s, until %s\n", run - show, r->events[f->ev[i]].system,
+					     r->events[f->ev[i]].name, r->events[f->ev[i]].comm, rel);
+			}
+			i += run;
+		}
+		hs_sb_printf(sb, "   next: %s\n", f->next);
+	}
+	hs_sb_printf(sb, "\nCOVERAGE (what this report could see)\n");
+	char a[32], b[32];
+	rpt_fmt_ts(r->win_first, a, sizeof a);
+	rpt_fmt_ts(r->win_last, b, sizeof b);
+	hs_sb_printf(sb, "  window: %s .. %s s (%.3f s)\n", a, b, (double)(r->win_last - r->win_first) / 1e9);
+	for (size_t i = 0; i < r->n_files; i++)
+		text_file(r, &r->files[i], sb);
+	for (size_t i = 0; i < r->n_run_notes; i++)
+		hs_sb_printf(sb, "  %s\n", r->run_notes[i]);
+	if (r->events_not_kept)
+		hs_sb_printf(sb, "  %" PRIu64 " notable events past the report's limit were counted but not examined\n",
+			     r->events_not_kept);
+	if (r->rules_path)
+		hs_sb_printf(sb, "  stories and alert tags: %s\n", r->rules_path);
+	if (r->rules_note[0])
+		hs_sb_printf(sb, "  NO STORIES: %s\n", r->rules_note);
+}
+
+/* ---- JSON ---- */
+
+static void json_i64_or_null(hs_json *j, const char *k, int64_t v)
+{
+	hs_json_key(j, k);
+	if (v < 0)
+		hs_json_null(j);
+	else
+		hs_json_int(j, v);
+}
+
+void rpt_render_json(const rpt *r, hs_strbuf *sb)
+{
+	hs_json j;
+	hs_json_init(&j, sb);
+	hs_json_obj_begin(&j);
+	hs_json_kint(&j, "report_version", RPT_SCHEMA_VERSION);
+	hs_json_kstr(&j, "generator", "hindsight analyze report");
+	hs_json_key(&j, "input");
+	hs_json_obj_begin(&j);
+	hs_json_kstr(&j, "path", r->input);
+	hs_json_kstr(&j, "kind", r->input_kind);
+	hs_json_obj_end(&j);
+	hs_json_kstr(&j, "clock", r->clock);
+	hs_json_kuint(&j, "moment_ns", r->moment);
+	hs_json_key(&j, "window");
+	hs_json_obj_begin(&j);
+	hs_json_kuint(&j, "first_ns", r->win_first);
+	hs_json_kuint(&j, "last_ns", r->win_last);
+	hs_json_obj_end(&j);
+	hs_json_key(&j, "verdict");
+	hs_json_arr_begin(&j);
+	for (int i = 0; i < 2; i++)
+		if (r->verdict[i][0])
+			hs_json_str(&j, r->verdict[i]);
+	hs_json_arr_end(&j);
+	hs_json_key(&j, "trigger");
+	if (!r->has_trigger) {
+		hs_json_null(&j);
+	} else {
+		hs_json_obj_begin(&j);
+		hs_json_kstr(&j, "name", r->trig_name);
+		hs_json_kstr(&j, "kind", r->trig_kind);
+		hs_json_kint(&j, "snapshot", r->snapshot_no);
+		hs_json_kint(&j, "hits", r->hits);
+		hs_json_kuint(&j, "first_hit_ns", r->first_hit_ns);
+		hs_json_key(&j, "detection_latency_ms");
+		hs_json_double(&j, r->detect_ms, 3);
+		hs_json_kstr(&j, "system", r->hit_system[0] ? r->hit_system : NULL);
+		hs_json_kstr(&j, "event", r->hit_event[0] ? r->hit_event : NULL);
+		json_i64_or_null(&j, "pid", r->hit_pid);
+		hs_json_kstr(&j, "where", r->hit_where[0] ? r->hit_where : NULL);
+		if (!strcmp(r->trig_kind, "frame_time")) {
+			hs_json_kstr(&j, "slice", r->slice);
+			hs_json_key(&j, "frame_ms");
+			hs_json_double(&j, r->frame_ms, 3);
+			hs_json_key(&j, "median_ms");
+			hs_json_double(&j, r->median_ms, 3);
+		}
+		hs_json_obj_end(&j);
+	}
+	hs_json_key(&j, "findings");
+	hs_json_arr_begin(&j);
+	for (size_t k = 0; k < r->n_findings; k++) {
+		const rpt_finding *f = &r->findings[k];
+		hs_json_obj_begin(&j);
+		hs_json_kstr(&j, "kind", f->kind);
+		hs_json_kint(&j, "impact", f->impact);
+		hs_json_kstr(&j, "title", f->title);
+		hs_json_kstr(&j, "verdict", f->verdict);
+		hs_json_kstr(&j, "text", f->text);
+		hs_json_kstr(&j, "next", f->next);
+		hs_json_kuint(&j, "ts_ns", f->ts);
+		json_i64_or_null(&j, "pid", f->pid);
+		hs_json_key(&j, "notes");
+		hs_json_arr_begin(&j);
+		for (size_t i = 0; i < f->n_notes; i++)
+			hs_json_str(&j, f->notes[i]);
+		hs_json_arr_end(&j);
+		hs_json_key(&j, "evidence");
+		hs_json_arr_begin(&j);
+		for (size_t i = 0; i < f->n_ev; i++) {
+			const rpt_event *e = &r->events[f->ev[i]];
+			hs_json_obj_begin(&j);
+			hs_json_kuint(&j, "ts_ns", e->ts);
+			hs_json_key(&j, "rel_s");
+			hs_json_double(&j, ((double)e->ts - (double)r->moment) / 1e9, 6);
+			hs_json_kint(&j, "cpu", e->cpu);
+			hs_json_kint(&j, "pid", e->pid);
+			hs_json_kstr(&j, "comm", e->comm);
+			hs_json_kstr(&j, "system", e->system);
+			hs_json_kstr(&j, "event", e->name);
+			hs_json_kstr(&j, "detail", e->detail);
+			hs_json_kstr(&j, "story", e->story);
+			hs_json_kstr(&j, "alert", e->alert);
+			hs_json_kstr(&j, "file", r->files[e->file].name);
+			hs_json_obj_end(&j);
+		}
+		hs_json_arr_end(&j);
+		hs_json_obj_end(&j);
+	}
+	hs_json_arr_end(&j);
+	hs_json_key(&j, "coverage");
+	hs_json_obj_begin(&j);
+	hs_json_key(&j, "files");
+	hs_json_arr_begin(&j);
+	for (size_t i = 0; i < r->n_files; i++) {
+		const rpt_file *f = &r->files[i];
+		hs_json_obj_begin(&j);
+		hs_json_kstr(&j, "file", f->name);
+		hs_json_kstr(&j, "session", f->session);
+		hs_json_kbool(&j, "opened", f->opened);
+		hs_json_kuint(&j, "events", f->events);
+		hs_json_key(&j, "first_ns");
+		if (f->events)
+			hs_json_uint(&j, f->first_ns);
+		else
+			hs_json_null(&j);
+		hs_json_key(&j, "last_ns");
+		if (f->events)
+			hs_json_uint(&j, f->last_ns);
+		else
+			hs_json_null(&j);
+		hs_json_key(&j, "cpus");
+		hs_json_arr_begin(&j);
+		for (unsigned c = 0; c < f->cpus; c++) {
+			hs_json_obj_begin(&j);
+			hs_json_kuint(&j, "cpu", c);
+			hs_json_kuint(&j, "events", f->cpu_n[c]);
+			hs_json_key(&j, "first_ns");
+			if (f->cpu_n[c])
+				hs_json_uint(&j, f->cpu_first[c]);
+			else
+				hs_json_null(&j);
+			hs_json_key(&j, "last_ns");
+			if (f->cpu_n[c])
+				hs_json_uint(&j, f->cpu_last[c]);
+			else
+				hs_json_null(&j);
+			hs_json_kuint(&j, "missed_events", f->cpu_missed[c]);
+			hs_json_obj_end(&j);
+		}
+		hs_json_arr_end(&j);
+		hs_json_kuint(&j, "missed_events", f->missed);
+		hs_json_kuint(&j, "missed_unknown", f->missed_unknown);
+		hs_json_key(&j, "wrapped");
+		if (f->wrapped < 0)
+			hs_json_null(&j);
+		else
+			hs_json_bool(&j, f->wrapped == 1);
+		json_i64_or_null(&j, "overwritten_since_previous", f->overwritten);
+		json_i64_or_null(&j, "chunks_dropped", f->chunks_dropped);
+		json_i64_or_null(&j, "events_lost", f->events_lost);
+		json_i64_or_null(&j, "bytes_lost_disk", f->bytes_lost_disk);
+		json_i64_or_null(&j, "events_dropped_for_disk", f->ring_dropped);
+		hs_json_key(&j, "problems");
+		hs_json_arr_begin(&j);
+		for (size_t p = 0; p < f->n_problems; p++)
+			hs_json_str(&j, f->problems[p]);
+		hs_json_arr_end(&j);
+		hs_json_obj_end(&j);
+	}
+	hs_json_arr_end(&j);
+	hs_json_key(&j, "run_notes");
+	hs_json_arr_begin(&j);
+	for (size_t i = 0; i < r->n_run_notes; i++)
+		hs_json_str(&j, r->run_notes[i]);
+	hs_json_arr_end(&j);
+	hs_json_kuint(&j, "events_not_kept", r->events_not_kept);
+	hs_json_kstr(&j, "rules", r->rules_path);
+	hs_json_kstr(&j, "rules_note", r->rules_note[0] ? r->rules_note : NULL);
+	hs_json_obj_end(&j);
+	hs_json_kbool(&j, "damaged", r->damaged);
+	hs_json_obj_end(&j);
+	hs_sb_putc(sb, '\n');
+}
+
+/* ---- HTML ---- */
+
+/* Text is valid UTF-8 already (rpt_clean_utf8); only the markup characters remain. */
+static void esc(hs_strbuf *sb, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<': hs_sb_append(sb, "&lt;"); break;
+		case '>': hs_sb_append(sb, "&gt;"); break;
+		case '&': hs_sb_append(sb, "&amp;"); break;
+		case '"': hs_sb_append(sb, "&quot;"); break;
+		case '\'': hs_sb_append(sb, "&#39;"); break;
+		default: hs_sb_putc(sb, *s);
+		}
+	}
+}
+
+static void svg_timeline(const rpt *r, hs_strbuf *sb)
+{
+	const double W = 900, left = 170, lane_h = 26;
+	uint64_t t0 = r->win_first, t1 = r->win_last > r->win_first ? r->win_last : r->win_first + 1;
+	double span = (double)(t1 - t0);
+	double H = 30 + lane_h * LANE_N;
+	hs_sb_printf(sb, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" role=\"img\" "
+			 "aria-label=\"timeline of the window\">\n",
+		     W + left + 20, H);
+	for (int l = 0; l < LANE_N; l++) {
+		double y = 20 + l * lane_h;
+		hs_sb_printf(sb, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" class=\"lane%d\"/>", left, y, W,
+			     lane_h - 4, l & 1);
+		hs_sb_printf(sb, "<text x=\"4\" y=\"%.0f\" class=\"ll\">%s</text>\n", y + 15, lane_names[l]);
+	}
+	/* per CPU holes where a file says the ring lost events are not located in time yet; the moment is */
+	for (size_t i = 0; i < r->n_events; i++) {
+		const rpt_event *e = &r->events[i];
+		double x = left + W * ((double)(e->ts - t0) / span);
+		double y = 20 + e->lane * lane_h;
+		char rel[32];
+		rpt_fmt_rel(r, e->ts, rel, sizeof rel);
+		hs_sb_printf(sb, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" class=\"tick%s\"><title>", x, x, y + 2,
+			     y + lane_h - 6, e->alert ? " alert" : "");
+		esc(sb, rel);
+		hs_sb_append(sb, " ");
+		esc(sb, e->system);
+		hs_sb_append(sb, "/");
+		esc(sb, e->name);
+		hs_sb_append(sb, ": ");
+		esc(sb, e->detail);
+		if (e->story) {
+			hs_sb_append(sb, " \xE2\x80\x94 ");
+			esc(sb, e->story);
+		}
+		hs_sb_append(sb, "</title></line>\n");
+	}
+	if (r->moment >= t0 && r->moment <= t1) {
+		double x = left + W * ((double)(r->moment - t0) / span);
+		hs_sb_printf(sb, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"12\" y2=\"%.0f\" class=\"moment\"><title>the moment</title></line>"
+				 "<text x=\"%.1f\" y=\"10\" class=\"ml\">moment</text>\n",
+			     x, x, H - 6, x - 20);
+	}
+	char a[32], b[32];
+	rpt_fmt_ts(t0, a, sizeof a);
+	rpt_fmt_ts(t1, b, sizeof b);
+	hs_sb_printf(sb, "<text x=\"%.0f\" y=\"%.0f\" class=\"ll\">%s s</text><text x=\"%.0f\" y=\"%.0f\" class=\"ll\" "
+			 "text-anchor=\"end\">%s s</text>\n</svg>\n",
+		     left, H - 2, a, left + W, H - 2, b);
+}
+
+void rpt_render_html(const rpt *r, hs_strbuf *sb)
+{
+	hs_sb_append(sb, "<!DOCTYPE html>\n<!-- hindsight report -->\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+			 "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
+			 "<title>hindsight report</title>\n<style>\n"
+			 "body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1150px;color:#222;padding:0 1em}\n"
+			 ".verdict{font-size:1.25em;background:#fff3f0;border-left:6px solid #c0392b;padding:.6em 1em}\n"
+			 ".verdict p{margin:.2em 0}.f{border:1px solid #ddd;border-radius:6px;margin:1em 0;padding:.5em 1em}\n"
+			 ".f h3{margin:.3em 0}.imp{color:#888;font-weight:normal;font-size:.85em}\n"
+			 "table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eee;padding:2px 6px;"
+			 "vertical-align:top;text-align:left;font-size:.9em}\n.story{color:#666;font-style:italic}\n"
+			 ".cov{background:#f6f8fa;border:1px solid #ccd;padding:.5em 1em}.warn{color:#b00;font-weight:bold}\n"
+			 "svg .lane0{fill:#fafafa}svg .lane1{fill:#f0f0f4}svg .ll{font:11px sans-serif;fill:#444}\n"
+			 "svg .tick{stroke:#2c6fbb;stroke-width:2}svg .tick.alert{stroke:#c0392b;stroke-width:3}\n"
+			 "svg .moment{stroke:#c0392b;stroke-dasharray:4 3;stroke-width:2}svg .ml{font:11px sans-serif;fill:#c0392b}\n"
+			 "</style></head><body>\n<h1>hindsight report</h1>\n<p>");
+	esc(sb, r->input);
+	hs_sb_append(sb, " (");
+	esc(sb, r->input_kind);
+	hs_sb_append(sb, ")</p>\n<div class=\"verdict\" id=\"verdict\">");
+	for (int i = 0; i < 2; i++)
+		if (r->verdict[i][0]) {
+			hs_sb_append(sb, "<p>");
+			esc(sb, r->verdict[i]);
+			hs_sb_append(sb, "</p>");
+		}
+	hs_sb_append(sb, "</div>\n");
+	char m[32];
+	rpt_fmt_ts(r->moment, m, sizeof m);
+	hs_sb_append(sb, "<h2>Timeline</h2>\n<p>Seconds of the ");
+	esc(sb, r->clock[0] ? r->clock : "trace's");
+	hs_sb_printf(sb, " trace clock; the dashed line is the moment (%s s). Hover a tick for its event and story.</p>\n", m);
+	svg_timeline(r, sb);
+	hs_sb_printf(sb, "<h2>Findings (%zu)</h2>\n", r->n_findings);
+	for (size_t k = 0; k < r->n_findings; k++) {
+		const rpt_finding *f = &r->findings[k];
+		hs_sb_printf(sb, "<div class=\"f\" id=\"finding-%zu\"><h3>%zu. ", k + 1, k + 1);
+		esc(sb, f->title);
+		hs_sb_append(sb, " <span class=\"imp\">[");
+		esc(sb, f->kind);
+		hs_sb_printf(sb, ", impact %d]</span></h3>\n<p>", f->impact);
+		esc(sb, f->text);
+		hs_sb_append(sb, "</p>\n");
+		if (f->n_notes) {
+			hs_sb_append(sb, "<ul>");
+			for (size_t i = 0; i < f->n_notes; i++) {
+				hs_sb_append(sb, "<li>");
+				esc(sb, f->notes[i]);
+				hs_sb_append(sb, "</li>");
+			}
+			hs_sb_append(sb, "</ul>\n");
+		}
+		if (f->n_ev) {
+			hs_sb_append(sb, "<table><tr><th>time</th><th>cpu</th><th>pid</th><th>task</th><th>event</th><th>what it "
+					 "says</th></tr>\n");
+			for (size_t i = 0; i < f->n_ev; i++) {
+				const rpt_event *e = &r->events[f->ev[i]];
+				char rel[32];
+				rpt_fmt_rel(r, e->ts, rel, sizeof rel);
+				hs_sb_printf(sb, "<tr><td>%s</td><td>%d</td><td>%d</td><td>", rel, e->cpu, e->pid);
+				esc(sb, e->comm);
+				hs_sb_append(sb, "</td><td>");
+				esc(sb, e->system);
+				hs_sb_append(sb, "/");
+				esc(sb, e->name);
+				hs_sb_append(sb, "</td><td>");
+				esc(sb, e->detail);
+				if (e->story) {
+					hs_sb_append(sb, "<br><span class=\"story\">");
+					esc(sb, e->story);
+					hs_sb_append(sb, "</span>");
+				}
+				hs_sb_append(sb, "</td></tr>\n");
+			}
+			hs_sb_append(sb, "</table>\n");
+		}
+		hs_sb_append(sb, "<p><b>Next:</b> ");
+		esc(sb, f->next);
+		hs_sb_append(sb, "</p></div>\n");
+	}
+	/* The coverage box: the text renderer's own lines, so both always say the same. */
+	hs_strbuf cov = {0};
+	char a[32], b[32];
+	rpt_fmt_ts(r->win_first, a, sizeof a);
+	rpt_fmt_ts(r->win_last, b, sizeof b);
+	hs_sb_printf(&cov, "window: %s .. %s s\n", a, b);
+	hs_sb_append(sb, "<h2>Coverage</h2>\n<div class=\"cov\" id=\"coverage\"><pre>");
+	hs_strbuf txt = {0};
+	rpt_render_text(r, &txt);
+	const char *c = strstr(hs_sb_cstr(&txt), "\nCOVERAGE");
+	esc(sb, c ? c + 1 : hs_sb_cstr(&cov));
+	hs_sb_free(&txt);
+	hs_sb_free(&cov);
+	hs_sb_append(sb, "</pre></div>\n</body></html>\n");
+}
