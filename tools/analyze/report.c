@@ -922,7 +922,7 @@ static void find_activity(rpt *r)
 		 "in the window; %zu program%s started.",
 		 total, total == 1 ? "" : "s");
 	snprintf(f->text, sizeof f->text, "Programs started (exec), grouped by file, with how they ended.");
-	snprintf(f->next, sizeof f->next, "nothing here points at a fault; the ring (snap.dat, analyze summary) has the rest");
+	snprintf(f->next, sizeof f->next, "nothing here points at a fault; the ring session's file (analyze summary) has the rest");
 	for (size_t k = 0; k < ng; k++) {
 		grp *p = &g[k];
 		hs_strbuf sb = {0};
@@ -1031,6 +1031,17 @@ static void build_findings(rpt *r, const uint64_t *execs, size_t n_execs)
 static void build_verdict(rpt *r)
 {
 	const rpt_finding *top = r->n_findings ? &r->findings[0] : NULL;
+	size_t opened = 0, unread = 0;
+	for (size_t i = 0; i < r->n_files; i++) {
+		opened += r->files[i].opened;
+		unread += !r->files[i].opened;
+	}
+	if (!opened) {
+		snprintf(r->verdict[0], sizeof r->verdict[0],
+			 "No verdict: none of the %zu trace file%s could be read (COVERAGE says why).", r->n_files,
+			 r->n_files == 1 ? "" : "s");
+		return;
+	}
 	if (top)
 		snprintf(r->verdict[0], sizeof r->verdict[0], "%s", top->verdict);
 	else
@@ -1048,6 +1059,10 @@ static void build_verdict(rpt *r)
 			 "the hit%s%s.",
 			 r->snapshot_no, r->trig_name, r->trig_kind, where, r->hits, r->hits == 1 ? "" : "s", r->detect_ms,
 			 r->taken_at[0] ? ", taken " : "", r->taken_at);
+	} else if (unread) {
+		snprintf(r->verdict[1], sizeof r->verdict[1],
+			 "Only part of the input was read: %zu of %zu trace files could not be (COVERAGE says which).", unread,
+			 r->n_files);
 	} else if (r->n_findings > 1 && top && top->impact >= 20) {
 		snprintf(r->verdict[1], sizeof r->verdict[1], "%zu more finding%s below.", r->n_findings - 1,
 			 r->n_findings == 2 ? "" : "s");
@@ -1177,7 +1192,7 @@ int analyze_report(const analyze_opts *o)
 		r->outdir = xstrdup(o->output ? o->output : o->file);
 	} else if (is_file(o->file)) {
 		if (!hs_tracedat_sniff(o->file)) {
-			fprintf(stderr, "analyze: %s is not a trace.dat (report reads snapshot folders, run folders and trace.dat "
+			fprintf(stderr, "analyze: %s is not a trace-cmd file (report reads snapshot folders, run folders and trace-cmd "
 					"files)\n",
 				o->file);
 			return HS_EXIT_USAGE;

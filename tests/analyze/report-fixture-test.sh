@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# report-fixture-test.sh: `analyze report` without root on the committed trace (tests/replay/fixture.dat):
+# the golden report.txt, report.json valid against schemas/report.schema.json, a self-contained report.html,
+# a truncated copy (exit 1, says what is missing, still reports the readable file beside it), bad paths (exit 2),
+# and a file that is not a report is never overwritten.
+# usage: report-fixture-test.sh ANALYZE SOURCE_DIR   (HS_UPDATE_GOLDEN=1 rewrites the golden)
+set -uo pipefail
+analyze=$(realpath "$1") src=$(realpath "$2")
+fixture=$src/tests/replay/fixture.dat
+golden=$src/tests/analyze/fixture.report.txt
+schema=$src/schemas/report.schema.json
+check=$src/tests/schema/check.mjs
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "report fixture test: FAIL: $*" >&2; exit 1; }
+
+# 1. The golden: run from the fixture's folder so the paths in the text are relative.
+mkdir "$tmp/out"
+(cd "$src/tests/replay" && "$analyze" report fixture.dat -o "$tmp/out" --rules ../../rules/stutter.yaml) >"$tmp/stdout.txt" 2>"$tmp/err.txt"
+rc=$?
+echo "exit: $rc" >>"$tmp/stdout.txt"
+if [[ ${HS_UPDATE_GOLDEN:-} == 1 ]]; then
+	cp "$tmp/stdout.txt" "$golden"
+	echo "updated $golden"
+fi
+diff -u "$golden" "$tmp/stdout.txt" || fail "stdout differs from $golden (HS_UPDATE_GOLDEN=1 to accept)"
+[[ $rc == 0 ]] || fail "exit $rc on the intact fixture"
+head -n -1 "$tmp/stdout.txt" | cmp -s - "$tmp/out/report.txt" || fail "report.txt is not what was printed"
+for f in report.txt report.json report.html; do [[ -s $tmp/out/$f ]] || fail "no $f"; done
+ls -A "$tmp/out" | grep -q '^\.' && fail "a temporary file was left: $(ls -A "$tmp/out")"
+sed -n 2p "$tmp/out/report.txt" | grep -q 'sh (pid 5112' || fail "the verdict does not name sh (pid 5112)"
+sed -n 2p "$tmp/out/report.txt" | grep -q 'status 3' || fail "the verdict does not give the exit status 3"
+grep -q '6 x /bin/true exec -> exit 0' "$tmp/out/report.txt" || fail "the six /bin/true runs are not collapsed"
+
+# 2. report.json against the schema; a broken copy must not pass (the check checks).
+if command -v node >/dev/null && [[ -d $src/tests/schema/node_modules ]]; then
+	node "$check" "$schema" "$tmp/out/report.json" >"$tmp/v.txt" || fail "schema check could not run"
+	grep -q $'\tvalid$' "$tmp/v.txt" || fail "report.json is not valid: $(cat "$tmp/v.txt")"
+	sed 's/"report_version": 1/"report_version": 2/' "$tmp/out/report.json" >"$tmp/bad.json"
+	node "$check" "$schema" "$tmp/bad.json" | grep -q $'\tinvalid' || fail "the schema accepts report_version 2"
+else
+	echo "report fixture test: note: node or tests/schema/node_modules missing, schema not checked"
+fi
+
+# 3. The HTML: one file, nothing fetched, the verdict in plain markup (no script needed).
+html=$tmp/out/report.html
+grep -qiE '<script|src=|href=|@import|url\(' "$html" && fail "report.html refers to something outside itself or has a script"
+grep -q '<div class="verdict" id="verdict"><p>No crash' "$html" || fail "report.html does not open with the verdict"
+grep -q '<svg' "$html" || fail "report.html has no timeline"
+
+# 4. A truncated copy: exit 1 and says what is missing.
+head -c 100000 "$fixture" >"$tmp/trunc.dat"
+"$analyze" report "$tmp/trunc.dat" --rules "$src/rules/stutter.yaml" >"$tmp/t.txt" 2>/dev/null
+rc=$?
+[[ $rc == 1 ]] || fail "a truncated trace exited $rc, not 1"
+grep -q 'NOT READ' "$tmp/t.txt" && grep -q 'PROBLEM: ' "$tmp/t.txt" || fail "the truncated trace's report does not say what is missing"
+sed -n 2p "$tmp/t.txt" | grep -q 'No verdict' || fail "a report with nothing read gives a verdict"
+# ... beside a readable one: the readable one is reported, the other is named as missing, exit 1.
+mkdir "$tmp/both"
+cp "$fixture" "$tmp/both/a.dat"
+cp "$tmp/trunc.dat" "$tmp/both/b.dat"
+"$analyze" report "$tmp/both" --rules "$src/rules/stutter.yaml" >"$tmp/b.txt" 2>/dev/null
+rc=$?
+[[ $rc == 1 ]] || fail "a folder with one damaged trace exited $rc, not 1"
+sed -n 2p "$tmp/b.txt" | grep -q 'status 3' || fail "the readable trace beside a damaged one is not reported"
+grep -q 'Only part of the input was read' "$tmp/b.txt" || fail "the verdict does not warn that part was unread"
+
+# 5. Bad paths: exit 2 with a clear message.
+"$analyze" report "$tmp/nonexistent" 2>"$tmp/e.txt" >/dev/null
+[[ $? == 2 ]] && grep -q 'no such file or folder' "$tmp/e.txt" || fail "an unknown path is not a clear exit-2 error"
+echo hello >"$tmp/plain.txt"
+"$analyze" report "$tmp/plain.txt" 2>"$tmp/e.txt" >/dev/null
+[[ $? == 2 ]] && grep -q 'not a trace-cmd file' "$tmp/e.txt" || fail "a text file is not refused with exit 2"
+
+# 6. A report.txt that is not ours stays untouched.
+mkdir "$tmp/keep"
+echo "my notes" >"$tmp/keep/report.txt"
+"$analyze" report "$fixture" -o "$tmp/keep" --rules "$src/rules/stutter.yaml" >/dev/null 2>"$tmp/e.txt"
+[[ $? == 2 ]] || fail "overwriting a foreign report.txt was not refused"
+[[ $(cat "$tmp/keep/report.txt") == "my notes" ]] || fail "a foreign report.txt was overwritten"
+echo "report fixture test: OK"
