@@ -451,10 +451,15 @@ static void settle_events(rpt *r)
 	size_t o = 0;
 	for (size_t i = 0; i < r->n_events; i++) {
 		rpt_event *e = &r->events[i];
-		if (o && r->events[o - 1].ts == e->ts && r->events[o - 1].pid == e->pid &&
-		    !strcmp(r->events[o - 1].name, e->name) && !strcmp(r->events[o - 1].system, e->system))
-			continue;
-		r->events[o++] = *e;
+		/* Two sessions that record one event stamp it a few microseconds apart. */
+		bool dup = false;
+		for (size_t k = o; k-- > 0 && e->ts - r->events[k].ts < 200000u && !dup;) {
+			const rpt_event *p = &r->events[k];
+			dup = p->file != e->file && p->pid == e->pid && !strcmp(p->name, e->name) &&
+			      !strcmp(p->system, e->system) && !strcmp(p->detail, e->detail);
+		}
+		if (!dup)
+			r->events[o++] = *e;
 	}
 	r->n_events = o;
 	for (size_t i = 0; i < r->n_events; i++) {
@@ -613,9 +618,11 @@ static void find_crashes(rpt *r)
 		bool core = rpt_sig_action(e->v[0]) == ACT_CORE;
 		char sb[24], when[32];
 		const char *sig = rpt_sig_name(e->v[0], sb, sizeof sb);
-		/* one finding per program and signal: repeats become notes */
+		/* one finding per program and signal: repeats become notes; the trigger's own hit always has its own */
 		rpt_finding *same = NULL;
-		for (size_t k = 0; k < r->n_findings; k++)
+		bool the_hit = r->has_trigger && e->pid == r->hit_pid && e->ts + 1000000u >= r->first_hit_ns &&
+			       e->ts <= r->first_hit_ns + 1000000u;
+		for (size_t k = 0; k < r->n_findings && !the_hit; k++)
 			if (!strcmp(r->findings[k].kind, core ? "crash" : "killed") && r->findings[k].ev &&
 			    !strcmp(r->events[r->findings[k].ev[0]].comm, e->comm) &&
 			    r->events[r->findings[k].ev[0]].v[0] == e->v[0])
@@ -722,13 +729,12 @@ static void find_oom(rpt *r)
 			if (p->shape == SH_CONSOLE && strstr(p->detail, "Killed process") && !killed_line)
 				killed_line = p->detail;
 		}
-		double mb = (double)e->v[1] * 4096.0 / 1048576.0;
+		double mb = (double)e->v[1] / 1024.0; /* mark_victim's rss fields are kB (the kernel converts the page counts) */
 		char tail[64] = "";
 		if (later[0])
 			snprintf(tail, sizeof tail, "; it exited %s later", later);
 		snprintf(f->verdict, sizeof f->verdict,
-			 "The OOM killer killed %s (pid %" PRId64 ") at %s s%s: it held %.1f MB of anonymous memory (at 4 KiB "
-			 "pages)%s.",
+			 "The OOM killer killed %s (pid %" PRId64 ") at %s s%s: it held %.1f MB of anonymous memory%s.",
 			 e->subject, e->v[0], when, memcg ? ", its memory cgroup was at its limit" : ", memory had run out", mb,
 			 tail);
 		snprintf(f->title, sizeof f->title, "OOM kill: %s (pid %" PRId64 ")%s", e->subject, e->v[0],
@@ -1011,12 +1017,24 @@ static void build_findings(rpt *r, const uint64_t *execs, size_t n_execs)
 		    "the events' stories below and the catalog entry for them");
 	find_storm(r, execs, n_execs);
 	find_activity(r);
-	/* A snapshot's trigger says which finding the moment is about. */
-	for (size_t k = 0; k < r->n_findings && r->has_trigger && r->hit_pid >= 0; k++) {
+	/* A snapshot's trigger says which finding the moment is about (its hit's time and pid).
+	 * A snapshot's key-event file may hold the whole run so far: findings well
+	 * before the moment are earlier history and rank below it. */
+	for (size_t k = 0; k < r->n_findings && r->has_trigger && r->first_hit_ns; k++) {
 		rpt_finding *f = &r->findings[k];
-		if (f->pid == r->hit_pid && f->impact >= 20 && f->ts + 5000000000ull >= r->first_hit_ns &&
-		    f->ts <= r->first_hit_ns + 5000000000ull)
+		if (f->impact < 20 || !f->ts)
+			continue;
+		bool near = f->ts + 2000000000ull >= r->first_hit_ns && f->ts <= r->first_hit_ns + 2000000000ull;
+		bool at = f->ts + 1000000u >= r->first_hit_ns && f->ts <= r->first_hit_ns + 1000000u;
+		if (near && (at || (r->hit_pid >= 0 && f->pid == r->hit_pid))) {
 			f->impact = f->impact < 101 ? 101 : f->impact;
+		} else if (f->ts + 2000000000ull < r->first_hit_ns) {
+			char t[sizeof f->title + 64];
+			snprintf(t, sizeof t, "Earlier (%.1f s before the moment): %s",
+				 (double)(r->first_hit_ns - f->ts) / 1e9, f->title);
+			snprintf(f->title, sizeof f->title, "%.*s", (int)(sizeof f->title - 1), t);
+			f->impact = f->impact > 60 ? f->impact - 50 : 10;
+		}
 	}
 	for (size_t k = 0; k < r->n_findings; k++) {
 		rpt_finding *f = &r->findings[k];

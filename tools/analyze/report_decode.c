@@ -178,8 +178,8 @@ bool rpt_decode(const hs_tracedat_record *r, rpt_shape sh, rpt_event *e)
 		e->v[0] = a;
 		e->v[1] = b;
 		snprintf(e->detail, sizeof e->detail,
-			 "OOM killer chose %s (pid %" PRId64 "): anon_rss %" PRId64 ", file_rss %" PRId64 ", shmem_rss %" PRId64
-			 " pages",
+			 "OOM killer chose %s (pid %" PRId64 "): anon_rss %" PRId64 " kB, file_rss %" PRId64 " kB, shmem_rss %" PRId64
+			 " kB",
 			 e->subject, a, b, c, d);
 		return true;
 	case SH_FAULT:

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# report-test.sh: `analyze report` on snapshots the engine takes by itself of real incidents: a segfault (hs_segv),
+# a crash of a program with a hostile name beside an exec of a file whose name is not UTF-8, an OOM kill in a
+# 32 MB memory cgroup and a 240 Hz frame loop's 100 ms frame. Each verdict must name the process and the cause
+# within the report's first three lines; report.json must validate; report.html must hold no unescaped payload.
+# usage: report-test.sh ENGINE PROFILE ANALYZE SEGV FRAMELOOP SOURCE_DIR
+#   (root; the profile is tests/ftrace/report.yaml, instances hindsight_test_rpt_*)
+# HS_TEST_START_TIMEOUT (s, default 90): how long the engine may take to start (sanitizer builds are slow).
+set -uo pipefail
+ulimit -c 0
+engine=$1 profile=$2 analyze=$3 segv=$4 frameloop=$5 src=$6
+instances=(hindsight_test_rpt_ring hindsight_test_rpt_keys hindsight_test_rpt_keys_trg)
+tracing=/sys/kernel/tracing
+[[ -d $tracing/instances ]] || mount -t tracefs nodev $tracing
+cgroot=/sys/fs/cgroup/memory # cgroup v1 on these VMs
+[[ -d $cgroot ]] || cgroot=/sys/fs/cgroup
+cg=$cgroot/hindsight_test_rpt_oom_$$
+tmp=$(mktemp -d)
+epid=
+limit=${HS_TEST_START_TIMEOUT:-90}
+hostile='<b>x&"'"'"'<i>' # no '/': it is a file name too; a comm is at most 15 bytes
+badname=$'bad\xff\xfename'
+
+held() { local l=/run/hindsight/$1.lock; [[ -f $l ]] && grep -q ":$(stat -c %i "$l") " /proc/locks; }
+cleanup() {
+	[[ -n $epid ]] && { kill -9 "$epid" 2>/dev/null; wait "$epid" 2>/dev/null; }
+	if [[ -d $cg ]]; then
+		while read -r p; do kill -9 "$p" 2>/dev/null; done <"$cg/cgroup.procs"
+		sleep 0.2
+		rmdir "$cg"
+	fi
+	for i in "${instances[@]}"; do [[ -d $tracing/instances/$i ]] && ! held "$i" && rmdir "$tracing/instances/$i"; done
+	[[ -n ${HS_REPORT_KEEP:-} && -n ${dir:-} && -d $tmp/$dir ]] && cp -r "$tmp/$dir" "$HS_REPORT_KEEP"
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "report test: FAIL: $*" >&2; [[ -f $tmp/out.txt ]] && grep '^engine' "$tmp/out.txt" | tail -30; exit 1; }
+[[ $(id -u) == 0 ]] || { echo "report test: SKIP: not root"; exit 77; }
+for i in "${instances[@]}"; do held "$i" && { echo "report test: SKIP: $i is held by a running recorder"; exit 77; }; done
+cd "$tmp" || exit 1
+
+folders() { ls -d "$dir"/snapshots/[0-9]*-"$1" 2>/dev/null | wc -l; }
+wait_folders() { # N SECONDS TRIGGER
+	for _ in $(seq $(($2 * 10))); do
+		(($(folders "$3") >= $1)) && return 0
+		kill -0 "$epid" 2>/dev/null || fail "engine exited while waiting for a $3 snapshot"
+		sleep 0.1
+	done
+	return 1
+}
+
+"$engine" --rules "$profile" >out.txt 2>&1 &
+epid=$!
+for _ in $(seq $((limit * 10))); do
+	grep -q '^engine: recording' out.txt && break
+	kill -0 "$epid" 2>/dev/null || fail "engine exited early"
+	sleep 0.1
+done
+grep -q '^engine: recording' out.txt || fail "engine did not start recording within $limit s"
+dir=$(sed -n 's/^engine: run folder \(.*\) (pid.*/\1/p' out.txt)
+[[ -d $dir ]] || fail "no run folder"
+
+# 1. A real NULL dereference. (Other programs on the machine may crash too: each snapshot is found by its pid.)
+"$segv" 2>/dev/null &
+segv_pid=$!
+wait $segv_pid
+wait_folders 1 $limit crash || fail "no crash snapshot after a segfault"
+sleep 1.5 # past post_delay: the next crash gets a snapshot of its own
+n=$(folders crash)
+# 2. An exec of a file whose name is not UTF-8, then a crash of a program named like markup.
+cp /bin/true "$tmp/$badname"
+"$tmp/$badname" || fail "cannot run $tmp/$badname"
+cp "$segv" "$tmp/$hostile"
+"$tmp/$hostile" 2>/dev/null &
+hostile_pid=$!
+wait $hostile_pid
+wait_folders $((n + 1)) $limit crash || fail "no second crash snapshot"
+sleep 1.5
+# 3. An OOM kill in a memory cgroup of 32 MB.
+mkdir "$cg" || fail "cannot create memory cgroup $cg"
+if [[ -f $cg/memory.limit_in_bytes ]]; then echo 32M >"$cg/memory.limit_in_bytes"; else echo 32M >"$cg/memory.max"; fi
+sh -c "echo \$\$ > $cg/cgroup.procs; exec tail /dev/zero" 2>/dev/null &
+oom_pid=$!
+wait $oom_pid
+[[ $? == 137 ]] || fail "the memory hog was not OOM-killed"
+rmdir "$cg"
+wait_folders 1 $limit oom-kill || fail "no oom-kill snapshot after an OOM kill"
+# 4. A 240 Hz frame loop with one 100 ms frame (real-time priority: only the hitch it makes).
+rt=()
+command -v chrt >/dev/null && chrt -f 10 true 2>/dev/null && rt=(chrt -f 10)
+"${rt[@]}" "$frameloop" 240 720 360 100 Frame >frames.txt &
+frame_pid=$!
+wait $frame_pid || fail "frameloop failed"
+wait_folders 1 $limit hitch || fail "no hitch snapshot for a 100 ms frame"
+sleep 1
+kill -INT "$epid"
+wait "$epid"
+rc=$?
+epid=
+[[ $rc == 0 ]] || fail "engine exited $rc after SIGINT"
+
+validate() { # report.json must pass the schema and be UTF-8; report.html and .txt UTF-8 too
+	local d=$1
+	for f in report.txt report.json report.html; do
+		[[ -s $d/$f ]] || fail "$d/$f missing"
+		iconv -f UTF-8 -t UTF-8 "$d/$f" >/dev/null 2>&1 || fail "$d/$f is not valid UTF-8"
+	done
+	if command -v node >/dev/null && [[ -d $src/tests/schema/node_modules ]]; then
+		node "$src/tests/schema/check.mjs" "$src/schemas/report.schema.json" "$d/report.json" | grep -q $'\tvalid$' ||
+			fail "$d/report.json does not validate: $(node "$src/tests/schema/check.mjs" "$src/schemas/report.schema.json" "$d/report.json")"
+	fi
+	grep -qiE '<script|src=|href=' "$d/report.html" && fail "$d/report.html has a script or an outside reference"
+	return 0
+}
+report() { # FOLDER: runs analyze report, prints the first three lines
+	"$analyze" report "$1" >"$1.stdout" 2>"$1.stderr"
+	local rc=$?
+	[[ $rc == 0 ]] || fail "analyze report $1 exited $rc: $(cat "$1.stderr")"
+	validate "$1"
+	head -3 "$1/report.txt"
+}
+# The snapshot of TRIGGER whose report names (pid PID) in its first three lines; prints those lines.
+pick() { # TRIGGER PID
+	local d h
+	for d in $(ls -d "$dir"/snapshots/[0-9]*-"$1" | sort); do
+		h=$(report "$d") || exit 1
+		if grep -q "(pid $2)" <<<"$h"; then
+			echo "$d"
+			echo "$h"
+			return 0
+		fi
+		echo "$d: $h" >>others.txt
+	done
+	echo "report test: FAIL: no $1 snapshot's verdict names pid $2; the verdicts were:" >&2
+	cat others.txt >&2
+	exit 1
+}
+
+out=$(pick crash "$segv_pid") || fail "crash"
+echo "$out"
+head3=$(sed 1d <<<"$out")
+grep -q "hs_segv (pid $segv_pid) crashed with SIGSEGV" <<<"$head3" || fail "the crash verdict does not name hs_segv and SIGSEGV"
+grep -q 'NULL-pointer access' <<<"$head3" || fail "the crash verdict does not say NULL-pointer access"
+
+out=$(pick crash "$hostile_pid") || fail "hostile crash"
+echo "$out"
+c2=$(head -1 <<<"$out")
+head3=$(sed 1d <<<"$out")
+grep -qF "$hostile (pid $hostile_pid) crashed with SIGSEGV" <<<"$head3" || fail "the second crash's verdict does not name $hostile and SIGSEGV"
+grep -qF '<b>x' "$c2/report.html" && fail "report.html holds the hostile name unescaped"
+grep -qF '&lt;b&gt;x&amp;&quot;&#39;&lt;i&gt;' "$c2/report.html" || fail "report.html lacks the escaped hostile name"
+grep -qF $'bad\xef\xbf\xbd\xef\xbf\xbdname' "$c2/report.txt" || fail "the non-UTF-8 file name is not shown with U+FFFD"
+
+out=$(pick oom-kill "$oom_pid") || fail "oom"
+echo "$out"
+head3=$(sed 1d <<<"$out")
+grep -q "OOM killer killed tail (pid $oom_pid)" <<<"$head3" || fail "the OOM verdict does not name tail"
+grep -q 'memory cgroup' <<<"$head3" || fail "the OOM verdict does not say memory cgroup"
+
+out=$(pick hitch "$frame_pid") || fail "hitch"
+echo "$out"
+head3=$(sed 1d <<<"$out")
+grep -qE "A frame of Frame in hs_frameloop \(pid $frame_pid\) took (9[5-9]|[1-3][0-9][0-9])\.[0-9] ms" <<<"$head3" ||
+	fail "the hitch verdict does not give hs_frameloop's ~100 ms frame"
+
+# The run folder itself: its final rings, its counters and its snapshots listed.
+"$analyze" report "$dir" >run.stdout 2>run.stderr || fail "analyze report on the run folder exited $?: $(cat run.stderr)"
+validate "$dir"
+grep -q 'snapshot .* by trigger oom-kill' "$dir/report.txt" || fail "the run report does not list the snapshots"
+echo "report test: OK"

@@ -1,0 +1,11 @@
+# Issue 13 (root, tracefs): analyze report on snapshots the engine took by itself of a real segfault, a crash of a
+# program with a hostile name (HTML escaping) beside a non-UTF-8 exec, an OOM kill in a memory cgroup and a frame
+# hitch: each verdict names the process and the cause in the first three lines; report.json validates.
+# Instances hindsight_test_rpt_*.
+if(TARGET hs::tracefs)
+  add_test(NAME ftrace:report
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/report-test.sh $<TARGET_FILE:engine> ${CMAKE_CURRENT_LIST_DIR}/report.yaml
+                   $<TARGET_FILE:analyze> $<TARGET_FILE:hs_segv> $<TARGET_FILE:hs_frameloop> ${PROJECT_SOURCE_DIR})
+  set_tests_properties(ftrace:report PROPERTIES TIMEOUT 600 RUN_SERIAL ON SKIP_RETURN_CODE 77)
+endif()
+add_test(NAME "rulecheck_clean:tests/ftrace/report.yaml" COMMAND rulecheck --strict ${CMAKE_CURRENT_LIST_DIR}/report.yaml)
