@@ -848,6 +848,12 @@ static void find_activity(rpt *r)
 	grp g[32];
 	size_t ng = 0, total = 0;
 	rpt_finding *bad = NULL;
+	struct {
+		char who[64], file[64];
+		int64_t st, pid;
+		size_t n;
+	} bads[16];
+	size_t n_bads = 0, n_bad_more = 0;
 	for (size_t i = 0; i < r->n_events; i++) {
 		const rpt_event *e = &r->events[i];
 		if (e->shape != SH_EXEC)
@@ -905,17 +911,41 @@ static void find_activity(rpt *r)
 					snprintf(bad->next, sizeof bad->next, "the program's own log or stderr for what status %" PRId64
 						 " means", st);
 				} else {
-					add_note(bad, "also: %s (pid %" PRId64 ", %s) exited with status %" PRId64,
-						 r->events[x].subject[0] ? r->events[x].subject : e->comm, e->v[0], e->subject, st);
+					/* repeats of one program and status are counted, not listed */
+					const char *who = r->events[x].subject[0] ? r->events[x].subject : e->comm;
+					size_t b = 0;
+					while (b < n_bads && (strcmp(bads[b].who, who) || bads[b].st != st))
+						b++;
+					if (b == n_bads && n_bads < 16) {
+						snprintf(bads[b].who, sizeof bads[b].who, "%s", who);
+						snprintf(bads[b].file, sizeof bads[b].file, "%s", e->subject);
+						bads[b].st = st;
+						bads[b].pid = e->v[0];
+						bads[b].n = 0;
+						n_bads++;
+					}
+					if (b < n_bads)
+						bads[b].n++;
+					n_bad_more++;
 				}
-				add_ev(bad, i);
-				add_ev(bad, x);
+				if (bad->n_ev < 6) {
+					add_ev(bad, i);
+					add_ev(bad, x);
+				}
 			}
 		} else if (how < 0) {
 			p->killed++;
 		} else {
 			p->other++;
 		}
+	}
+	for (size_t b = 0; b < n_bads && bad; b++)
+		add_note(bad, "also: %zu x %s (%s) exited with status %" PRId64 "%s%" PRId64 ")", bads[b].n, bads[b].who,
+			 bads[b].file, bads[b].st, bads[b].n == 1 ? " (pid " : " (the first pid ", bads[b].pid);
+	if (bad && n_bad_more) {
+		char t[sizeof bad->title + 64];
+		snprintf(t, sizeof t, "%s, and %zu more non-zero exit%s", bad->title, n_bad_more, n_bad_more == 1 ? "" : "s");
+		snprintf(bad->title, sizeof bad->title, "%.*s", (int)(sizeof bad->title - 1), t);
 	}
 	if (!total)
 		return;
@@ -1173,6 +1203,35 @@ static void add_folder_traces(rpt *r, const char *dir)
 	}
 }
 
+static void rpt_free(rpt *r)
+{
+	for (size_t i = 0; i < r->n_files; i++) {
+		rpt_file *f = &r->files[i];
+		free(f->path);
+		free(f->name);
+		free(f->session);
+		free(f->cpu_first);
+		free(f->cpu_last);
+		free(f->cpu_n);
+		free(f->cpu_missed);
+		for (size_t p = 0; p < f->n_problems; p++)
+			free(f->problems[p]);
+		free(f->problems);
+	}
+	for (size_t k = 0; k < r->n_findings; k++) {
+		free(r->findings[k].ev);
+		for (size_t i = 0; i < r->findings[k].n_notes; i++)
+			free(r->findings[k].notes[i]);
+		free(r->findings[k].notes);
+	}
+	free(r->findings);
+	free(r->files);
+	free(r->events);
+	free(r->outdir);
+	free(r->rules_path);
+	free(r);
+}
+
 int analyze_report(const analyze_opts *o)
 {
 	rpt *r = xcalloc(1, sizeof *r);
@@ -1205,6 +1264,7 @@ int analyze_report(const analyze_opts *o)
 				o->file);
 			free(snapjson);
 			free(runjson);
+			rpt_free(r);
 			return HS_EXIT_USAGE;
 		}
 		r->outdir = xstrdup(o->output ? o->output : o->file);
@@ -1213,6 +1273,7 @@ int analyze_report(const analyze_opts *o)
 			fprintf(stderr, "analyze: %s is not a trace-cmd file (report reads snapshot folders, run folders and trace-cmd "
 					"files)\n",
 				o->file);
+			rpt_free(r);
 			return HS_EXIT_USAGE;
 		}
 		r->input_kind = "trace";
@@ -1225,12 +1286,14 @@ int analyze_report(const analyze_opts *o)
 		r->outdir = o->output ? xstrdup(o->output) : dir_of(o->file);
 	} else {
 		fprintf(stderr, "analyze: %s: no such file or folder\n", o->file);
+		rpt_free(r);
 		return HS_EXIT_USAGE;
 	}
 	free(snapjson);
 	free(runjson);
 	if (o->output && !is_dir(o->output)) {
 		fprintf(stderr, "analyze: -o %s: not a folder\n", o->output);
+		rpt_free(r);
 		return HS_EXIT_USAGE;
 	}
 
@@ -1300,5 +1363,6 @@ int analyze_report(const analyze_opts *o)
 	free(c.cat);
 	free(c.execs);
 	analyze_free_rules(&rules);
+	rpt_free(r);
 	return rc;
 }
