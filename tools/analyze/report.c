@@ -1005,6 +1005,14 @@ static void find_hitch(rpt *r)
 	rpt_finding *f = new_finding(r, "frame-hitch", 99, r->first_hit_ns, (int)r->hit_pid);
 	if (!f)
 		return;
+	/* the slice starts that bound the long frame, and the engine's marker */
+	uint64_t from = r->first_hit_ns - (uint64_t)(r->frame_ms * 1e6) - 2000000u;
+	for (size_t i = 0; i < r->n_events; i++) {
+		const rpt_event *e = &r->events[i];
+		if (e->shape == SH_MARKER && e->ts >= from && e->ts <= r->first_hit_ns + 2000000000ull &&
+		    ((e->v[0] && e->pid == r->hit_pid && e->ts <= r->first_hit_ns + 1000000u) || !e->v[0]))
+			add_ev(f, i);
+	}
 	double x = r->median_ms > 0 ? r->frame_ms / r->median_ms : 0;
 	snprintf(f->verdict, sizeof f->verdict,
 		 "A frame of %s in %s%s(pid %" PRId64 ") took %.1f ms at %s s (median %.1f ms, %.0fx).",

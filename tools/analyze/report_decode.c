@@ -241,8 +241,10 @@ bool rpt_decode(const hs_tracedat_record *r, rpt_shape sh, rpt_event *e)
 		return e->detail[0] != '\0';
 	case SH_MARKER:
 		hs_tracedat_field_str(r, "buf", s1, sizeof s1);
-		if (strncmp(s1, "hindsight:", 10) != 0)
-			return false; /* the engine's trigger marker only, not every frame marker */
+		/* the engine's trigger marker, and the starts of atrace slices (frame starts) */
+		if (strncmp(s1, "hindsight:", 10) != 0 && strncmp(s1, "B|", 2) != 0)
+			return false;
+		e->v[0] = s1[0] == 'B';
 		rpt_clean_utf8(s1, e->detail, sizeof e->detail);
 		return true;
 	case SH_HANG:
