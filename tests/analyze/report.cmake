@@ -1,6 +1,6 @@
 # analyze report without root (issue 13): the committed trace.dat fixture against a golden report.txt, the JSON
 # schema, the HTML's self-containment, a truncated copy (exit 1) and bad paths (exit 2). Included by
-# tools/analyze/CMakeLists.txt.
+# tests/ftrace/report.cmake.
 if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND NOT CMAKE_CROSSCOMPILING)
   add_test(NAME analyze:report_fixture
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/report-fixture-test.sh $<TARGET_FILE:analyze> ${PROJECT_SOURCE_DIR})

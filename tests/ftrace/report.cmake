@@ -9,3 +9,6 @@ if(TARGET hs::tracefs)
   set_tests_properties(ftrace:report PROPERTIES TIMEOUT 600 RUN_SERIAL ON SKIP_RETURN_CODE 77)
 endif()
 add_test(NAME "rulecheck_clean:tests/ftrace/report.yaml" COMMAND rulecheck --strict ${CMAKE_CURRENT_LIST_DIR}/report.yaml)
+# The unprivileged half (tests/analyze/report.cmake: the fixture golden, schema, HTML, damaged input) rides here
+# because tests/CMakeLists.txt does not include tests/analyze/ yet (tests are registered only under tests/).
+include(${PROJECT_SOURCE_DIR}/tests/analyze/report.cmake)
