@@ -19,7 +19,12 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-fail() { echo "triggers test: FAIL: $*" >&2; [[ -f $tmp/out.txt ]] && grep '^engine' "$tmp/out.txt" | tail -30; exit 1; }
+fail() {
+	echo "triggers test: FAIL: $*" >&2
+	[[ -n ${dir:-} ]] && ls "$dir/snapshots" >&2
+	[[ -f $tmp/out.txt ]] && grep '^engine' "$tmp/out.txt" | tail -30
+	exit 1
+}
 [[ $(id -u) == 0 ]] || fail "must run as root"
 command -v jq >/dev/null || { echo "triggers test: SKIP: no jq"; exit 77; }
 command -v trace-cmd >/dev/null || { echo "triggers test: SKIP: no trace-cmd"; exit 77; }

@@ -99,6 +99,10 @@ typedef struct {
 	uint64_t trigger_events_lost;
 	uint64_t snapshots, snapshot_events, snapshot_entries; /* buffering: last snapshot */
 	double snapshot_s;        /* buffering: last snapshot's wall time, drain + write */
+	/* buffering, last snapshot, per CPU [cpus]: the trace-clock times of the
+	 * oldest and newest event it kept (both 0: the CPU kept none). NULL where
+	 * the backend does not know (ETW). */
+	const uint64_t *snapshot_cpu_first_ns, *snapshot_cpu_last_ns;
 	/* buffering, last snapshot: raw ring bytes drained, the .dat's size, and
 	 * what was left out (the oldest) because the disk was full or a CPU held
 	 * more than libtracecmd can write (snapshot_events counts what was kept:

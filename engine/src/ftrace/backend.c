@@ -139,9 +139,14 @@ static hs_status setup_session(hs_backend *b, session *s)
 	s->st.kernel_name = name;
 	s->st.mode = rs->mode;
 	s->st.cpus = b->cpus;
-	if (!(s->cpu = calloc(b->cpus, sizeof(*s->cpu))) ||
+	if (!(s->cpu = calloc(b->cpus, sizeof(*s->cpu))) || !(s->snap_first_ns = calloc(b->cpus, sizeof(uint64_t))) ||
+	    !(s->snap_last_ns = calloc(b->cpus, sizeof(uint64_t))) ||
 	    !(s->output = hs_ftrace_path_join(b->run_dir, rs->output)))
 		return HS_ENOMEM;
+	if (rs->mode == HS_MODE_BUFFERING) {
+		s->st.snapshot_cpu_first_ns = s->snap_first_ns;
+		s->st.snapshot_cpu_last_ns = s->snap_last_ns;
+	}
 	if ((st = hs_ftrace_remove_stale(name, "engine", b->msg)) != HS_OK)
 		return st;
 	s->inst = tracefs_instance_create(name);
@@ -1056,6 +1061,8 @@ static void ftrace_free(hs_backend *b)
 				free(s->sc[c].chunk_bytes);
 		free(s->sc);
 		free(s->cpu);
+		free(s->snap_first_ns);
+		free(s->snap_last_ns);
 		free(s->output);
 		free(s->chunk_dir);
 		hs_ftrace_events_free(&s->ev);

@@ -30,6 +30,7 @@ typedef struct {
 	struct tracefs_instance *inst;
 	hs_session_status st;
 	hs_cpu_stats *cpu;
+	uint64_t *snap_first_ns, *snap_last_ns; /* buffering: [cpus], the last snapshot's window per CPU */
 	char *output;    /* run_dir/output */
 	char *chunk_dir; /* file-circular: run_dir/.<output>.chunks */
 	stream_cpu *sc;  /* file-circular: [cpus] */

@@ -104,6 +104,28 @@ static uint64_t page_ts(const cpu_job *j, uint64_t page)
 	return ts;
 }
 
+/* The window CPU j's kept pages [first, npages) cover: the first kept event's
+ * time and the last one's (walked in the last page that has events). */
+static void kept_window(const cpu_job *j, struct kbuffer *kb, uint64_t *from, uint64_t *to)
+{
+	*from = *to = 0;
+	if (!j->map || !kb)
+		return;
+	uint64_t p = j->first, q = j->npages;
+	while (p < q && !j->counts[p])
+		p++;
+	while (q > p && !j->counts[q - 1])
+		q--;
+	if (p >= q)
+		return;
+	unsigned long long ts;
+	if (kbuffer_load_subbuffer(kb, (void *)(j->map + p * j->b->subbuf)) >= 0 && kbuffer_read_event(kb, &ts))
+		*from = ts;
+	if (kbuffer_load_subbuffer(kb, (void *)(j->map + (q - 1) * j->b->subbuf)) >= 0)
+		for (void *d = kbuffer_read_event(kb, &ts); d; d = kbuffer_next_event(kb, &ts))
+			*to = ts;
+}
+
 /* The first page of `j` whose timestamp is at least `t` (pages are in time order). */
 static uint64_t first_at(const cpu_job *j, uint64_t t)
 {
@@ -388,6 +410,16 @@ static void *snapshot_thread(void *arg)
 	s->st.snapshot_events_dropped = st == HS_OK ? events - kept_events : events;
 	s->st.snapshot_file_bytes = st == HS_OK ? o.file_bytes : 0;
 	s->st.snapshot_s = hs_ftrace_now_s() - t0;
+	{
+		struct kbuffer *kb = kbuffer_alloc(KBUFFER_LSIZE_SAME_AS_HOST, KBUFFER_ENDIAN_SAME_AS_HOST);
+		for (unsigned c = 0; c < b->cpus; c++) {
+			s->snap_first_ns[c] = s->snap_last_ns[c] = 0;
+			if (st == HS_OK)
+				kept_window(&jobs[c], kb, &s->snap_first_ns[c], &s->snap_last_ns[c]);
+		}
+		if (kb)
+			kbuffer_free(kb);
+	}
 	if (st == HS_OK && kept_bytes < bytes) {
 		uint64_t kept_from = UINT64_MAX, newest = 0;
 		for (unsigned c = 0; c < b->cpus; c++)

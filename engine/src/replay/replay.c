@@ -57,6 +57,7 @@ typedef struct {
 	const hs_plan_session *ps;
 	hs_session_status st;
 	hs_cpu_stats *cpu; /* [b->cpus] */
+	uint64_t *snap_first_ns, *snap_last_ns; /* buffering: [cpus], the last snapshot's window per CPU */
 	char *output;      /* run_dir/<output>.jsonl */
 	FILE *stream;      /* file-circular: the key events so far */
 	/* buffering: the records in the emulated ring, oldest first, at most
@@ -537,8 +538,13 @@ static hs_status rp_start(const hs_plan *plan, const char *run_dir, const hs_bac
 	for (size_t i = 0; i < r->n; i++) {
 		rp_session *s = &r->s[i];
 		const hs_session *rs = s->ps->session;
-		if (!(s->cpu = calloc(r->cpus, sizeof(*s->cpu))))
+		if (!(s->cpu = calloc(r->cpus, sizeof(*s->cpu))) || !(s->snap_first_ns = calloc(r->cpus, sizeof(uint64_t))) ||
+		    !(s->snap_last_ns = calloc(r->cpus, sizeof(uint64_t))))
 			goto fail;
+		if (rs->mode == HS_MODE_BUFFERING) {
+			s->st.snapshot_cpu_first_ns = s->snap_first_ns;
+			s->st.snapshot_cpu_last_ns = s->snap_last_ns;
+		}
 		s->st.name = rs->name;
 		s->st.kernel_name = rs->logger_name;
 		s->st.mode = rs->mode;
@@ -831,6 +837,16 @@ static hs_status rp_snapshot(hs_backend *bh, size_t session, const char *path, b
 	for (unsigned c = 0; c < r->cpus; c++) {
 		s->cpu[c].read += s->cpu[c].entries;
 		s->cpu[c].entries = 0;
+		s->snap_first_ns[c] = s->snap_last_ns[c] = 0;
+	}
+	/* The window each CPU's part covers (records are in time order). */
+	for (size_t k = 0; k < s->win_len; k++) {
+		const rp_rec *rec = rec_at(r, s->win[s->win_head + k]);
+		if (rec->cpu >= r->cpus)
+			continue;
+		if (!s->snap_first_ns[rec->cpu])
+			s->snap_first_ns[rec->cpu] = rec->ts_ns;
+		s->snap_last_ns[rec->cpu] = rec->ts_ns;
 	}
 	fprintf(r->msg, "engine: replay: ring %s saved to %s: %zu events\n", s->ps->session->name, out, s->win_len);
 	fflush(r->msg);
@@ -980,6 +996,8 @@ static void rp_free(hs_backend *bh)
 		if (r->s[i].stream)
 			fclose(r->s[i].stream);
 		free(r->s[i].cpu);
+		free(r->s[i].snap_first_ns);
+		free(r->s[i].snap_last_ns);
 		free(r->s[i].output);
 		free(r->s[i].win);
 	}

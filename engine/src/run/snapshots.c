@@ -212,6 +212,19 @@ static void json_session(hs_snapshots *sn, hs_json *j, size_t i, const hs_sessio
 		hs_json_double(j, s->snapshot_s, 3);
 		/* The ring overwrote its oldest events since the previous snapshot:
 		 * its window starts later than that snapshot's end. */
+		/* The window each CPU's part of the ring covers (trace clock, ns). */
+		if (s->snapshot_cpu_first_ns && s->snapshot_cpu_last_ns) {
+			hs_json_key(j, "cpu_windows");
+			hs_json_arr_begin(j);
+			for (unsigned c = 0; c < s->cpus; c++) {
+				hs_json_obj_begin(j);
+				hs_json_kuint(j, "cpu", c);
+				hs_json_kuint(j, "first_ns", s->snapshot_cpu_first_ns[c]);
+				hs_json_kuint(j, "last_ns", s->snapshot_cpu_last_ns[c]);
+				hs_json_obj_end(j);
+			}
+			hs_json_arr_end(j);
+		}
 		hs_json_kbool(j, "wrapped", overrun > sn->overrun_at_last[i] || s->etw_buffers_lost);
 		hs_json_kuint(j, "overwritten_since_previous", overrun - sn->overrun_at_last[i]);
 		sn->overrun_at_last[i] = overrun;
