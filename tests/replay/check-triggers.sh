@@ -36,7 +36,8 @@ for speed in 0 1; do
 	# Every folder complete: snapshot.json names its trigger, the hit's fields, and both session files exist.
 	for s in "$run"/snapshots/[0-9]*; do
 		name=${s##*/[0-9][0-9][0-9]-}
-		jq -e --arg n "$name" '.trigger.name == $n and (.sessions | length == 2) and (.files | length == 3)' \
+		jq -e --arg n "$name" '.trigger.name == $n and (.sessions | length == 2) and (.files | length == 3)
+			and (.sessions[] | select(.mode == "buffering") | .cpu_windows | length >= 1)' \
 			"$s/snapshot.json" >/dev/null || bad "$s/snapshot.json is incomplete"
 		for f in keyevents.dat snap.dat; do [[ -f $s/$f ]] || bad "$s has no $f"; done
 	done
