@@ -28,7 +28,10 @@ void rpt_fmt_ts(uint64_t ns, char *buf, size_t cap)
 void rpt_fmt_rel(const rpt *r, uint64_t ns, char *buf, size_t cap)
 {
 	double d = ((double)ns - (double)r->moment) / 1e9;
-	snprintf(buf, cap, "%+.4f s", d);
+	if (d > -1 && d < 1)
+		snprintf(buf, cap, "%+9.3f ms", d * 1e3); /* an incident's own events are microseconds apart */
+	else
+		snprintf(buf, cap, "%+9.3f s ", d);
 }
 
 static char *xstrdup(const char *s)

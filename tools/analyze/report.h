@@ -117,7 +117,7 @@ bool rpt_decode(const hs_tracedat_record *r, rpt_shape sh, rpt_event *e);
 
 /* Seconds of the trace clock, "516.135512". */
 void rpt_fmt_ts(uint64_t ns, char *buf, size_t cap);
-/* Signed seconds relative to the moment, "-0.0182 s". */
+/* Relative to the moment: "  -18.204 ms" within a second of it, else "   -2.351 s ". */
 void rpt_fmt_rel(const rpt *r, uint64_t ns, char *buf, size_t cap);
 
 void rpt_render_text(const rpt *r, hs_strbuf *sb);
