@@ -46,6 +46,7 @@ for _ in $(seq $((limit * 10))); do
 done
 grep -E '^engine: trigger manual' "$tmp/out.txt"
 grep -q '^engine: trigger manual: snapshot 001 FAILED' "$tmp/out.txt" || fail "no clear failure for a snapshot on a full disk"
+grep -q 'the ring keeps its events' "$tmp/out.txt" || fail "the ring was drained for a snapshot the disk could not take"
 [[ -e $dir/snapshots/001-manual ]] && fail "a failed snapshot left a folder under its final name"
 ls -A "$dir/snapshots" 2>/dev/null | grep -q partial && fail "a .partial folder was left: $(ls -A "$dir/snapshots")"
 # Room again: the next request makes a complete snapshot.

@@ -889,6 +889,19 @@ static hs_status ftrace_snapshot(hs_backend *b, size_t session_i, const char *pa
 			s->dirty = true;
 		return flush_stream(b, session_i, p, true);
 	}
+	/* A snapshot taken while recording goes on (a trigger's) on a disk that
+	 * cannot take any of it would drain the ring for nothing: the events stay
+	 * in the ring instead, for the next snapshot or the final one. */
+	uint64_t reserve = HS_LINUX_SNAPSHOT_RESERVE_BYTES;
+	for (size_t i = 0; i < b->n; i++)
+		if (b->s[i].ps->session->mode == HS_MODE_FILE_CIRCULAR)
+			reserve += 2 * b->s[i].st.bytes_in_file;
+	if (!final && !hs_ftrace_room_for(p, reserve)) {
+		hs_ftrace_say(b, "%s: no room for %s (the engine keeps %.1f MB free for the key-event files and run.json); "
+				 "the ring keeps its events",
+			      s->ps->session->logger_name, p, (double)reserve / 1048576.0);
+		return HS_EIO;
+	}
 	/* Freeze first, here at the caller's priority: the snapshot thread runs at
 	 * nice 19 and may wait seconds for a CPU under load, while the ring, in
 	 * overwrite mode, replaces the moment we were asked to keep. Draining a
@@ -902,10 +915,6 @@ static hs_status ftrace_snapshot(hs_backend *b, size_t session_i, const char *pa
 	for (size_t i = 0; i < b->n; i++)
 		if (rebuild_finish(b, &b->s[i]) != HS_OK)
 			b->s[i].dirty = true;
-	uint64_t reserve = HS_LINUX_SNAPSHOT_RESERVE_BYTES;
-	for (size_t i = 0; i < b->n; i++)
-		if (b->s[i].ps->session->mode == HS_MODE_FILE_CIRCULAR)
-			reserve += 2 * b->s[i].st.bytes_in_file;
 	return hs_ftrace_snapshot_ring(b, s, p, final, reserve);
 }
 

@@ -102,6 +102,8 @@ void hs_ftrace_stream_until(hs_backend *b, atomic_bool *done);
  * files' rewrites and the manifest (computed by the caller, which owns those
  * sessions' counters). */
 hs_status hs_ftrace_snapshot_ring(hs_backend *b, session *s, const char *path, bool final, uint64_t reserve);
+/* Free bytes on the file system of `path`, less `reserve` (0 when not more). */
+uint64_t hs_ftrace_room_for(const char *path, uint64_t reserve);
 
 /* ---- trigger detection (detect.c, docs/triggers.md "Detection latency") ---- */
 /* For file-circular session si that a trigger watches

@@ -179,7 +179,7 @@ static void choose_cut(cpu_job *jobs, unsigned cpus, size_t subbuf, uint64_t bud
  * after this snapshot (`reserve`: the key-event files' rebuilds, a copy of
  * their chunks and the new .dat, and the run manifest; the caller computes it,
  * as those sessions' counters change on its thread while this one works). */
-static uint64_t room_for(const char *path, uint64_t reserve)
+uint64_t hs_ftrace_room_for(const char *path, uint64_t reserve)
 {
 	char *d = strdup(path);
 	struct statvfs sv;
@@ -339,7 +339,7 @@ static void *snapshot_thread(void *arg)
 
 	/* Keep everything unless the disk cannot take it: the file is compressed,
 	 * so only when the raw data does not fit is the ratio worth estimating. */
-	uint64_t room = room_for(path, sj->reserve), budget = UINT64_MAX;
+	uint64_t room = hs_ftrace_room_for(path, sj->reserve), budget = UINT64_MAX;
 	if (bytes + HS_LINUX_SNAPSHOT_SAMPLE_BYTES > room) {
 		cpu_job *big = &jobs[0];
 		for (unsigned c = 1; c < b->cpus; c++)
@@ -395,7 +395,7 @@ static void *snapshot_thread(void *arg)
 			break;
 		}
 		/* Kernel symbols are worth less than the events when both do not fit. */
-		room = room_for(path, sj->reserve);
+		room = hs_ftrace_room_for(path, sj->reserve);
 		if (o.kallsyms && o.header_bytes == 0) {
 			o.kallsyms = false;
 			hs_ftrace_say(b, "%s: the disk is full: leaving kernel symbols out of %s", name, path);
