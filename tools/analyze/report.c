@@ -779,6 +779,11 @@ static void find_simple(rpt *r, rpt_shape sh, const char *kind, int impact, cons
 	snprintf(f->text, sizeof f->text, "%s%s", e->detail, n > 1 ? " (the first; the others are below)" : "");
 }
 
+typedef struct {
+	const char *file;
+	size_t n, ev;
+} storm_top;
+
 /* Execs far above the window's own baseline: bins of 250 ms, peak against the median. */
 static void find_storm(rpt *r, const uint64_t *execs, size_t n)
 {
@@ -831,6 +836,32 @@ static void find_storm(rpt *r, const uint64_t *execs, size_t n)
 			snprintf(f->next, sizeof f->next,
 				 "the parent that forks them (the fork events' parent_pid) and why each child ends (the "
 				 "exit statuses below)");
+			/* what ran in the busiest bin, most frequent first */
+			storm_top top[8];
+			size_t nt = 0;
+			for (size_t i = 0; i < r->n_events; i++) {
+				const rpt_event *e = &r->events[i];
+				if (e->shape != SH_EXEC || e->ts < ts || e->ts >= ts + bin)
+					continue;
+				size_t k = 0;
+				while (k < nt && strcmp(top[k].file, e->subject))
+					k++;
+				if (k == nt && nt < 8)
+					top[nt++] = (storm_top){e->subject, 0, i};
+				if (k < nt)
+					top[k].n++;
+			}
+			for (size_t a = 0; a < nt; a++)
+				for (size_t b = a + 1; b < nt; b++)
+					if (top[b].n > top[a].n) {
+						storm_top t = top[a];
+						top[a] = top[b];
+						top[b] = t;
+					}
+			for (size_t a = 0; a < nt && a < 4; a++) {
+				add_note(f, "%zu x %s in the busiest 250 ms", top[a].n, top[a].file);
+				add_ev(f, top[a].ev);
+			}
 		}
 	}
 	free(cnt);
@@ -995,6 +1026,55 @@ static void find_activity(rpt *r)
 		add_note(f, "(more programs than the 32 shown)");
 }
 
+/* Processes that started in the window and ended with neither exit_group nor a fatal signal, in a file that
+ * records exit_group: something killed them without a trace of why (a signal the profile does not keep). */
+static void find_silent_deaths(rpt *r)
+{
+	bool has_group[MAX_FILES] = {0};
+	for (size_t i = 0; i < r->n_events; i++)
+		if (r->events[i].shape == SH_EXIT_GROUP && r->events[i].file < MAX_FILES)
+			has_group[r->events[i].file] = true;
+	rpt_finding *f = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < r->n_events; i++) {
+		const rpt_event *e = &r->events[i];
+		if (e->shape != SH_EXEC || e->file >= MAX_FILES || !has_group[e->file])
+			continue;
+		size_t x = exit_after(r, i, e->v[0]);
+		if (x == SIZE_MAX || r->events[x].v[2] != 0)
+			continue;
+		n++;
+		if (!f) {
+			f = new_finding(r, "killed", 40, r->events[x].ts, (int)e->v[0]);
+			if (!f)
+				return;
+			char when[32];
+			rpt_fmt_ts(r->events[x].ts, when, sizeof when);
+			snprintf(f->verdict, sizeof f->verdict,
+				 "%s (pid %" PRId64 ", %s) ended at %s s without exit_group and without a recorded fatal signal: "
+				 "it was most likely killed.",
+				 r->events[x].subject[0] ? r->events[x].subject : e->comm, e->v[0], e->subject, when);
+			snprintf(f->text, sizeof f->text,
+				 "A process that exits on its own calls exit_group; one that dies of a signal shows the signal's "
+				 "delivery, when the profile keeps it. Neither was recorded here, while other processes' exit_group "
+				 "calls were.");
+			snprintf(f->next, sizeof f->next,
+				 "which signals the profile's key-event session keeps (its signal filter), and who could kill it "
+				 "(a supervisor, a watchdog, a cgroup being removed)");
+		} else {
+			add_note(f, "also: %s (pid %" PRId64 ", %s)", r->events[x].subject[0] ? r->events[x].subject : e->comm,
+				 e->v[0], e->subject);
+		}
+		if (f->n_ev < 8) {
+			add_ev(f, i);
+			add_ev(f, x);
+		}
+	}
+	if (f)
+		snprintf(f->title, sizeof f->title, "%zu process%s ended without exit_group or a recorded fatal signal", n,
+			 n == 1 ? "" : "es");
+}
+
 static void find_hitch(rpt *r)
 {
 	if (!r->has_trigger || strcmp(r->trig_kind, "frame_time") != 0)
@@ -1056,7 +1136,20 @@ static void build_findings(rpt *r, const uint64_t *execs, size_t n_execs)
 		    "crashed or closed early");
 	find_simple(r, SH_ALERT, "alert", 75, "catalog alert event",
 		    "the events' stories below and the catalog entry for them");
+	/* one exec recorded by two sessions counts once: the settled events, unless some were not kept */
+	uint64_t *own = NULL;
+	size_t n_own = 0;
+	if (!r->events_not_kept) {
+		own = xcalloc(r->n_events, sizeof *own);
+		for (size_t i = 0; i < r->n_events; i++)
+			if (r->events[i].shape == SH_EXEC)
+				own[n_own++] = r->events[i].ts;
+		execs = own;
+		n_execs = n_own;
+	}
 	find_storm(r, execs, n_execs);
+	free(own);
+	find_silent_deaths(r);
 	find_activity(r);
 	/* A snapshot's trigger says which finding the moment is about (its hit's time and pid).
 	 * A snapshot's key-event file may hold the whole run so far: findings well
