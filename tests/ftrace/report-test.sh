@@ -3,12 +3,14 @@
 # a crash of a program with a hostile name beside an exec of a file whose name is not UTF-8, an OOM kill in a
 # 32 MB memory cgroup and a 240 Hz frame loop's 100 ms frame. Each verdict must name the process and the cause
 # within the report's first three lines; report.json must validate; report.html must hold no unescaped payload.
-# usage: report-test.sh ENGINE PROFILE ANALYZE SEGV FRAMELOOP SOURCE_DIR
+# usage: report-test.sh ENGINE PROFILE ANALYZE SEGV FRAMELOOP SOURCE_DIR [ARTIFACT_DIR]
+#   With chromium and tests/analyze/browser's puppeteer-core, the hostile and the hitch report.html are also
+#   opened in headless chromium and their screenshots kept in ARTIFACT_DIR.
 #   (root; the profile is tests/ftrace/report.yaml, instances hindsight_test_rpt_*)
 # HS_TEST_START_TIMEOUT (s, default 90): how long the engine may take to start (sanitizer builds are slow).
 set -uo pipefail
 ulimit -c 0
-engine=$1 profile=$2 analyze=$3 segv=$4 frameloop=$5 src=$6
+engine=$1 profile=$2 analyze=$3 segv=$4 frameloop=$5 src=$6 art=${7:-}
 instances=(hindsight_test_rpt_ring hindsight_test_rpt_keys hindsight_test_rpt_keys_trg)
 tracing=/sys/kernel/tracing
 [[ -d $tracing/instances ]] || mount -t tracefs nodev $tracing
@@ -162,6 +164,19 @@ echo "$out"
 head3=$(sed 1d <<<"$out")
 grep -qE "A frame of Frame in hs_frameloop \(pid $frame_pid\) took (9[5-9]|[1-3][0-9][0-9])\.[0-9] ms" <<<"$head3" ||
 	fail "the hitch verdict does not give hs_frameloop's ~100 ms frame"
+
+# The same pages in a real browser, when there is one.
+if [[ -n $art && -d $src/tests/analyze/browser/node_modules/puppeteer-core ]] && command -v node >/dev/null; then
+	mkdir -p "$art"
+	for d in "$c2" "$(ls -d "$dir"/snapshots/[0-9]*-hitch | head -1)"; do
+		node "$src/tests/analyze/browser/check-html.mjs" "$d/report.html" "$art/report-$(basename "$d").png" >browser.txt
+		rc=$?
+		cat browser.txt
+		[[ $rc == 0 || $rc == 77 ]] || fail "$d/report.html does not render cleanly in chromium"
+	done
+else
+	echo "report test: note: no puppeteer-core or artifact folder; report.html not opened in a browser"
+fi
 
 # The run folder itself: its final rings, its counters and its snapshots listed.
 "$analyze" report "$dir" >run.stdout 2>run.stderr || fail "analyze report on the run folder exited $?: $(cat run.stderr)"

@@ -5,7 +5,8 @@
 if(TARGET hs::tracefs)
   add_test(NAME ftrace:report
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/report-test.sh $<TARGET_FILE:engine> ${CMAKE_CURRENT_LIST_DIR}/report.yaml
-                   $<TARGET_FILE:analyze> $<TARGET_FILE:hs_segv> $<TARGET_FILE:hs_frameloop> ${PROJECT_SOURCE_DIR})
+                   $<TARGET_FILE:analyze> $<TARGET_FILE:hs_segv> $<TARGET_FILE:hs_frameloop> ${PROJECT_SOURCE_DIR}
+                   ${CMAKE_BINARY_DIR}/test-artifacts)
   set_tests_properties(ftrace:report PROPERTIES TIMEOUT 600 RUN_SERIAL ON SKIP_RETURN_CODE 77)
 endif()
 add_test(NAME "rulecheck_clean:tests/ftrace/report.yaml" COMMAND rulecheck --strict ${CMAKE_CURRENT_LIST_DIR}/report.yaml)
