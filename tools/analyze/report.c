@@ -302,7 +302,7 @@ typedef struct {
 	size_t fi;
 	const hs_ruleset *rules;
 	uint8_t *seen;     /* [N_IDS]: shape cached */
-	rpt_shape *shape;  /* [N_IDS] */
+	hs_decoded_kind *shape;  /* [N_IDS] */
 	const hs_cat_event **cat; /* [N_IDS] */
 	uint64_t *execs;   /* times of execs and forks, for storms */
 	size_t n_execs, cap_execs;
@@ -330,16 +330,18 @@ static int on_record(const hs_tracedat_record *rec, void *vctx)
 	else if (rec->missed_events < 0)
 		f->missed_unknown++;
 	unsigned id = (unsigned)rec->id & (N_IDS - 1);
+	hs_event ev;
+	hs_event_from_tracedat(rec, &ev);
 	if (!c->seen[id]) {
 		c->seen[id] = 1;
 		const hs_provider *p = hs_event_find_provider_system(c->rules, rec->system);
 		c->cat[id] = p ? hs_provider_find_event(p, -1, rec->name) : NULL;
-		c->shape[id] = rpt_shape_of(rec, c->cat[id] ? c->cat[id]->alert : NULL);
+		c->shape[id] = hs_event_decode_kind(&ev, c->cat[id] ? c->cat[id]->alert : NULL);
 	}
-	rpt_shape sh = c->shape[id];
-	if (sh == SH_NONE)
+	hs_decoded_kind sh = c->shape[id];
+	if (sh == HS_DEC_NONE)
 		return 0;
-	if ((sh == SH_EXEC || sh == SH_FORK) && c->n_execs < 4000000) {
+	if ((sh == HS_DEC_EXEC || sh == HS_DEC_FORK) && c->n_execs < 4000000) {
 		if (c->n_execs == c->cap_execs) {
 			size_t cap = c->cap_execs ? c->cap_execs * 2 : 1024;
 			uint64_t *v = realloc(c->execs, cap * sizeof *v);
@@ -348,7 +350,7 @@ static int on_record(const hs_tracedat_record *rec, void *vctx)
 				c->cap_execs = cap;
 			}
 		}
-		if (c->n_execs < c->cap_execs && sh == SH_EXEC)
+		if (c->n_execs < c->cap_execs && sh == HS_DEC_EXEC)
 			c->execs[c->n_execs++] = rec->ts;
 	}
 	if (r->n_events >= MAX_KEPT) {
@@ -371,13 +373,18 @@ static int on_record(const hs_tracedat_record *rec, void *vctx)
 	e->cpu = rec->cpu;
 	e->pid = rec->pid;
 	e->file = (int)c->fi;
-	rpt_clean_utf8(rec->comm ? rec->comm : "?", e->comm, sizeof e->comm);
+	hs_utf8_clean(rec->comm ? rec->comm : "?", e->comm, sizeof e->comm);
 	snprintf(e->system, sizeof e->system, "%s", rec->system);
 	snprintf(e->name, sizeof e->name, "%s", rec->name);
 	e->story = c->cat[id] ? c->cat[id]->story : NULL;
 	e->alert = c->cat[id] ? c->cat[id]->alert : NULL;
-	if (!rpt_decode(rec, sh, e))
+	hs_event_decoded d;
+	if (!hs_event_decode(&ev, sh, e->alert, e->comm, &d))
 		return 0;
+	e->shape = d.kind;
+	memcpy(e->v, d.v, sizeof e->v);
+	memcpy(e->subject, d.subject, sizeof e->subject);
+	memcpy(e->detail, d.detail, sizeof e->detail);
 	r->n_events++;
 	return 0;
 }
@@ -468,41 +475,41 @@ static void settle_events(rpt *r)
 	for (size_t i = 0; i < r->n_events; i++) {
 		rpt_event *e = &r->events[i];
 		switch (e->shape) {
-		case SH_SIG_DELIVER:
-		case SH_SIG_GENERATE:
-		case SH_FAULT: e->lane = LANE_CRASH; break;
-		case SH_OOM_VICTIM: e->lane = LANE_MEMORY; break;
-		case SH_EXEC:
-		case SH_FORK:
-		case SH_EXIT:
-		case SH_EXIT_GROUP: e->lane = LANE_PROCESS; break;
-		case SH_IO_ERROR:
-		case SH_HANG: e->lane = LANE_IO; break;
-		case SH_DISCONNECT: e->lane = LANE_NET; break;
+		case HS_DEC_SIG_DELIVER:
+		case HS_DEC_SIG_GENERATE:
+		case HS_DEC_FAULT: e->lane = LANE_CRASH; break;
+		case HS_DEC_OOM_VICTIM: e->lane = LANE_MEMORY; break;
+		case HS_DEC_EXEC:
+		case HS_DEC_FORK:
+		case HS_DEC_EXIT:
+		case HS_DEC_EXIT_GROUP: e->lane = LANE_PROCESS; break;
+		case HS_DEC_IO_ERROR:
+		case HS_DEC_HANG: e->lane = LANE_IO; break;
+		case HS_DEC_DISCONNECT: e->lane = LANE_NET; break;
 		default: e->lane = LANE_OTHER; break;
 		}
-		if (e->shape != SH_EXIT)
+		if (e->shape != HS_DEC_EXIT)
 			continue;
 		/* How it ended: the last exit_group, fatal signal or OOM choice for this pid before it. */
 		const char *how = NULL;
 		char buf[96], sb[24];
 		for (size_t j = i; j-- > 0 && e->ts - r->events[j].ts < 5000000000ull;) {
 			const rpt_event *p = &r->events[j];
-			if (p->shape == SH_EXIT && p->v[0] == e->v[0])
+			if (p->shape == HS_DEC_EXIT && p->v[0] == e->v[0])
 				break;
-			if (p->shape == SH_EXIT_GROUP && p->pid == (int)e->v[0]) {
+			if (p->shape == HS_DEC_EXIT_GROUP && p->pid == (int)e->v[0]) {
 				snprintf(buf, sizeof buf, "status %" PRId64, p->v[0]);
 				e->v[2] = 1 + p->v[0];
 				how = buf;
 				break;
 			}
-			if (p->shape == SH_SIG_DELIVER && p->pid == (int)e->v[0] && p->v[1]) {
-				snprintf(buf, sizeof buf, "killed by %s", rpt_sig_name(p->v[0], sb, sizeof sb));
+			if (p->shape == HS_DEC_SIG_DELIVER && p->pid == (int)e->v[0] && p->v[1]) {
+				snprintf(buf, sizeof buf, "killed by %s", hs_linux_signal_name(p->v[0], sb, sizeof sb));
 				e->v[2] = -p->v[0];
 				how = buf;
 				break;
 			}
-			if (p->shape == SH_OOM_VICTIM && p->v[0] == e->v[0]) {
+			if (p->shape == HS_DEC_OOM_VICTIM && p->v[0] == e->v[0]) {
 				snprintf(buf, sizeof buf, "killed by the OOM killer");
 				e->v[2] = -9;
 				how = buf;
@@ -577,7 +584,7 @@ static int cmp_ev_index(const void *a, const void *b)
 static size_t exit_after(const rpt *r, size_t i, int64_t pid)
 {
 	for (size_t j = i + 1; j < r->n_events && r->events[j].ts - r->events[i].ts < 10000000000ull; j++)
-		if (r->events[j].shape == SH_EXIT && r->events[j].v[0] == pid && r->events[j].v[1])
+		if (r->events[j].shape == HS_DEC_EXIT && r->events[j].v[0] == pid && r->events[j].v[1])
 			return j;
 	return SIZE_MAX;
 }
@@ -590,7 +597,7 @@ static void console_near(const rpt *r, rpt_finding *f, size_t i, int64_t pid, co
 	snprintf(tag2, sizeof tag2, "process %" PRId64 " ", pid);
 	for (size_t j = 0; j < r->n_events; j++) {
 		const rpt_event *e = &r->events[j];
-		if (e->shape != SH_CONSOLE)
+		if (e->shape != HS_DEC_CONSOLE)
 			continue;
 		uint64_t d = e->ts > r->events[i].ts ? e->ts - r->events[i].ts : r->events[i].ts - e->ts;
 		if (d > 2000000000ull)
@@ -616,11 +623,11 @@ static void find_crashes(rpt *r)
 {
 	for (size_t i = 0; i < r->n_events; i++) {
 		const rpt_event *e = &r->events[i];
-		if (e->shape != SH_SIG_DELIVER || !e->v[1])
+		if (e->shape != HS_DEC_SIG_DELIVER || !e->v[1])
 			continue;
-		bool core = rpt_sig_action(e->v[0]) == ACT_CORE;
+		bool core = hs_linux_signal_action(e->v[0]) == HS_SIGACT_CORE;
 		char sb[24], when[32];
-		const char *sig = rpt_sig_name(e->v[0], sb, sizeof sb);
+		const char *sig = hs_linux_signal_name(e->v[0], sb, sizeof sb);
 		/* one finding per program and signal: repeats become notes; the trigger's own hit always has its own */
 		rpt_finding *same = NULL;
 		bool the_hit = r->has_trigger && e->pid == r->hit_pid && e->ts + 1000000u >= r->first_hit_ns &&
@@ -639,7 +646,7 @@ static void find_crashes(rpt *r)
 		/* a SIGKILL the OOM killer sent is the OOM finding's */
 		bool oom = false;
 		for (size_t j = 0; j < r->n_events; j++)
-			if (r->events[j].shape == SH_OOM_VICTIM && r->events[j].v[0] == e->pid)
+			if (r->events[j].shape == HS_DEC_OOM_VICTIM && r->events[j].v[0] == e->pid)
 				oom = true;
 		if (oom)
 			continue;
@@ -650,11 +657,11 @@ static void find_crashes(rpt *r)
 		const rpt_event *fault = NULL, *gen = NULL, *log = NULL;
 		for (size_t j = i; j-- > 0 && e->ts - r->events[j].ts < 2000000000ull;) {
 			const rpt_event *p = &r->events[j];
-			if (p->shape == SH_FAULT && p->pid == e->pid && !fault) {
+			if (p->shape == HS_DEC_FAULT && p->pid == e->pid && !fault) {
 				fault = p;
 				add_ev(f, j);
 			}
-			if (p->shape == SH_SIG_GENERATE && p->v[1] == e->pid && p->v[0] == e->v[0] && !gen) {
+			if (p->shape == HS_DEC_SIG_GENERATE && p->v[1] == e->pid && p->v[0] == e->v[0] && !gen) {
 				gen = p;
 				add_ev(f, j);
 			}
@@ -662,7 +669,7 @@ static void find_crashes(rpt *r)
 		static const char *const words[] = {NULL};
 		console_near(r, f, i, e->pid, words);
 		for (size_t k = 0; k < f->n_ev; k++)
-			if (r->events[f->ev[k]].shape == SH_CONSOLE && !log)
+			if (r->events[f->ev[k]].shape == HS_DEC_CONSOLE && !log)
 				log = &r->events[f->ev[k]];
 		size_t x = exit_after(r, i, e->pid);
 		char later[32] = "";
@@ -704,7 +711,7 @@ static void find_oom(rpt *r)
 {
 	for (size_t i = 0; i < r->n_events; i++) {
 		const rpt_event *e = &r->events[i];
-		if (e->shape != SH_OOM_VICTIM)
+		if (e->shape != HS_DEC_OOM_VICTIM)
 			continue;
 		char when[32], later[32] = "";
 		rpt_fmt_ts(e->ts, when, sizeof when);
@@ -715,7 +722,7 @@ static void find_oom(rpt *r)
 		static const char *const words[] = {"Out of memory", "out of memory", "oom-kill", "Killed process", NULL};
 		console_near(r, f, i, e->v[0], words);
 		for (size_t j = 0; j < r->n_events; j++)
-			if (r->events[j].shape == SH_SIG_GENERATE && r->events[j].v[1] == e->v[0] &&
+			if (r->events[j].shape == HS_DEC_SIG_GENERATE && r->events[j].v[1] == e->v[0] &&
 			    r->events[j].ts + 1000000000ull > e->ts && r->events[j].ts < e->ts + 1000000000ull)
 				add_ev(f, j);
 		size_t x = exit_after(r, i, e->v[0]);
@@ -727,9 +734,9 @@ static void find_oom(rpt *r)
 		const char *killed_line = NULL;
 		for (size_t k = 0; k < f->n_ev; k++) {
 			const rpt_event *p = &r->events[f->ev[k]];
-			if (p->shape == SH_CONSOLE && strstr(p->detail, "Memory cgroup"))
+			if (p->shape == HS_DEC_CONSOLE && strstr(p->detail, "Memory cgroup"))
 				memcg = true;
-			if (p->shape == SH_CONSOLE && strstr(p->detail, "Killed process") && !killed_line)
+			if (p->shape == HS_DEC_CONSOLE && strstr(p->detail, "Killed process") && !killed_line)
 				killed_line = p->detail;
 		}
 		double mb = (double)e->v[1] / 1024.0; /* mark_victim's rss fields are kB (the kernel converts the page counts) */
@@ -751,7 +758,7 @@ static void find_oom(rpt *r)
 	}
 }
 
-static void find_simple(rpt *r, rpt_shape sh, const char *kind, int impact, const char *what, const char *next)
+static void find_simple(rpt *r, hs_decoded_kind sh, const char *kind, int impact, const char *what, const char *next)
 {
 	rpt_finding *f = NULL;
 	size_t n = 0;
@@ -841,7 +848,7 @@ static void find_storm(rpt *r, const uint64_t *execs, size_t n)
 			size_t nt = 0;
 			for (size_t i = 0; i < r->n_events; i++) {
 				const rpt_event *e = &r->events[i];
-				if (e->shape != SH_EXEC || e->ts < ts || e->ts >= ts + bin)
+				if (e->shape != HS_DEC_EXEC || e->ts < ts || e->ts >= ts + bin)
 					continue;
 				size_t k = 0;
 				while (k < nt && strcmp(top[k].file, e->subject))
@@ -890,7 +897,7 @@ static void find_activity(rpt *r)
 	size_t n_bads = 0, n_bad_more = 0;
 	for (size_t i = 0; i < r->n_events; i++) {
 		const rpt_event *e = &r->events[i];
-		if (e->shape != SH_EXEC)
+		if (e->shape != HS_DEC_EXEC)
 			continue;
 		total++;
 		size_t k = 0;
@@ -1032,13 +1039,13 @@ static void find_silent_deaths(rpt *r)
 {
 	bool has_group[MAX_FILES] = {0};
 	for (size_t i = 0; i < r->n_events; i++)
-		if (r->events[i].shape == SH_EXIT_GROUP && r->events[i].file < MAX_FILES)
+		if (r->events[i].shape == HS_DEC_EXIT_GROUP && r->events[i].file < MAX_FILES)
 			has_group[r->events[i].file] = true;
 	rpt_finding *f = NULL;
 	size_t n = 0;
 	for (size_t i = 0; i < r->n_events; i++) {
 		const rpt_event *e = &r->events[i];
-		if (e->shape != SH_EXEC || e->file >= MAX_FILES || !has_group[e->file])
+		if (e->shape != HS_DEC_EXEC || e->file >= MAX_FILES || !has_group[e->file])
 			continue;
 		size_t x = exit_after(r, i, e->v[0]);
 		if (x == SIZE_MAX || r->events[x].v[2] != 0)
@@ -1092,7 +1099,7 @@ static void find_hitch(rpt *r)
 	uint64_t from = r->first_hit_ns - (uint64_t)(r->frame_ms * 1e6) - 2000000u;
 	for (size_t i = 0; i < r->n_events; i++) {
 		const rpt_event *e = &r->events[i];
-		if (e->shape == SH_MARKER && e->ts >= from && e->ts <= r->first_hit_ns + 2000000000ull &&
+		if (e->shape == HS_DEC_MARKER && e->ts >= from && e->ts <= r->first_hit_ns + 2000000000ull &&
 		    ((e->v[0] && e->pid == r->hit_pid && e->ts <= r->first_hit_ns + 1000000u) || !e->v[0]))
 			add_ev(f, i);
 	}
@@ -1126,15 +1133,15 @@ static void build_findings(rpt *r, const uint64_t *execs, size_t n_execs)
 	find_hitch(r);
 	find_oom(r);
 	find_crashes(r);
-	find_simple(r, SH_HANG, "hang", 85, "hung task",
+	find_simple(r, HS_DEC_HANG, "hang", 85, "hung task",
 		    "what the task waits on: its kernel stack (/proc/PID/stack, echo w > /proc/sysrq-trigger) and the "
 		    "storage or lock behind it");
-	find_simple(r, SH_IO_ERROR, "io-error", 80, "I/O error",
+	find_simple(r, HS_DEC_IO_ERROR, "io-error", 80, "I/O error",
 		    "the device's health (dmesg, smartctl, the hypervisor's disk) and which files sit on it");
-	find_simple(r, SH_DISCONNECT, "disconnect", 60, "connection reset",
+	find_simple(r, HS_DEC_DISCONNECT, "disconnect", 60, "connection reset",
 		    "which side reset it (send vs receive) and the application's ports; a firewall or a peer that "
 		    "crashed or closed early");
-	find_simple(r, SH_ALERT, "alert", 75, "catalog alert event",
+	find_simple(r, HS_DEC_ALERT, "alert", 75, "catalog alert event",
 		    "the events' stories below and the catalog entry for them");
 	/* one exec recorded by two sessions counts once: the settled events, unless some were not kept */
 	uint64_t *own = NULL;
@@ -1142,7 +1149,7 @@ static void build_findings(rpt *r, const uint64_t *execs, size_t n_execs)
 	if (!r->events_not_kept) {
 		own = xcalloc(r->n_events, sizeof *own);
 		for (size_t i = 0; i < r->n_events; i++)
-			if (r->events[i].shape == SH_EXEC)
+			if (r->events[i].shape == HS_DEC_EXEC)
 				own[n_own++] = r->events[i].ts;
 		execs = own;
 		n_execs = n_own;

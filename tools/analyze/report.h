@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "hindsight/strbuf.h"
+#include "hindsight/event_decode.h"
 #include "hindsight/tracedat.h"
 
 /* The report.json schema's version (schemas/report.schema.json, docs/report.md). */
@@ -32,14 +33,6 @@ typedef struct {
 	size_t n_problems;
 } rpt_file;
 
-/* What a kept record is, recognised by the fields its format declares (report_decode.c). */
-typedef enum {
-	SH_NONE, SH_SIG_DELIVER, SH_SIG_GENERATE, SH_OOM_VICTIM, SH_FAULT, SH_EXEC, SH_FORK, SH_EXIT, SH_EXIT_GROUP,
-	SH_IO_ERROR, SH_CONSOLE, SH_MARKER, SH_HANG, SH_DISCONNECT, SH_ALERT
-} rpt_shape;
-
-typedef enum { ACT_IGNORE, ACT_CORE, ACT_TERM, ACT_STOP, ACT_CONT } sig_action;
-
 /* An event kept for the report (a copy: the record is gone after its callback). */
 typedef struct {
 	uint64_t ts;
@@ -52,8 +45,8 @@ typedef struct {
 	const char *story; /* borrowed from the rules, or NULL */
 	const char *alert; /* catalog alert tag, or NULL */
 	int lane;          /* timeline lane (rpt_lane) */
-	rpt_shape shape;
-	int64_t v[3];      /* decoded numbers, by shape (report_decode.c) */
+	hs_decoded_kind shape;
+	int64_t v[3];      /* decoded numbers, by kind (hindsight/event_decode.h) */
 	char subject[64];  /* decoded name: exec file, victim comm, child comm */
 } rpt_event;
 
@@ -106,14 +99,6 @@ typedef struct {
 	bool damaged;
 	char clock[32];
 } rpt;
-
-const char *rpt_sig_name(int64_t sig, char *buf, size_t cap);
-sig_action rpt_sig_action(int64_t sig);
-void rpt_clean_utf8(const char *s, char *buf, size_t cap);
-/* The record's shape; alert is the catalog's tag for it (or NULL). */
-rpt_shape rpt_shape_of(const hs_tracedat_record *r, const char *alert);
-/* Fills e's shape, values and detail; false when the record is not worth keeping. */
-bool rpt_decode(const hs_tracedat_record *r, rpt_shape sh, rpt_event *e);
 
 /* Seconds of the trace clock, "516.135512". */
 void rpt_fmt_ts(uint64_t ns, char *buf, size_t cap);

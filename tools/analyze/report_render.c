@@ -327,7 +327,7 @@ void rpt_render_json(const rpt *r, hs_strbuf *sb)
 
 /* ---- HTML ---- */
 
-/* Text is valid UTF-8 already (rpt_clean_utf8); only the markup characters remain. */
+/* Text is valid UTF-8 already (hs_utf8_clean); only the markup characters remain. */
 static void esc(hs_strbuf *sb, const char *s)
 {
 	for (; s && *s; s++) {

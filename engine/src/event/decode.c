@@ -1,0 +1,263 @@
+/* event/decode.c: what a Linux trace record says (hindsight/event_decode.h), from the fields its own format declares. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hindsight/event_decode.h"
+
+/* No tracepoint name is written here (event_decode.h says why); tests/policy checks it. */
+
+/* Linux generic/x86 numbering and default actions (signal(7)). */
+static const struct {
+	const char *name;
+	hs_sig_action act;
+} sigs[] = {
+	[1] = {"SIGHUP", HS_SIGACT_TERM},	[2] = {"SIGINT", HS_SIGACT_TERM},	  [3] = {"SIGQUIT", HS_SIGACT_CORE},
+	[4] = {"SIGILL", HS_SIGACT_CORE},	[5] = {"SIGTRAP", HS_SIGACT_CORE},	  [6] = {"SIGABRT", HS_SIGACT_CORE},
+	[7] = {"SIGBUS", HS_SIGACT_CORE},	[8] = {"SIGFPE", HS_SIGACT_CORE},	  [9] = {"SIGKILL", HS_SIGACT_TERM},
+	[10] = {"SIGUSR1", HS_SIGACT_TERM},	[11] = {"SIGSEGV", HS_SIGACT_CORE},	  [12] = {"SIGUSR2", HS_SIGACT_TERM},
+	[13] = {"SIGPIPE", HS_SIGACT_TERM},	[14] = {"SIGALRM", HS_SIGACT_TERM},	  [15] = {"SIGTERM", HS_SIGACT_TERM},
+	[16] = {"SIGSTKFLT", HS_SIGACT_TERM}, [17] = {"SIGCHLD", HS_SIGACT_IGNORE},  [18] = {"SIGCONT", HS_SIGACT_CONT},
+	[19] = {"SIGSTOP", HS_SIGACT_STOP},	[20] = {"SIGTSTP", HS_SIGACT_STOP},	  [21] = {"SIGTTIN", HS_SIGACT_STOP},
+	[22] = {"SIGTTOU", HS_SIGACT_STOP},	[23] = {"SIGURG", HS_SIGACT_IGNORE},	  [24] = {"SIGXCPU", HS_SIGACT_CORE},
+	[25] = {"SIGXFSZ", HS_SIGACT_CORE},	[26] = {"SIGVTALRM", HS_SIGACT_TERM},  [27] = {"SIGPROF", HS_SIGACT_TERM},
+	[28] = {"SIGWINCH", HS_SIGACT_IGNORE}, [29] = {"SIGIO", HS_SIGACT_TERM},	  [30] = {"SIGPWR", HS_SIGACT_TERM},
+	[31] = {"SIGSYS", HS_SIGACT_CORE},
+};
+
+const char *hs_linux_signal_name(int64_t sig, char *buf, size_t cap)
+{
+	if (sig > 0 && (size_t)sig < sizeof sigs / sizeof sigs[0] && sigs[sig].name)
+		return sigs[sig].name;
+	snprintf(buf, cap, "signal %" PRId64, sig);
+	return buf;
+}
+
+hs_sig_action hs_linux_signal_action(int64_t sig)
+{
+	if (sig > 0 && (size_t)sig < sizeof sigs / sizeof sigs[0] && sigs[sig].name)
+		return sigs[sig].act;
+	return sig >= 34 && sig <= 64 ? HS_SIGACT_TERM : HS_SIGACT_IGNORE; /* real-time signals terminate */
+}
+
+/* Copies s into buf as valid UTF-8 without control characters: an invalid
+ * byte becomes U+FFFD, a control character a space. Payload text is
+ * untrusted; every renderer can then rely on this. */
+void hs_utf8_clean(const char *s, char *buf, size_t cap)
+{
+	size_t o = 0;
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p && o + 4 < cap) {
+		unsigned c = *p;
+		size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+		bool ok = n > 0 && !(n == 2 && c < 0xC2) && !(n == 4 && c > 0xF4);
+		for (size_t i = 1; ok && i < n; i++)
+			ok = (p[i] & 0xC0) == 0x80;
+		if (ok && n == 3) {
+			unsigned v = ((c & 0x0F) << 12) | ((p[1] & 0x3Fu) << 6);
+			ok = v >= 0x800 && !(v >= 0xD800 && v <= 0xDFFF);
+		}
+		if (ok && n == 4)
+			ok = !(c == 0xF0 && p[1] < 0x90) && !(c == 0xF4 && p[1] >= 0x90);
+		if (!ok) {
+			memcpy(buf + o, "\xEF\xBF\xBD", 3);
+			o += 3;
+			p++;
+			continue;
+		}
+		if (n == 1 && (c < 0x20 || c == 0x7F)) {
+			buf[o++] = c == '\n' && !p[1] ? '\0' : ' ';
+			if (!buf[o - 1])
+				o--;
+			p++;
+			continue;
+		}
+		memcpy(buf + o, p, n);
+		o += n;
+		p += n;
+	}
+	buf[o] = '\0';
+}
+
+static bool has_field(const hs_event *r, const char *f)
+{
+	int64_t v;
+	char s[8];
+	return hs_event_field_int(r, f, &v) || hs_event_field_str(r, f, s, sizeof s);
+}
+
+hs_decoded_kind hs_event_decode_kind(const hs_event *r, const char *alert)
+{
+	if (has_field(r, "sig") && has_field(r, "sa_handler"))
+		return HS_DEC_SIG_DELIVER;
+	if (has_field(r, "sig") && has_field(r, "result") && has_field(r, "group"))
+		return HS_DEC_SIG_GENERATE;
+	if (has_field(r, "anon_rss") && has_field(r, "total_vm"))
+		return HS_DEC_OOM_VICTIM;
+	if (has_field(r, "address") && has_field(r, "ip") && has_field(r, "error_code"))
+		return HS_DEC_FAULT;
+	if (has_field(r, "filename") && has_field(r, "old_pid"))
+		return HS_DEC_EXEC;
+	if (has_field(r, "child_pid") && has_field(r, "parent_pid"))
+		return HS_DEC_FORK;
+	if (has_field(r, "group_dead") && has_field(r, "prio"))
+		return HS_DEC_EXIT;
+	if (has_field(r, "error_code") && has_field(r, "__syscall_nr"))
+		return HS_DEC_EXIT_GROUP;
+	if (alert && strcmp(alert, "hang") == 0)
+		return HS_DEC_HANG;
+	if (alert && strcmp(alert, "io-error") == 0)
+		return HS_DEC_IO_ERROR;
+	if (has_field(r, "error") && has_field(r, "sector") && has_field(r, "rwbs"))
+		return HS_DEC_IO_ERROR; /* a completion: an error only when error != 0 */
+	if (alert && strcmp(alert, "disconnect") == 0)
+		return HS_DEC_DISCONNECT;
+	if (alert)
+		return HS_DEC_ALERT;
+	if (has_field(r, "msg") && !has_field(r, "ip"))
+		return HS_DEC_CONSOLE;
+	if (has_field(r, "buf") && has_field(r, "ip"))
+		return HS_DEC_MARKER;
+	return HS_DEC_NONE;
+}
+
+bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, const char *comm,
+		     hs_event_decoded *e)
+{
+	int64_t a = 0, b = 0, c = 0, d = 0;
+	char s1[256] = "", s2[64] = "", sb[24];
+	memset(e, 0, sizeof *e);
+	e->kind = sh;
+	int pid = (int)r->tid;
+	switch (sh) {
+	case HS_DEC_SIG_DELIVER:
+		hs_event_field_int(r, "sig", &a);
+		hs_event_field_int(r, "sa_handler", &b);
+		if (hs_linux_signal_action(a) != HS_SIGACT_CORE && hs_linux_signal_action(a) != HS_SIGACT_TERM)
+			return false;
+		e->v[0] = a;
+		e->v[1] = b == 0; /* SIG_DFL: the default action happens now */
+		snprintf(e->detail, sizeof e->detail, "%s delivered to %s (pid %d): %s", hs_linux_signal_name(a, sb, sizeof sb),
+			 comm, pid,
+			 b == 0 ? (hs_linux_signal_action(a) == HS_SIGACT_CORE ? "default action, the process dies with a core dump"
+								 : "default action, the process is terminated")
+			 : b == 1 ? "ignored"
+				  : "its own handler runs");
+		return true;
+	case HS_DEC_SIG_GENERATE:
+		hs_event_field_int(r, "sig", &a);
+		hs_event_field_int(r, "pid", &b);
+		hs_event_field_int(r, "result", &c);
+		hs_event_field_str(r, "comm", s2, sizeof s2);
+		if (hs_linux_signal_action(a) != HS_SIGACT_CORE && hs_linux_signal_action(a) != HS_SIGACT_TERM)
+			return false;
+		hs_utf8_clean(s2, s1, 64);
+		e->v[0] = a;
+		e->v[1] = b;
+		snprintf(e->detail, sizeof e->detail, "%s sent to %s (pid %" PRId64 ") by %s (pid %d)%s",
+			 hs_linux_signal_name(a, sb, sizeof sb), s1, b, comm, pid, c ? " (not delivered)" : "");
+		return true;
+	case HS_DEC_OOM_VICTIM:
+		hs_event_field_int(r, "pid", &a);
+		hs_event_field_int(r, "anon_rss", &b);
+		hs_event_field_int(r, "file_rss", &c);
+		hs_event_field_int(r, "shmem_rss", &d);
+		if (!hs_event_field_str(r, "comm", s2, sizeof s2))
+			snprintf(s2, sizeof s2, "?");
+		hs_utf8_clean(s2, e->subject, sizeof e->subject);
+		e->v[0] = a;
+		e->v[1] = b;
+		snprintf(e->detail, sizeof e->detail,
+			 "OOM killer chose %s (pid %" PRId64 "): anon_rss %" PRId64 " kB, file_rss %" PRId64 " kB, shmem_rss %" PRId64
+			 " kB",
+			 e->subject, a, b, c, d);
+		return true;
+	case HS_DEC_FAULT:
+		hs_event_field_int(r, "address", &a);
+		hs_event_field_int(r, "ip", &b);
+		if ((uint64_t)a >= 4096)
+			return false; /* only the NULL page matters to a report */
+		e->v[0] = a;
+		e->v[1] = b;
+		snprintf(e->detail, sizeof e->detail, "page fault at 0x%" PRIx64 " (ip 0x%" PRIx64 "): a NULL-pointer access",
+			 (uint64_t)a, (uint64_t)b);
+		return true;
+	case HS_DEC_EXEC:
+		hs_event_field_str(r, "filename", s1, sizeof s1);
+		hs_event_field_int(r, "pid", &a);
+		hs_utf8_clean(s1, e->subject, sizeof e->subject);
+		e->v[0] = a;
+		snprintf(e->detail, sizeof e->detail, "exec %s (pid %" PRId64 ")", e->subject, a);
+		return true;
+	case HS_DEC_FORK:
+		hs_event_field_int(r, "parent_pid", &a);
+		hs_event_field_int(r, "child_pid", &b);
+		hs_event_field_str(r, "child_comm", s2, sizeof s2);
+		hs_utf8_clean(s2, e->subject, sizeof e->subject);
+		e->v[0] = a;
+		e->v[1] = b;
+		snprintf(e->detail, sizeof e->detail, "fork: pid %" PRId64 " made %s (pid %" PRId64 ")", a, e->subject, b);
+		return true;
+	case HS_DEC_EXIT:
+		hs_event_field_int(r, "pid", &a);
+		hs_event_field_int(r, "group_dead", &b);
+		if (hs_event_field_str(r, "comm", s2, sizeof s2))
+			hs_utf8_clean(s2, e->subject, sizeof e->subject);
+		e->v[0] = a;
+		e->v[1] = b;
+		/* the detail is written once every event is sorted: how it ended is known then */
+		return true;
+	case HS_DEC_EXIT_GROUP:
+		hs_event_field_int(r, "error_code", &a);
+		e->v[0] = a & 0xff;
+		snprintf(e->detail, sizeof e->detail, "%s (pid %d) exits with status %" PRId64, comm, pid, a & 0xff);
+		return true;
+	case HS_DEC_IO_ERROR:
+		hs_event_field_int(r, "error", &a);
+		if (!a && !alert)
+			return false;
+		hs_event_field_int(r, "dev", &b);
+		hs_event_field_int(r, "sector", &c);
+		hs_event_field_str(r, "rwbs", s2, sizeof s2);
+		hs_utf8_clean(s2, s1, 16);
+		e->v[0] = a;
+		e->v[1] = b;
+		snprintf(e->detail, sizeof e->detail, "I/O error %" PRId64 " on dev %" PRId64 ":%" PRId64 " (%s) sector %" PRId64,
+			 a, (b >> 20) & 0xfff, b & 0xfffff, s1, c);
+		return true;
+	case HS_DEC_CONSOLE:
+		hs_event_field_str(r, "msg", s1, sizeof s1);
+		hs_utf8_clean(s1, e->detail, sizeof e->detail);
+		return e->detail[0] != '\0';
+	case HS_DEC_MARKER:
+		hs_event_field_str(r, "buf", s1, sizeof s1);
+		/* the engine's trigger marker, and the starts of atrace slices (frame starts) */
+		if (strncmp(s1, "hindsight:", 10) != 0 && strncmp(s1, "B|", 2) != 0)
+			return false;
+		e->v[0] = s1[0] == 'B';
+		hs_utf8_clean(s1, e->detail, sizeof e->detail);
+		return true;
+	case HS_DEC_HANG:
+		if (hs_event_field_str(r, "comm", s2, sizeof s2))
+			hs_utf8_clean(s2, e->subject, sizeof e->subject);
+		hs_event_field_int(r, "pid", &a);
+		e->v[0] = a;
+		snprintf(e->detail, sizeof e->detail, "%s (pid %" PRId64 ") stuck in uninterruptible sleep (D state)",
+			 e->subject[0] ? e->subject : comm, a);
+		return true;
+	case HS_DEC_DISCONNECT:
+		hs_event_field_int(r, "sport", &a);
+		hs_event_field_int(r, "dport", &b);
+		e->v[0] = a;
+		e->v[1] = b;
+		snprintf(e->detail, sizeof e->detail, "connection reset: port %" PRId64 " <-> %" PRId64, a, b);
+		return true;
+	case HS_DEC_ALERT:
+		snprintf(e->detail, sizeof e->detail, "%s event (catalog alert)", alert ? alert : "?");
+		return true;
+	case HS_DEC_NONE:
+		break;
+	}
+	return false;
+}
