@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # report-test.sh: `analyze report` on snapshots the engine takes by itself of real incidents: a segfault (hs_segv),
 # a crash of a program with a hostile name beside an exec of a file whose name is not UTF-8, an OOM kill in a
-# 32 MB memory cgroup and a 240 Hz frame loop's 100 ms frame. Each verdict must name the process and the cause
-# within the report's first three lines; report.json must validate; report.html must hold no unescaped payload.
+# 32 MB memory cgroup, a 240 Hz frame loop's 100 ms frame, and a refused TCP connection (in the run's report).
+# Each verdict must name the process and the cause within the report's first three lines; report.json must
+# validate; report.html must hold no unescaped payload.
 # usage: report-test.sh ENGINE PROFILE ANALYZE SEGV FRAMELOOP SOURCE_DIR [ARTIFACT_DIR]
 #   With chromium and tests/analyze/browser's puppeteer-core, the hostile and the hitch report.html are also
 #   opened in headless chromium and their screenshots kept in ARTIFACT_DIR.
@@ -94,7 +95,10 @@ command -v chrt >/dev/null && chrt -f 10 true 2>/dev/null && rt=(chrt -f 10)
 frame_pid=$!
 wait $frame_pid || fail "frameloop failed"
 wait_folders 1 $limit hitch || fail "no hitch snapshot for a 100 ms frame"
-sleep 1
+# 5. A refused connection: the kernel answers the SYN with a reset (sent and received).
+port=$(comm -23 <(seq 20000 20100) <(ss -Htan | awk '{ n = split($4, a, ":"); print a[n] }' | sort -u) | head -1)
+bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null && fail "port $port accepted a connection"
+sleep 1.5
 kill -INT "$epid"
 wait "$epid"
 rc=$?
@@ -182,4 +186,7 @@ fi
 "$analyze" report "$dir" >run.stdout 2>run.stderr || fail "analyze report on the run folder exited $?: $(cat run.stderr)"
 validate "$dir"
 grep -q 'snapshot .* by trigger oom-kill' "$dir/report.txt" || fail "the run report does not list the snapshots"
+grep -qE '^[0-9]+\. [0-9]+ connection resets? ' "$dir/report.txt" || fail "the run report has no connection-reset finding"
+grep -q 'connection reset sent' "$dir/report.txt" || fail "the run report does not show the reset the kernel sent"
+grep -A3 'connection resets\?' "$dir/report.txt" | head -5
 echo "report test: OK"

@@ -485,7 +485,8 @@ static void settle_events(rpt *r)
 		case HS_DEC_EXIT_GROUP: e->lane = LANE_PROCESS; break;
 		case HS_DEC_IO_ERROR:
 		case HS_DEC_HANG: e->lane = LANE_IO; break;
-		case HS_DEC_DISCONNECT: e->lane = LANE_NET; break;
+		case HS_DEC_DISCONNECT:
+		case HS_DEC_RETRANSMIT: e->lane = LANE_NET; break;
 		default: e->lane = LANE_OTHER; break;
 		}
 		if (e->shape != HS_DEC_EXIT)
@@ -621,6 +622,9 @@ static void ms_after(uint64_t a, uint64_t b, char *buf, size_t cap)
 
 static void find_crashes(rpt *r)
 {
+	bool any_generate = false;
+	for (size_t i = 0; i < r->n_events && !any_generate; i++)
+		any_generate = r->events[i].shape == HS_DEC_SIG_GENERATE;
 	for (size_t i = 0; i < r->n_events; i++) {
 		const rpt_event *e = &r->events[i];
 		if (e->shape != HS_DEC_SIG_DELIVER || !e->v[1])
@@ -639,7 +643,7 @@ static void find_crashes(rpt *r)
 				same = &r->findings[k];
 		rpt_fmt_ts(e->ts, when, sizeof when);
 		if (same) {
-			same->impact += same->impact < 99;
+			same->impact += same->impact < (core ? 99 : 79);
 			add_note(same, "again: %s (pid %d) at %s s", e->comm, e->pid, when);
 			continue;
 		}
@@ -650,7 +654,18 @@ static void find_crashes(rpt *r)
 				oom = true;
 		if (oom)
 			continue;
-		rpt_finding *f = new_finding(r, core ? "crash" : "killed", core ? 100 : 70, e->ts, e->pid);
+		/* A kill is sent (signal_generate to this pid). The SIGKILL the kernel gives the other threads of a
+		 * process that calls exit_group, or that crashes, is delivered without one: no finding, when the
+		 * trace records signal_generate at all. */
+		if (!core && any_generate) {
+			bool sent = false;
+			for (size_t j = i; j-- > 0 && e->ts - r->events[j].ts < 5000000000ull && !sent;)
+				sent = r->events[j].shape == HS_DEC_SIG_GENERATE && r->events[j].v[1] == e->pid &&
+				       r->events[j].v[0] == e->v[0];
+			if (!sent)
+				continue;
+		}
+		rpt_finding *f = new_finding(r, core ? "crash" : "killed", core ? 100 : any_generate ? 70 : 40, e->ts, e->pid);
 		if (!f)
 			return;
 		add_ev(f, i);
@@ -702,8 +717,11 @@ static void find_crashes(rpt *r)
 				 "before (its exec and the ring's scheduler events for pid %d)",
 				 e->comm, log ? " in the kernel line (the library and offset)" : "", e->comm, e->pid);
 		else
-			snprintf(f->next, sizeof f->next, "who sent %s (the signal_generate sender, or a supervisor/systemd log)",
-				 sig);
+			snprintf(f->next, sizeof f->next, "who sent %s (the signal_generate sender, or a supervisor/systemd log)%s",
+				 sig,
+				 any_generate ? ""
+					      : "; no signal_generate is recorded, so this may also be the SIGKILL the kernel "
+						"gives the other threads of a process that exits or crashes");
 	}
 }
 
@@ -784,6 +802,55 @@ static void find_simple(rpt *r, hs_decoded_kind sh, const char *kind, int impact
 	snprintf(f->verdict, sizeof f->verdict, "%zu %s%s, the first at %s s: %s.", n, what, n == 1 ? "" : "s", when,
 		 e->detail);
 	snprintf(f->text, sizeof f->text, "%s%s", e->detail, n > 1 ? " (the first; the others are below)" : "");
+}
+
+/* Retransmits of one connection (its port pair) in bursts: at least 5 within a second. */
+static void find_retransmits(rpt *r)
+{
+	rpt_finding *f = NULL;
+	size_t bursts = 0;
+	for (size_t i = 0; i < r->n_events; i++) {
+		const rpt_event *e = &r->events[i];
+		if (e->shape != HS_DEC_RETRANSMIT)
+			continue;
+		size_t n = 0, last = i;
+		for (size_t j = i; j < r->n_events && r->events[j].ts - e->ts <= 1000000000ull; j++)
+			if (r->events[j].shape == HS_DEC_RETRANSMIT && r->events[j].v[0] == e->v[0] &&
+			    r->events[j].v[1] == e->v[1]) {
+				n++;
+				last = j;
+			}
+		if (n < 5)
+			continue;
+		bursts++;
+		char span[32];
+		ms_after(e->ts, r->events[last].ts, span, sizeof span);
+		if (!f) {
+			f = new_finding(r, "disconnect", 55, e->ts, e->pid);
+			if (!f)
+				return;
+			char when[32];
+			rpt_fmt_ts(e->ts, when, sizeof when);
+			snprintf(f->verdict, sizeof f->verdict,
+				 "A TCP connection (local port %" PRId64 ", remote port %" PRId64 ") retransmitted %zu times in %s from "
+				 "%s s: packets were lost or the peer stalled.",
+				 e->v[0], e->v[1], n, span, when);
+			snprintf(f->text, sizeof f->text,
+				 "Retransmits come in bursts when the path drops packets or the peer stops acknowledging; the "
+				 "application sees a stalled transfer, then maybe a reset or a timeout.");
+			snprintf(f->next, sizeof f->next,
+				 "the link (ip -s link, the NIC's drops), the peer's health, and whether a reset or a socket error "
+				 "followed (inet_sk_error_report)");
+		}
+		add_note(f, "%zu retransmits in %s on local port %" PRId64 ", remote port %" PRId64, n, span, e->v[0], e->v[1]);
+		add_ev(f, i);
+		add_ev(f, last);
+		/* skip the rest of this burst */
+		while (i + 1 <= last)
+			i++;
+	}
+	if (f)
+		snprintf(f->title, sizeof f->title, "%zu retransmit burst%s", bursts, bursts == 1 ? "" : "s");
 }
 
 typedef struct {
@@ -1156,6 +1223,7 @@ static void build_findings(rpt *r, const uint64_t *execs, size_t n_execs)
 	}
 	find_storm(r, execs, n_execs);
 	free(own);
+	find_retransmits(r);
 	find_silent_deaths(r);
 	find_activity(r);
 	/* A snapshot's trigger says which finding the moment is about (its hit's time and pid).

@@ -36,7 +36,8 @@ typedef enum {
 	HS_DEC_CONSOLE,      /* the kernel log line in detail */
 	HS_DEC_MARKER,       /* v0 1 for an atrace slice start ("B|"), 0 for the engine's "hindsight:" marker */
 	HS_DEC_HANG,         /* v0 pid; subject comm */
-	HS_DEC_DISCONNECT,   /* v0 sport, v1 dport */
+	HS_DEC_DISCONNECT,   /* v0 sport, v1 dport (-1 when the event has no ports) */
+	HS_DEC_RETRANSMIT,   /* v0 sport, v1 dport, v2 TCP state */
 	HS_DEC_ALERT,        /* any other event with a catalog alert tag */
 } hs_decoded_kind;
 

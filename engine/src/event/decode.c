@@ -113,6 +113,8 @@ hs_decoded_kind hs_event_decode_kind(const hs_event *r, const char *alert)
 		return HS_DEC_IO_ERROR; /* a completion: an error only when error != 0 */
 	if (alert && strcmp(alert, "disconnect") == 0)
 		return HS_DEC_DISCONNECT;
+	if (has_field(r, "skaddr") && has_field(r, "state") && has_field(r, "sport") && has_field(r, "dport"))
+		return HS_DEC_RETRANSMIT;
 	if (alert)
 		return HS_DEC_ALERT;
 	if (has_field(r, "msg") && !has_field(r, "ip"))
@@ -247,11 +249,29 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 			 e->subject[0] ? e->subject : comm, a);
 		return true;
 	case HS_DEC_DISCONNECT:
+		if (hs_event_field_int(r, "sport", &a) && hs_event_field_int(r, "dport", &b)) {
+			e->v[0] = a;
+			e->v[1] = b;
+			snprintf(e->detail, sizeof e->detail, "connection reset: local port %" PRId64 ", remote port %" PRId64, a,
+				 b);
+		} else {
+			/* the reset a host sends carries sockaddrs, not ports (Linux 6.10+): its state and reason */
+			e->v[0] = e->v[1] = -1;
+			hs_event_field_int(r, "state", &a);
+			hs_event_field_int(r, "reason", &b);
+			snprintf(e->detail, sizeof e->detail, "connection reset sent (TCP state %" PRId64 ", reason %" PRId64 ")%s",
+				 a, b, a == 0 ? ": no socket, e.g. a connection to a closed port" : "");
+		}
+		return true;
+	case HS_DEC_RETRANSMIT:
 		hs_event_field_int(r, "sport", &a);
 		hs_event_field_int(r, "dport", &b);
+		hs_event_field_int(r, "state", &c);
 		e->v[0] = a;
 		e->v[1] = b;
-		snprintf(e->detail, sizeof e->detail, "connection reset: port %" PRId64 " <-> %" PRId64, a, b);
+		e->v[2] = c;
+		snprintf(e->detail, sizeof e->detail, "retransmit: local port %" PRId64 ", remote port %" PRId64 " (TCP state %" PRId64
+			 ")", a, b, c);
 		return true;
 	case HS_DEC_ALERT:
 		snprintf(e->detail, sizeof e->detail, "%s event (catalog alert)", alert ? alert : "?");
