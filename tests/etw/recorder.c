@@ -1,6 +1,7 @@
 /* recorder.c: the recording hs_etw_api for the Windows backend's call-sequence tests (see recorder.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "etw/etw.h"
 #include "recorder.h"
@@ -37,6 +38,9 @@ static struct {
 	size_t n_ev;
 } consumers[MAX_CONSUMERS];
 static HANDLE threads[MAX_THREADS];
+/* Our marker provider (EventRegister): registration handles from 201 on. */
+enum { REG_BASE = 201 };
+static REGHANDLE next_reg, live_reg[4];
 static int n_threads;
 static struct {
 	const char *fn;
@@ -52,6 +56,8 @@ void rec_reset(void)
 	memset(sessions, 0, sizeof(sessions));
 	memset(counts, 0, sizeof(counts));
 	next_handle = 1;
+	next_reg = 0;
+	memset(live_reg, 0, sizeof(live_reg));
 	waits = 0;
 	for (int i = 0; i < MAX_CONSUMERS; i++) {
 		if (consumers[i].wake)
@@ -257,6 +263,69 @@ static ULONG WINAPI rec_enable(TRACEHANDLE h, LPCGUID provider, ULONG code, UCHA
 		err = ERROR_INVALID_HANDLE;
 	result(err);
 	return err;
+}
+
+static ULONG WINAPI rec_event_register(LPCGUID provider, PENABLECALLBACK cb, PVOID ctx, PREGHANDLE handle)
+{
+	hs_guid g = {provider->Data1, provider->Data2, provider->Data3, {0}};
+	memcpy(g.data4, provider->Data4, 8);
+	char gt[37];
+	hs_guid_format(&g, gt);
+	hs_sb_printf(&REC.log, "EventRegister provider={%s} callback=%s context=%s", gt, cb ? "set" : "NULL",
+		     ctx ? "set" : "NULL");
+	ULONG err = fault("EventRegister");
+	if (!err) {
+		*handle = REG_BASE + next_reg++;
+		for (size_t i = 0; i < sizeof(live_reg) / sizeof(live_reg[0]); i++)
+			if (!live_reg[i]) {
+				live_reg[i] = *handle;
+				break;
+			}
+		hs_sb_printf(&REC.log, " handle=%llu", (unsigned long long)*handle);
+	}
+	result(err);
+	return err;
+}
+
+static bool reg_live(REGHANDLE h)
+{
+	for (size_t i = 0; i < sizeof(live_reg) / sizeof(live_reg[0]); i++)
+		if (h && live_reg[i] == h)
+			return true;
+	return false;
+}
+
+static ULONG WINAPI rec_event_write_string(REGHANDLE h, UCHAR level, ULONGLONG keyword, PCWSTR text)
+{
+	hs_sb_printf(&REC.log, "EventWriteString handle=%llu level=%u keyword=0x%llx chars=%zu text=",
+		     (unsigned long long)h, level, (unsigned long long)keyword, wcslen(text));
+	wide(text);
+	ULONG err = fault("EventWriteString");
+	if (!err && !reg_live(h))
+		err = ERROR_INVALID_HANDLE;
+	result(err);
+	return err;
+}
+
+static ULONG WINAPI rec_event_unregister(REGHANDLE h)
+{
+	hs_sb_printf(&REC.log, "EventUnregister handle=%llu", (unsigned long long)h);
+	ULONG err = fault("EventUnregister");
+	if (!err && !reg_live(h))
+		err = ERROR_INVALID_HANDLE;
+	for (size_t i = 0; !err && i < sizeof(live_reg) / sizeof(live_reg[0]); i++)
+		if (live_reg[i] == h)
+			live_reg[i] = 0;
+	result(err);
+	return err;
+}
+
+int rec_registered(void)
+{
+	int n = 0;
+	for (size_t i = 0; i < sizeof(live_reg) / sizeof(live_reg[0]); i++)
+		n += live_reg[i] != 0;
+	return n;
 }
 
 static ULONG WINAPI rec_set_info(TRACEHANDLE h, TRACE_INFO_CLASS cls, PVOID info, ULONG len)
@@ -753,6 +822,9 @@ const hs_etw_api rec_api = {
 	.TdhGetEventInformation = rec_tdh_info,
 	.TdhGetPropertySize = rec_tdh_size,
 	.TdhGetProperty = rec_tdh_get,
+	.EventRegister = rec_event_register,
+	.EventWriteString = rec_event_write_string,
+	.EventUnregister = rec_event_unregister,
 	.last_error = rec_last_error,
 	.is_admin = rec_is_admin,
 	.enable_privilege = rec_enable_privilege,

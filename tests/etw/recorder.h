@@ -68,6 +68,8 @@ void rec_fail(const char *fn, int nth, ULONG err);
 /* Sessions still running in the recorder's "kernel". */
 int rec_running(void);
 const char *rec_log(void);
+/* Provider registrations (EventRegister) not yet EventUnregister'd. */
+int rec_registered(void);
 /* A running session of this name exists before the test (a dead engine's). */
 void rec_add_preexisting(const char *name);
 

@@ -635,7 +635,8 @@ static void test_realtime(const hs_plan *plan)
 	CHECK(ops->now_ns != NULL);
 	if (ops->now_ns)
 		CHECK_EQ_INT(ops->now_ns(b), 4500000000ull); /* the sessions' QPC clock, in ns */
-	CHECK(ops->mark == NULL);
+	CHECK(ops->mark != NULL);
+	CHECK_EQ_INT(rec_registered(), 1); /* the marker provider, before the sessions enabled it */
 	CHECK_EQ_INT(hs_backend_set_observer(b, observer, NULL), HS_OK);
 	CHECK_EQ_INT(hs_backend_poll(b, 250), HS_OK);
 	/* The header event is not handed on; the rest in order, with the plan's names. */
@@ -671,7 +672,10 @@ static void test_realtime(const hs_plan *plan)
 	CHECK_EQ_INT(seen.kept >= 4 ? seen.ev[3].ts_ns : 0, 6000000000ull);
 
 	/* A manual snapshot of the ring (CAPTURE_STATE + FLUSH to a new file)
-	 * while both sessions and the consumer go on. */
+	 * while both sessions and the consumer go on, after its marker (as the
+	 * run loop does: the marker first, then the rings). */
+	if (ops->mark)
+		CHECK_EQ_INT(ops->mark(b, "hindsight: trigger manual fired; snapshot 001"), HS_OK);
 	CHECK_EQ_INT(hs_backend_snapshot(b, ri, "rec-run\\manual-001.etl", false), HS_OK);
 	CHECK_EQ_INT(rec_rt_running(), 1);
 	CHECK_EQ_INT(rec_running(), 2);
@@ -701,9 +705,128 @@ static void test_realtime(const hs_plan *plan)
 	char *text = msg_take(m);
 	CHECK_CONTAINS(text, "real-time consumer attached");
 	CHECK_CONTAINS(text, "10 dropped (queue full), 1 cut");
+	CHECK_CONTAINS(text, "trigger markers: Hindsight-Marker {9D25ED02-4122-4CBE-9969-A0C1501F3F79} (EventWriteString, "
+			     "level 4, keyword 0x1) into keyevents, snap");
+	CHECK_EQ_INT(rec_registered(), 0); /* EventUnregister at stop */
 	check_golden("stutter-rt-snapshot");
 	free(text);
 	DeleteFileW(L"rec-run\\manual-001.etl");
+	DeleteFileW(L"rec-run\\keyevents.etl");
+}
+
+/* The trigger marker (marker.c): what lets it into a session, the
+ * failures, the cut, and the marker coming back through the consumer. */
+static void test_marker(const hs_plan *plan)
+{
+	const hs_backend_ops *ops = hs_backend_native();
+	hs_etw_marker mk;
+	hs_etw_marker_plan(&mk, plan);
+	CHECK(mk.provider && mk.event);
+	if (!mk.provider || !mk.event || !ops->mark)
+		return;
+	CHECK_EQ_STR(mk.provider->name, "Hindsight-Marker");
+	CHECK_EQ_INT(mk.event->id, 0); /* EventWriteString's descriptor is zero but for level and keyword */
+	CHECK_EQ_INT(mk.level, 4);
+	CHECK_EQ_INT(mk.keyword, 0x1);
+	CHECK_EQ_INT(mk.sessions, 2);
+	CHECK_EQ_INT(mk.blocked, 0);
+	/* The filters of a session that enables the provider. */
+	const hs_plan_provider *mp = NULL;
+	size_t ki = session_index(plan, HS_MODE_FILE_CIRCULAR);
+	for (size_t i = 0; i < plan->sessions[ki].n_providers; i++)
+		if (plan->sessions[ki].providers[i].provider == mk.provider)
+			mp = &plan->sessions[ki].providers[i];
+	CHECK(mp && mp->whitelist);
+	if (!mp)
+		return;
+	CHECK(hs_etw_marker_passes(&mk, mp));
+	hs_plan_provider pp = *mp;
+	pp.level = 0; /* no level limit */
+	CHECK(hs_etw_marker_passes(&mk, &pp));
+	pp.level = 2; /* error and worse only */
+	CHECK(!hs_etw_marker_passes(&mk, &pp));
+	pp = *mp;
+	pp.match_any = 0; /* every keyword */
+	CHECK(hs_etw_marker_passes(&mk, &pp));
+	pp.match_any = 0x2;
+	CHECK(!hs_etw_marker_passes(&mk, &pp));
+	pp = *mp;
+	pp.match_all = 0x3;
+	CHECK(!hs_etw_marker_passes(&mk, &pp));
+	pp = *mp;
+	hs_plan_event other = {.id = 5};
+	pp.events = &other;
+	pp.n_events = 1; /* a whitelist without id 0 */
+	CHECK(!hs_etw_marker_passes(&mk, &pp));
+	pp.whitelist = false;
+	CHECK(hs_etw_marker_passes(&mk, &pp));
+	hs_etw_marker zero = mk;
+	zero.keyword = 0; /* passes any masks, unless the session ignores keyword 0 */
+	pp = *mp;
+	pp.match_any = 0x2;
+	CHECK(hs_etw_marker_passes(&zero, &pp));
+	pp.enable_property |= HS_EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0;
+	CHECK(!hs_etw_marker_passes(&zero, &pp));
+
+	/* EventRegister fails: the recording goes on, snapshots without a marker. */
+	rec_reset();
+	rec_fail("EventRegister", 1, ERROR_ACCESS_DENIED);
+	FILE *m = msg_open();
+	hs_backend_opts o = {.msg = m};
+	hs_backend *b = NULL;
+	CreateDirectoryW(L"rec-run", NULL);
+	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_OK);
+	if (b) {
+		CHECK_EQ_INT(ops->mark(b, "hindsight: x"), HS_EUNSUPPORTED);
+		CHECK_EQ_INT(hs_backend_stop(b), HS_OK);
+		hs_backend_free(b);
+	}
+	char *text = msg_take(m);
+	CHECK_CONTAINS(text, "EventRegister(Hindsight-Marker {9D25ED02-4122-4CBE-9969-A0C1501F3F79}) failed");
+	CHECK_CONTAINS(text, "snapshots are taken without a marker");
+	CHECK_CONTAINS(text, "no trigger marker on Windows");
+	CHECK(!strstr(rec_log(), "EventWriteString"));
+	CHECK(!strstr(rec_log(), "EventUnregister"));
+	free(text);
+
+	/* EventWriteString fails (a session's buffer too small): said, not fatal;
+	 * a long text is cut; the marker reaches the consumer like any key event. */
+	rec_reset();
+	seen_reset();
+	rec_fail("EventWriteString", 1, ERROR_MORE_DATA);
+	m = msg_open();
+	o = (hs_backend_opts){.msg = m};
+	b = NULL;
+	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_OK);
+	if (b) {
+		CHECK(ops->mark(b, "hindsight: too big") != HS_OK);
+		static char big[HS_ETW_MARKER_MAX_CHARS + 100];
+		memset(big, 'a', sizeof(big) - 1);
+		memcpy(big + HS_ETW_MARKER_MAX_CHARS - 2, "\xc3\xa9", 2); /* an e-acute across the cut */
+		CHECK_EQ_INT(ops->mark(b, big), HS_OK);
+		CHECK_CONTAINS(rec_log(), "chars=2046 text=");
+		CHECK_EQ_INT(ops->mark(b, "bad \xff utf-8"), HS_EINVAL);
+		CHECK_EQ_INT(hs_backend_set_observer(b, observer, NULL), HS_OK);
+		static const WCHAR wtext[] = L"hindsight: marker";
+		EVENT_RECORD ev = mk_event(&mk.provider->guid, 0, 1234, 50000000ull, 0, wtext, sizeof(wtext));
+		ev.EventHeader.Flags |= EVENT_HEADER_FLAG_STRING_ONLY;
+		ev.EventHeader.EventDescriptor.Level = 4;
+		ev.EventHeader.EventDescriptor.Keyword = 0x1;
+		CHECK(rec_rt_deliver(plan->sessions[ki].session->logger_name, &ev, 1));
+		hs_backend_poll(b, 100);
+		CHECK_EQ_INT(seen.n, 1);
+		CHECK_EQ_STR(seen.ev[0].system, "Hindsight-Marker");
+		CHECK_EQ_STR(seen.ev[0].name, "Marker");
+		CHECK_EQ_INT(seen.ev[0].raw_len, sizeof(wtext));
+		CHECK_EQ_INT(hs_backend_stop(b), HS_OK);
+		hs_backend_free(b);
+	}
+	text = msg_take(m);
+	CHECK_CONTAINS(text, "EventWriteString(Hindsight-Marker) (the snapshot has no marker) failed: ERROR_MORE_DATA");
+	CHECK_CONTAINS(text, "not valid UTF-8");
+	CHECK_EQ_INT(rec_registered(), 0);
+	CHECK_EQ_INT(rec_rt_running(), 0);
+	free(text);
 	DeleteFileW(L"rec-run\\keyevents.etl");
 }
 
@@ -794,6 +917,9 @@ static void test_realtime_trigger(const hs_plan *plan)
 	}
 	/* The snapshot the loop then takes: the ring to a new file while
 	 * recording goes on; the key-event file is ETW's (flushed in place only). */
+	CHECK_EQ_INT(ops->mark(b, "hindsight: trigger gpu-reset fired; snapshot 001"), HS_OK);
+	CHECK_CONTAINS(rec_log(), "EventWriteString handle=201 level=4 keyword=0x1 chars=48 "
+				  "text=\"hindsight: trigger gpu-reset fired; snapshot 001\" -> ok");
 	CHECK_EQ_INT(ops->snapshot(b, ri, "rec-run\\trig-001.etl", false), HS_OK);
 	CHECK_EQ_INT(ops->snapshot(b, ki, "rec-run\\trig-001-keys.etl", false), HS_EINVAL);
 	CHECK_EQ_INT(rec_rt_running(), 1);
@@ -1199,6 +1325,7 @@ int main(int argc, char **argv)
 		test_realtime_units(plan);
 		test_realtime(plan);
 		test_realtime_trigger(plan);
+		test_marker(plan);
 		test_realtime_fields(plan);
 		test_realtime_clocks(plan);
 		test_realtime_failures(plan);

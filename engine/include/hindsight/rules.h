@@ -44,6 +44,7 @@ typedef struct {
 typedef enum {
 	HS_MEANS_NONE = 0,
 	HS_MEANS_PROCESS_EXIT, /* "process-exit": a process ended; its payload is Kernel-Process ProcessStop's */
+	HS_MEANS_MARKER,       /* "marker": the engine's own trigger marker (a string-only event it writes) */
 } hs_event_means;
 
 typedef struct {

@@ -21,6 +21,7 @@ struct hs_backend {
 	bool stopped;
 	hs_key_event_fn observer;
 	void *observer_ctx;
+	hs_etw_marker marker;
 };
 
 static const double MIB = 1048576.0;
@@ -116,6 +117,30 @@ static size_t drain_consumers(hs_backend *b)
 	return n;
 }
 
+/* Which sessions get the trigger marker, once at start. */
+static void report_marker(hs_backend *b)
+{
+	const hs_etw_marker *m = &b->marker;
+	if (!m->registered) {
+		fputs("engine: no trigger marker on Windows: no session enables a catalog provider with a `means: marker` "
+		      "event (rules/providers/windows.yaml: Hindsight-Marker) that lets it through\n", b->msg);
+		return;
+	}
+	char gt[37];
+	hs_guid_format(&m->provider->guid, gt);
+	fprintf(b->msg, "engine: trigger markers: %s {%s} (EventWriteString, level %u, keyword 0x%llx) into", m->provider->name,
+		gt, (unsigned)m->level, (unsigned long long)m->keyword);
+	const char *sep = " ";
+	for (size_t i = 0; i < b->n; i++)
+		for (size_t k = 0; k < b->s[i].ps->n_providers; k++)
+			if (hs_etw_marker_passes(m, &b->s[i].ps->providers[k])) {
+				fprintf(b->msg, "%s%s", sep, b->s[i].ps->session->name);
+				sep = ", ";
+			}
+	fputc('\n', b->msg);
+	fflush(b->msg);
+}
+
 static hs_status etw_start(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts, hs_backend **out)
 {
 	*out = NULL;
@@ -165,6 +190,10 @@ static hs_status etw_start(const hs_plan *plan, const char *run_dir, const hs_ba
 			goto fail;
 		}
 	}
+	/* Our marker provider, registered before any session enables it (ETW
+	 * enables a provider whenever a session asks, registered or not). */
+	hs_etw_marker_plan(&b->marker, plan);
+	hs_etw_marker_register(&b->marker, api, msg);
 	for (size_t i = 0; i < b->n; i++) {
 		hs_etw_session *s = &b->s[i];
 		s->realtime = hs_etw_session_wants_realtime(plan, i);
@@ -179,6 +208,7 @@ static hs_status etw_start(const hs_plan *plan, const char *run_dir, const hs_ba
 			goto fail;
 		report_running(b, s);
 	}
+	report_marker(b);
 	*out = b;
 	return HS_OK;
 fail:
@@ -244,6 +274,13 @@ static hs_status etw_snapshot(hs_backend *b, size_t session, const char *path, b
 	fflush(b->msg);
 	free(p);
 	return HS_OK;
+}
+
+/* The marker goes into every session that enables our provider, with the
+ * text as its one string (EventWriteString). */
+static hs_status etw_mark(hs_backend *b, const char *text)
+{
+	return hs_etw_marker_write(&b->marker, b->api, text, b->msg);
 }
 
 static hs_status etw_set_observer(hs_backend *b, hs_key_event_fn fn, void *ctx)
@@ -361,6 +398,8 @@ static hs_status etw_stop(hs_backend *b)
 			rc = st;
 		fill_status(b, i);
 	}
+	/* After the sessions: a marker written until the end reaches them. */
+	hs_etw_marker_unregister(&b->marker, b->api, b->msg);
 	return rc;
 }
 
@@ -378,6 +417,7 @@ static void etw_free(hs_backend *b)
 	for (size_t i = 0; b->s && i < b->n; i++)
 		if (b->s[i].running)
 			hs_etw_session_stop(&b->s[i], b->api, b->msg);
+	hs_etw_marker_unregister(&b->marker, b->api, b->msg);
 	free(b->rt);
 	free(b->s);
 	free(b->st);
@@ -397,9 +437,8 @@ const hs_backend_ops hs_backend_etw = {
 	.n_sessions = etw_n_sessions,
 	.finished = NULL,
 	.now_ns = etw_now_ns,
-	/* No marker yet: ETW has no documented call that writes a line into
-	 * sessions that do not enable a provider of ours (docs/windows-backend.md). */
-	.mark = NULL,
+	/* Into the sessions that enable our marker provider (marker.c). */
+	.mark = etw_mark,
 	.stop = etw_stop,
 	.free = etw_free,
 };

@@ -154,6 +154,49 @@ uint64_t hs_etw_event_ns(ULONG client_context, ULONGLONG ts, ULONGLONG qpc_per_s
 /* The same clock now. */
 uint64_t hs_etw_now_ns(const hs_etw_api *api, ULONG client_context);
 
+/* ---- the trigger marker (marker.c) ----
+ *
+ * A provider of our own, found through the plan: the catalog event with
+ * `means: marker` (rules/providers/windows.yaml: Hindsight-Marker) in any of
+ * the plan's sessions. The engine registers it (EventRegister) before the
+ * sessions enable it, writes each marker with EventWriteString (a string-only
+ * event: id 0, the level and keyword below) and unregisters it at stop. ETW
+ * delivers the event to every session that enabled the provider and whose
+ * level, keywords and id filter let it through. */
+typedef struct {
+	const hs_provider *provider; /* NULL: the plan has no marker provider */
+	const hs_cat_event *event;
+	GUID guid;
+	/* The event's level: the lowest non-zero level a session enables the
+	 * provider with (ETW writes an event when its level <= the session's, 0
+	 * there meaning no limit), TRACE_LEVEL_INFORMATION when all are 0. Never 0:
+	 * EventWriteString's page asks for a non-zero level and keyword. */
+	UCHAR level;
+	ULONGLONG keyword; /* the catalog event's keywords' masks */
+	size_t sessions;   /* of the plan's sessions, those whose filters let it through */
+	size_t blocked;    /* those that enable the provider but filter the marker out */
+	REGHANDLE reg;
+	bool registered;
+	uint64_t written, failed;
+} hs_etw_marker;
+
+/* Longest marker text in UTF-16 units; longer text is cut (at a character).
+ * An event is at most 64 KB minus its header (EventWriteString:
+ * ERROR_ARITHMETIC_OVERFLOW) and must fit one session buffer (ERROR_MORE_DATA). */
+#define HS_ETW_MARKER_MAX_CHARS 2048
+
+/* Fills m from the plan (m->provider NULL when no session has a marker event). */
+void hs_etw_marker_plan(hs_etw_marker *m, const hs_plan *plan);
+/* Would ETW write the marker into a session enabling the provider as pp does? */
+bool hs_etw_marker_passes(const hs_etw_marker *m, const hs_plan_provider *pp);
+/* EventRegister. A failure is reported on msg and leaves the marker off
+ * (the recording goes on without it). */
+void hs_etw_marker_register(hs_etw_marker *m, const hs_etw_api *api, FILE *msg);
+/* EventWriteString. HS_EUNSUPPORTED when not registered or no session lets it through. */
+hs_status hs_etw_marker_write(hs_etw_marker *m, const hs_etw_api *api, const char *text, FILE *msg);
+/* EventUnregister; safe to call twice. */
+void hs_etw_marker_unregister(hs_etw_marker *m, const hs_etw_api *api, FILE *msg);
+
 /* Checks that ETW really wrote `path`: HS_OK when it exists and is not
  * empty; otherwise says so on msg (with `what`, e.g. "the ring snapshot"). */
 hs_status hs_etw_check_output(const hs_etw_api *api, const WCHAR *path, const char *what, FILE *msg,

@@ -41,6 +41,13 @@ typedef struct hs_etw_api {
 					  PPROPERTY_DATA_DESCRIPTOR desc, PULONG size);
 	ULONG(WINAPI *TdhGetProperty)(PEVENT_RECORD ev, ULONG n_ctx, PTDH_CONTEXT ctx, ULONG n_desc,
 				      PPROPERTY_DATA_DESCRIPTOR desc, ULONG size, PBYTE out);
+	/* Our own provider, for the trigger marker (marker.c): EventRegister,
+	 * EventWriteString and EventUnregister with the SDK signatures. Only
+	 * advapi32's, so that the marker goes into the sessions (learn.microsoft.com,
+	 * EventRegister / EventWriteString / EventUnregister). */
+	ULONG(WINAPI *EventRegister)(LPCGUID provider, PENABLECALLBACK callback, PVOID context, PREGHANDLE handle);
+	ULONG(WINAPI *EventWriteString)(REGHANDLE handle, UCHAR level, ULONGLONG keyword, PCWSTR text);
+	ULONG(WINAPI *EventUnregister)(REGHANDLE handle);
 	/* GetLastError(), for OpenTraceW's failure. */
 	DWORD (*last_error)(void);
 
