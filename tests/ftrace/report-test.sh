@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # report-test.sh: `analyze report` on snapshots the engine takes by itself of real incidents: a segfault (hs_segv),
 # a crash of a program with a hostile name beside an exec of a file whose name is not UTF-8, an OOM kill in a
-# 32 MB memory cgroup, a 240 Hz frame loop's 100 ms frame, and a refused TCP connection (in the run's report).
+# 32 MB memory cgroup, a 240 Hz frame loop's 100 ms frame, and (in the run's report) a storm of 200 x /bin/true
+# and a refused TCP connection.
 # Each verdict must name the process and the cause within the report's first three lines; report.json must
 # validate; report.html must hold no unescaped payload.
 # usage: report-test.sh ENGINE PROFILE ANALYZE SEGV FRAMELOOP SOURCE_DIR [ARTIFACT_DIR]
@@ -95,7 +96,9 @@ command -v chrt >/dev/null && chrt -f 10 true 2>/dev/null && rt=(chrt -f 10)
 frame_pid=$!
 wait $frame_pid || fail "frameloop failed"
 wait_folders 1 $limit hitch || fail "no hitch snapshot for a 100 ms frame"
-# 5. A refused connection: the kernel answers the SYN with a reset (sent and received).
+# 5. A process storm: 200 x /bin/true as fast as the shell can start them.
+for _ in $(seq 200); do /bin/true; done
+# 6. A refused connection: the kernel answers the SYN with a reset (sent and received).
 port=$(comm -23 <(seq 20000 20100) <(ss -Htan | awk '{ n = split($4, a, ":"); print a[n] }' | sort -u) | head -1)
 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null && fail "port $port accepted a connection"
 sleep 1.5
@@ -189,4 +192,9 @@ grep -q 'snapshot .* by trigger oom-kill' "$dir/report.txt" || fail "the run rep
 grep -qE '^[0-9]+\. [0-9]+ connection resets? ' "$dir/report.txt" || fail "the run report has no connection-reset finding"
 grep -q 'connection reset sent' "$dir/report.txt" || fail "the run report does not show the reset the kernel sent"
 grep -A3 'connection resets\?' "$dir/report.txt" | head -5
+grep -qE '^[0-9]+\. Process storm: ' "$dir/report.txt" || fail "the run report has no process storm for 200 x /bin/true"
+# (other tests on the machine may run /bin/true too: at least our 200, on one line)
+n_true=$(sed -nE 's|^   - ([0-9]+) x /(usr/)?bin/true exec -> exit 0.*|\1|p' "$dir/report.txt" | head -1)
+[[ ${n_true:-0} -ge 200 ]] || fail "the run report does not collapse the 200 /bin/true runs into one line"
+grep -E 'Process storm|x /(usr/)?bin/true exec' "$dir/report.txt"
 echo "report test: OK"

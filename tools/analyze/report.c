@@ -1067,6 +1067,14 @@ static void find_activity(rpt *r)
 		 total, total == 1 ? "" : "s");
 	snprintf(f->text, sizeof f->text, "Programs started (exec), grouped by file, with how they ended.");
 	snprintf(f->next, sizeof f->next, "nothing here points at a fault; the ring session's file (analyze summary) has the rest");
+	/* the most frequent first: the notes are capped */
+	for (size_t a = 0; a < ng; a++)
+		for (size_t b = a + 1; b < ng; b++)
+			if (g[b].n > g[a].n) {
+				grp t = g[a];
+				g[a] = g[b];
+				g[b] = t;
+			}
 	for (size_t k = 0; k < ng; k++) {
 		grp *p = &g[k];
 		hs_strbuf sb = {0};
