@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # report-fixture-test.sh: `analyze report` without root on the committed trace (tests/replay/fixture.dat):
 # the golden report.txt, report.json valid against schemas/report.schema.json, a self-contained report.html,
-# a truncated copy (exit 1, says what is missing, still reports the readable file beside it), bad paths (exit 2),
-# and a file that is not a report is never overwritten.
+# a truncated copy (exit 1, says what is missing, still reports the readable file beside it), bad paths and .etl
+# (exit 2), a report without rules (no stories, said so), and a file that is not a report is never overwritten.
 # usage: report-fixture-test.sh ANALYZE SOURCE_DIR   (HS_UPDATE_GOLDEN=1 rewrites the golden)
 set -uo pipefail
 analyze=$(realpath "$1") src=$(realpath "$2")
@@ -72,7 +72,19 @@ echo hello >"$tmp/plain.txt"
 "$analyze" report "$tmp/plain.txt" 2>"$tmp/e.txt" >/dev/null
 [[ $? == 2 ]] && grep -q 'not a trace-cmd file' "$tmp/e.txt" || fail "a text file is not refused with exit 2"
 
-# 6. A report.txt that is not ours stays untouched.
+cp "$fixture" "$tmp/x.etl"
+"$analyze" report "$tmp/x.etl" 2>"$tmp/e.txt" >/dev/null
+[[ $? == 2 ]] && grep -q 'Linux traces only' "$tmp/e.txt" || fail "an .etl is not refused with a clear exit-2 error"
+
+# 6. Without rules: no stories, said so, still a report (exit 0).
+mkdir "$tmp/norules"
+"$analyze" report "$fixture" -o "$tmp/norules" --rules "$tmp/none.yaml" >"$tmp/n.txt" 2>/dev/null
+[[ $? == 0 ]] || fail "a report without rules did not exit 0"
+grep -q 'NO STORIES: ' "$tmp/n.txt" || fail "a report without rules does not say there are no stories"
+grep -q 'story: ' "$tmp/n.txt" && fail "a report without rules shows stories"
+sed -n 2p "$tmp/n.txt" | grep -q 'status 3' || fail "a report without rules lost its verdict"
+
+# 7. A report.txt that is not ours stays untouched.
 mkdir "$tmp/keep"
 echo "my notes" >"$tmp/keep/report.txt"
 "$analyze" report "$fixture" -o "$tmp/keep" --rules "$src/rules/stutter.yaml" >/dev/null 2>"$tmp/e.txt"

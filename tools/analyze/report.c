@@ -1456,6 +1456,14 @@ int analyze_report(const analyze_opts *o)
 		}
 		r->outdir = xstrdup(o->output ? o->output : o->file);
 	} else if (is_file(o->file)) {
+		size_t len = strlen(o->file);
+		if (len > 4 && strcmp(o->file + len - 4, ".etl") == 0) {
+			fprintf(stderr, "analyze: %s: report reads Linux traces only so far (for an .etl: analyze crash and "
+					"summary)\n",
+				o->file);
+			rpt_free(r);
+			return HS_EXIT_USAGE;
+		}
 		if (!hs_tracedat_sniff(o->file)) {
 			fprintf(stderr, "analyze: %s is not a trace-cmd file (report reads snapshot folders, run folders and trace-cmd "
 					"files)\n",
