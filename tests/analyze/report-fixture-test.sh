@@ -65,6 +65,38 @@ rc=$?
 sed -n 2p "$tmp/b.txt" | grep -q 'status 3' || fail "the readable trace beside a damaged one is not reported"
 grep -q 'Only part of the input was read' "$tmp/b.txt" || fail "the verdict does not warn that part was unread"
 
+# ... a snapshot folder without root: a snapshot.json naming the fixture as its key-event file and a ring file
+# that is missing; then one whose snapshot.json is broken.
+mkdir "$tmp/snap"
+cp "$fixture" "$tmp/snap/keys.dat"
+cat >"$tmp/snap/snapshot.json" <<'JSON'
+{"snapshot": 7, "trigger": {"name": "exit3", "kind": "event"},
+ "hit": {"trigger": "exit3", "kind": "event", "ts_ns": 15408435200211, "pid": 5112, "system": "syscalls",
+         "event": "sys_enter_exit_group", "where": {"error_code": 3}},
+ "first_hit_ns": 15408435200211, "hits": 1, "detection_latency_ms": 12.5, "taken_at": "2026-12-03T03:00:00+0000",
+ "sessions": [{"name": "snap", "mode": "buffering", "file": "ring.dat", "wrapped": true, "overwritten_since_previous": 1234},
+              {"name": "keyevents", "mode": "file-circular", "file": "keys.dat", "chunks_dropped": 2, "events_lost": 5,
+               "bytes_lost_disk": 0}]}
+JSON
+"$analyze" report "$tmp/snap" --rules "$src/rules/stutter.yaml" >"$tmp/s.txt" 2>/dev/null
+rc=$?
+[[ $rc == 1 ]] || fail "a snapshot with a missing ring file exited $rc, not 1"
+sed -n 2p "$tmp/s.txt" | grep -q 'sh (pid 5112' || fail "the snapshot's verdict does not name sh (pid 5112)"
+sed -n 3p "$tmp/s.txt" | grep -q 'Snapshot 007 was taken by trigger exit3 (kind event) on syscalls/sys_enter_exit_group (error_code=3), 1 hit, detected 12.5 ms' ||
+	fail "the snapshot's second verdict line does not give the trigger: $(sed -n 3p "$tmp/s.txt")"
+grep -q 'ring.dat is missing' "$tmp/s.txt" || fail "the missing ring file is not named"
+grep -q 'key file: chunks dropped 2, events lost 5' "$tmp/s.txt" || fail "snapshot.json's key-file losses are not in the coverage box"
+if command -v node >/dev/null && [[ -d $src/tests/schema/node_modules ]]; then
+	node "$check" "$schema" "$tmp/snap/report.json" | grep -q $'\tvalid$' || fail "the snapshot's report.json is not valid"
+fi
+echo '{"snapshot": 7, "trigger": ' >"$tmp/snap/snapshot.json"
+rm -f "$tmp/snap"/report.*
+"$analyze" report "$tmp/snap" --rules "$src/rules/stutter.yaml" >"$tmp/s2.txt" 2>/dev/null
+rc=$?
+[[ $rc == 1 ]] || fail "a snapshot with a broken snapshot.json exited $rc, not 1"
+grep -q 'snapshot.json could not be read' "$tmp/s2.txt" || fail "a broken snapshot.json is not reported"
+sed -n 2p "$tmp/s2.txt" | grep -q 'sh (pid 5112' || fail "a broken snapshot.json lost the trace's verdict"
+
 # 5. Bad paths: exit 2 with a clear message.
 "$analyze" report "$tmp/nonexistent" 2>"$tmp/e.txt" >/dev/null
 [[ $? == 2 ]] && grep -q 'no such file or folder' "$tmp/e.txt" || fail "an unknown path is not a clear exit-2 error"
