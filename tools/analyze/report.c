@@ -953,7 +953,8 @@ static void find_activity(rpt *r)
 		uint64_t first, last;
 		size_t ev;
 	} grp;
-	grp g[32];
+	enum { MAX_GROUPS = 512 };
+	grp *g = xcalloc(MAX_GROUPS, sizeof *g);
 	size_t ng = 0, total = 0;
 	rpt_finding *bad = NULL;
 	struct {
@@ -971,7 +972,7 @@ static void find_activity(rpt *r)
 		while (k < ng && strcmp(g[k].file, e->subject) != 0)
 			k++;
 		if (k == ng) {
-			if (ng == 32)
+			if (ng == MAX_GROUPS)
 				continue;
 			memset(&g[ng], 0, sizeof g[ng]);
 			snprintf(g[ng].file, sizeof g[ng].file, "%s", e->subject);
@@ -1003,8 +1004,10 @@ static void find_activity(rpt *r)
 			if (st != 0) {
 				if (!bad) {
 					bad = new_finding(r, "exit-status", 20, r->events[x].ts, (int)e->v[0]);
-					if (!bad)
+					if (!bad) {
+						free(g);
 						return;
+					}
 					char when[32];
 					rpt_fmt_ts(r->events[x].ts, when, sizeof when);
 					snprintf(bad->title, sizeof bad->title, "%s (pid %" PRId64 ") exited with status %" PRId64,
@@ -1055,11 +1058,11 @@ static void find_activity(rpt *r)
 		snprintf(t, sizeof t, "%s, and %zu more non-zero exit%s", bad->title, n_bad_more, n_bad_more == 1 ? "" : "s");
 		snprintf(bad->title, sizeof bad->title, "%.*s", (int)(sizeof bad->title - 1), t);
 	}
-	if (!total)
+	rpt_finding *f = total ? new_finding(r, "activity", 5, g[0].first, -1) : NULL;
+	if (!f) {
+		free(g);
 		return;
-	rpt_finding *f = new_finding(r, "activity", 5, g[0].first, -1);
-	if (!f)
-		return;
+	}
 	snprintf(f->title, sizeof f->title, "%zu program%s started in the window", total, total == 1 ? "" : "s");
 	snprintf(f->verdict, sizeof f->verdict,
 		 "Nothing went wrong that this report recognises: no crash, kill, OOM kill, hang, I/O error or disconnect "
@@ -1104,8 +1107,9 @@ static void find_activity(rpt *r)
 		hs_sb_free(&sb);
 		add_ev(f, p->ev);
 	}
-	if (ng == 32)
-		add_note(f, "(more programs than the 32 shown)");
+	if (ng > 20 || ng == MAX_GROUPS)
+		add_note(f, "(%s programs than the 20 most frequent shown)", ng == MAX_GROUPS ? "more than 512" : "more");
+	free(g);
 }
 
 /* Processes that started in the window and ended with neither exit_group nor a fatal signal, in a file that
