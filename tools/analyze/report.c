@@ -1,8 +1,8 @@
 /* analyze/report.c: `analyze report PATH`: what went wrong in a snapshot, run folder or trace.dat, as a verdict, findings and a coverage box in text, JSON and HTML. */
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,8 +220,8 @@ static void read_snapshot_json(rpt *r, const char *path, const char *dir)
 		size_t o = 0;
 		for (size_t i = 0; w && w->type == HS_Y_MAP && i < w->n; i++) {
 			const hs_ynode *val = w->items[i];
-			o += (size_t)snprintf(r->hit_where + o, sizeof r->hit_where - o, "%s%s=%s", i ? ", " : "", w->keys[i]->str,
-					      val->type == HS_Y_SCALAR ? val->str : "...");
+			o += (size_t)snprintf(r->hit_where + o, sizeof r->hit_where - o, "%s%s=%s", i ? ", " : "",
+					      w->keys[i]->str, val->type == HS_Y_SCALAR ? val->str : "...");
 			if (o >= sizeof r->hit_where)
 				break;
 		}
@@ -277,18 +277,20 @@ static void read_run_json(rpt *r, const char *path, bool whole_run)
 					overrun += v;
 			}
 			run_note(r,
-				 "session %s (%s): ring overwrote %" PRId64 " events over the run%s; key-file chunks dropped %" PRId64
+				 "session %s (%s): ring overwrote %" PRId64
+				 " events over the run%s; key-file chunks dropped %" PRId64
 				 ", bytes lost to disk %" PRId64 ", events dropped writing the ring %" PRId64,
-				 jstr(s, "name") ? jstr(s, "name") : "?", jstr(s, "mode") ? jstr(s, "mode") : "?", overrun,
-				 overrun ? " (it wrapped: only its newest part is here)" : "", chunks, lost, dropped);
+				 jstr(s, "name") ? jstr(s, "name") : "?", jstr(s, "mode") ? jstr(s, "mode") : "?",
+				 overrun, overrun ? " (it wrapped: only its newest part is here)" : "", chunks, lost,
+				 dropped);
 		}
 		const hs_ynode *sn = hs_ymap_get(d.root, "snapshots");
 		for (size_t i = 0; sn && sn->type == HS_Y_SEQ && i < sn->n; i++) {
 			const char *folder = jstr(sn->items[i], "snapshot");
 			const char *trig = jstr(sn->items[i], "trigger");
 			const char *del = jstr(sn->items[i], "deleted");
-			run_note(r, "snapshot %s by trigger %s%s%s: report it with `analyze report` on its folder", folder ? folder : "?",
-				 trig ? trig : "?", del ? ", deleted: " : "", del ? del : "");
+			run_note(r, "snapshot %s by trigger %s%s%s: report it with `analyze report` on its folder",
+				 folder ? folder : "?", trig ? trig : "?", del ? ", deleted: " : "", del ? del : "");
 		}
 	}
 	jdoc_free(&d);
@@ -301,10 +303,10 @@ typedef struct {
 	rpt *r;
 	size_t fi;
 	const hs_ruleset *rules;
-	uint8_t *seen;     /* [N_IDS]: shape cached */
-	hs_decoded_kind *shape;  /* [N_IDS] */
+	uint8_t *seen;            /* [N_IDS]: shape cached */
+	hs_decoded_kind *shape;   /* [N_IDS] */
 	const hs_cat_event **cat; /* [N_IDS] */
-	uint64_t *execs;   /* times of execs and forks, for storms */
+	uint64_t *execs;          /* times of execs and forks, for storms */
 	size_t n_execs, cap_execs;
 } walk_ctx;
 
@@ -519,7 +521,9 @@ static void settle_events(rpt *r)
 		}
 		snprintf(e->detail, sizeof e->detail, "%s (pid %" PRId64 ") %s%s", e->subject[0] ? e->subject : e->comm,
 			 e->v[0], e->v[1] ? "ended" : "thread ended",
-			 how ? "" : e->v[1] ? ", no exit_group or fatal signal seen (killed, or its start is before the window)" : "");
+			 how       ? ""
+			 : e->v[1] ? ", no exit_group or fatal signal seen (killed, or its start is before the window)"
+				   : "");
 		if (how) {
 			size_t l = strlen(e->detail);
 			snprintf(e->detail + l, sizeof e->detail - l, ": %s", how);
@@ -665,7 +669,11 @@ static void find_crashes(rpt *r)
 			if (!sent)
 				continue;
 		}
-		rpt_finding *f = new_finding(r, core ? "crash" : "killed", core ? 100 : any_generate ? 70 : 40, e->ts, e->pid);
+		rpt_finding *f = new_finding(r, core ? "crash" : "killed",
+					     core           ? 100
+					     : any_generate ? 70
+							    : 40,
+					     e->ts, e->pid);
 		if (!f)
 			return;
 		add_ev(f, i);
@@ -694,7 +702,8 @@ static void find_crashes(rpt *r)
 		}
 		char how[300] = "";
 		if (fault)
-			snprintf(how, sizeof how, ": a NULL-pointer access (page fault at 0x%" PRIx64 ", ip 0x%" PRIx64 ")",
+			snprintf(how, sizeof how,
+				 ": a NULL-pointer access (page fault at 0x%" PRIx64 ", ip 0x%" PRIx64 ")",
 				 (uint64_t)fault->v[0], (uint64_t)fault->v[1]);
 		else if (gen && gen->pid != e->pid)
 			snprintf(how, sizeof how, ": sent by %s (pid %d)", gen->comm, gen->pid);
@@ -707,21 +716,23 @@ static void find_crashes(rpt *r)
 			 core ? "crashed with" : "was killed by", sig, when, how, tail);
 		snprintf(f->title, sizeof f->title, "%s: %s (pid %d) %s %s", core ? "Crash" : "Killed", e->comm, e->pid,
 			 core ? "died of" : "was killed by", sig);
-		snprintf(f->text, sizeof f->text,
-			 "%s took the default action of %s%s%s%s",
-			 e->comm, sig, core ? " (terminate with a core dump)" : " (terminate)",
-			 log ? ". The kernel logged: " : "", log ? log->detail : "");
+		snprintf(f->text, sizeof f->text, "%s took the default action of %s%s%s%s", e->comm, sig,
+			 core ? " (terminate with a core dump)" : " (terminate)", log ? ". The kernel logged: " : "",
+			 log ? log->detail : "");
 		if (core)
-			snprintf(f->next, sizeof f->next,
-				 "the core dump (coredumpctl list %s / core_pattern) and the faulting ip%s; what %s did just "
-				 "before (its exec and the ring's scheduler events for pid %d)",
-				 e->comm, log ? " in the kernel line (the library and offset)" : "", e->comm, e->pid);
+			snprintf(
+				f->next, sizeof f->next,
+				"the core dump (coredumpctl list %s / core_pattern) and the faulting ip%s; what %s did just "
+				"before (its exec and the ring's scheduler events for pid %d)",
+				e->comm, log ? " in the kernel line (the library and offset)" : "", e->comm, e->pid);
 		else
-			snprintf(f->next, sizeof f->next, "who sent %s (the signal_generate sender, or a supervisor/systemd log)%s",
-				 sig,
-				 any_generate ? ""
-					      : "; no signal_generate is recorded, so this may also be the SIGKILL the kernel "
-						"gives the other threads of a process that exits or crashes");
+			snprintf(
+				f->next, sizeof f->next,
+				"who sent %s (the signal_generate sender, or a supervisor/systemd log)%s", sig,
+				any_generate
+					? ""
+					: "; no signal_generate is recorded, so this may also be the SIGKILL the kernel "
+					  "gives the other threads of a process that exits or crashes");
 	}
 }
 
@@ -737,7 +748,8 @@ static void find_oom(rpt *r)
 		if (!f)
 			return;
 		add_ev(f, i);
-		static const char *const words[] = {"Out of memory", "out of memory", "oom-kill", "Killed process", NULL};
+		static const char *const words[] = {"Out of memory", "out of memory", "oom-kill", "Killed process",
+						    NULL};
 		console_near(r, f, i, e->v[0], words);
 		for (size_t j = 0; j < r->n_events; j++)
 			if (r->events[j].shape == HS_DEC_SIG_GENERATE && r->events[j].v[1] == e->v[0] &&
@@ -757,22 +769,25 @@ static void find_oom(rpt *r)
 			if (p->shape == HS_DEC_CONSOLE && strstr(p->detail, "Killed process") && !killed_line)
 				killed_line = p->detail;
 		}
-		double mb = (double)e->v[1] / 1024.0; /* mark_victim's rss fields are kB (the kernel converts the page counts) */
+		double mb = (double)e->v[1] /
+			    1024.0; /* mark_victim's rss fields are kB (the kernel converts the page counts) */
 		char tail[64] = "";
 		if (later[0])
 			snprintf(tail, sizeof tail, "; it exited %s later", later);
 		snprintf(f->verdict, sizeof f->verdict,
 			 "The OOM killer killed %s (pid %" PRId64 ") at %s s%s: it held %.1f MB of anonymous memory%s.",
-			 e->subject, e->v[0], when, memcg ? ", its memory cgroup was at its limit" : ", memory had run out", mb,
-			 tail);
+			 e->subject, e->v[0], when,
+			 memcg ? ", its memory cgroup was at its limit" : ", memory had run out", mb, tail);
 		snprintf(f->title, sizeof f->title, "OOM kill: %s (pid %" PRId64 ")%s", e->subject, e->v[0],
 			 memcg ? " in a memory cgroup" : "");
 		snprintf(f->text, sizeof f->text, "%s%s%s", e->detail, killed_line ? ". The kernel logged: " : "",
 			 killed_line ? killed_line : "");
-		snprintf(f->next, sizeof f->next,
-			 "%s; which process grew (rss_stat, the ring's memory events) and whether reclaim stalled others "
-			 "before the kill (vmscan direct/memcg reclaim)",
-			 memcg ? "the cgroup's memory.max / memory.limit_in_bytes and memory.events" : "free memory and swap");
+		snprintf(
+			f->next, sizeof f->next,
+			"%s; which process grew (rss_stat, the ring's memory events) and whether reclaim stalled others "
+			"before the kill (vmscan direct/memcg reclaim)",
+			memcg ? "the cgroup's memory.max / memory.limit_in_bytes and memory.events"
+			      : "free memory and swap");
 	}
 }
 
@@ -832,17 +847,21 @@ static void find_retransmits(rpt *r)
 			char when[32];
 			rpt_fmt_ts(e->ts, when, sizeof when);
 			snprintf(f->verdict, sizeof f->verdict,
-				 "A TCP connection (local port %" PRId64 ", remote port %" PRId64 ") retransmitted %zu times in %s from "
+				 "A TCP connection (local port %" PRId64 ", remote port %" PRId64
+				 ") retransmitted %zu times in %s from "
 				 "%s s: packets were lost or the peer stalled.",
 				 e->v[0], e->v[1], n, span, when);
-			snprintf(f->text, sizeof f->text,
-				 "Retransmits come in bursts when the path drops packets or the peer stops acknowledging; the "
-				 "application sees a stalled transfer, then maybe a reset or a timeout.");
-			snprintf(f->next, sizeof f->next,
-				 "the link (ip -s link, the NIC's drops), the peer's health, and whether a reset or a socket error "
-				 "followed (inet_sk_error_report)");
+			snprintf(
+				f->text, sizeof f->text,
+				"Retransmits come in bursts when the path drops packets or the peer stops acknowledging; the "
+				"application sees a stalled transfer, then maybe a reset or a timeout.");
+			snprintf(
+				f->next, sizeof f->next,
+				"the link (ip -s link, the NIC's drops), the peer's health, and whether a reset or a socket error "
+				"followed (inet_sk_error_report)");
 		}
-		add_note(f, "%zu retransmits in %s on local port %" PRId64 ", remote port %" PRId64, n, span, e->v[0], e->v[1]);
+		add_note(f, "%zu retransmits in %s on local port %" PRId64 ", remote port %" PRId64, n, span, e->v[0],
+			 e->v[1]);
 		add_ev(f, i);
 		add_ev(f, last);
 		/* skip the rest of this burst */
@@ -898,18 +917,20 @@ static void find_storm(rpt *r, const uint64_t *execs, size_t n)
 		rpt_fmt_ts(ts, when, sizeof when);
 		rpt_finding *f = new_finding(r, "process-storm", 50, ts, -1);
 		if (f) {
-			snprintf(f->title, sizeof f->title, "Process storm: %u execs in 250 ms (the window's median: %u)", cnt[peak],
-				 med);
-			snprintf(f->verdict, sizeof f->verdict,
-				 "A process storm at %s s: %u programs started in 250 ms, %ux the window's median rate.", when,
-				 cnt[peak], cnt[peak] / (med ? med : 1));
+			snprintf(f->title, sizeof f->title,
+				 "Process storm: %u execs in 250 ms (the window's median: %u)", cnt[peak], med);
+			snprintf(
+				f->verdict, sizeof f->verdict,
+				"A process storm at %s s: %u programs started in 250 ms, %ux the window's median rate.",
+				when, cnt[peak], cnt[peak] / (med ? med : 1));
 			snprintf(f->text, sizeof f->text,
 				 "%zu execs in the window; the busiest 250 ms had %u. Something is spawning in a loop "
 				 "(a crash-restart loop, a shell loop, a build).",
 				 n, cnt[peak]);
-			snprintf(f->next, sizeof f->next,
-				 "the parent that forks them (the fork events' parent_pid) and why each child ends (the "
-				 "exit statuses below)");
+			snprintf(
+				f->next, sizeof f->next,
+				"the parent that forks them (the fork events' parent_pid) and why each child ends (the "
+				"exit statuses below)");
 			/* what ran in the busiest bin, most frequent first */
 			storm_top top[8];
 			size_t nt = 0;
@@ -1010,17 +1031,20 @@ static void find_activity(rpt *r)
 					}
 					char when[32];
 					rpt_fmt_ts(r->events[x].ts, when, sizeof when);
-					snprintf(bad->title, sizeof bad->title, "%s (pid %" PRId64 ") exited with status %" PRId64,
+					snprintf(bad->title, sizeof bad->title,
+						 "%s (pid %" PRId64 ") exited with status %" PRId64,
 						 r->events[x].subject[0] ? r->events[x].subject : e->comm, e->v[0], st);
-					snprintf(bad->verdict, sizeof bad->verdict,
-						 "No crash, kill, OOM kill, hang or I/O error in this window; %s (pid %" PRId64
-						 ", %s) exited with status %" PRId64 " at %s s.",
-						 r->events[x].subject[0] ? r->events[x].subject : e->comm, e->v[0], e->subject, st,
-						 when);
+					snprintf(
+						bad->verdict, sizeof bad->verdict,
+						"No crash, kill, OOM kill, hang or I/O error in this window; %s (pid %" PRId64
+						", %s) exited with status %" PRId64 " at %s s.",
+						r->events[x].subject[0] ? r->events[x].subject : e->comm, e->v[0],
+						e->subject, st, when);
 					snprintf(bad->text, sizeof bad->text,
 						 "A non-zero exit status is the program's own report of a failure.");
-					snprintf(bad->next, sizeof bad->next, "the program's own log or stderr for what status %" PRId64
-						 " means", st);
+					snprintf(bad->next, sizeof bad->next,
+						 "the program's own log or stderr for what status %" PRId64 " means",
+						 st);
 				} else {
 					/* repeats of one program and status are counted, not listed */
 					const char *who = r->events[x].subject[0] ? r->events[x].subject : e->comm;
@@ -1051,11 +1075,13 @@ static void find_activity(rpt *r)
 		}
 	}
 	for (size_t b = 0; b < n_bads && bad; b++)
-		add_note(bad, "also: %zu x %s (%s) exited with status %" PRId64 "%s%" PRId64 ")", bads[b].n, bads[b].who,
-			 bads[b].file, bads[b].st, bads[b].n == 1 ? " (pid " : " (the first pid ", bads[b].pid);
+		add_note(bad, "also: %zu x %s (%s) exited with status %" PRId64 "%s%" PRId64 ")", bads[b].n,
+			 bads[b].who, bads[b].file, bads[b].st, bads[b].n == 1 ? " (pid " : " (the first pid ",
+			 bads[b].pid);
 	if (bad && n_bad_more) {
 		char t[sizeof bad->title + 64];
-		snprintf(t, sizeof t, "%s, and %zu more non-zero exit%s", bad->title, n_bad_more, n_bad_more == 1 ? "" : "s");
+		snprintf(t, sizeof t, "%s, and %zu more non-zero exit%s", bad->title, n_bad_more,
+			 n_bad_more == 1 ? "" : "s");
 		snprintf(bad->title, sizeof bad->title, "%.*s", (int)(sizeof bad->title - 1), t);
 	}
 	rpt_finding *f = total ? new_finding(r, "activity", 5, g[0].first, -1) : NULL;
@@ -1064,12 +1090,14 @@ static void find_activity(rpt *r)
 		return;
 	}
 	snprintf(f->title, sizeof f->title, "%zu program%s started in the window", total, total == 1 ? "" : "s");
-	snprintf(f->verdict, sizeof f->verdict,
-		 "Nothing went wrong that this report recognises: no crash, kill, OOM kill, hang, I/O error or disconnect "
-		 "in the window; %zu program%s started.",
-		 total, total == 1 ? "" : "s");
+	snprintf(
+		f->verdict, sizeof f->verdict,
+		"Nothing went wrong that this report recognises: no crash, kill, OOM kill, hang, I/O error or disconnect "
+		"in the window; %zu program%s started.",
+		total, total == 1 ? "" : "s");
 	snprintf(f->text, sizeof f->text, "Programs started (exec), grouped by file, with how they ended.");
-	snprintf(f->next, sizeof f->next, "nothing here points at a fault; the ring session's file (analyze summary) has the rest");
+	snprintf(f->next, sizeof f->next,
+		 "nothing here points at a fault; the ring session's file (analyze summary) has the rest");
 	/* the most frequent first: the notes are capped */
 	for (size_t a = 0; a < ng; a++)
 		for (size_t b = a + 1; b < ng; b++)
@@ -1086,8 +1114,7 @@ static void find_activity(rpt *r)
 		hs_sb_printf(&sb, "%zu x %s exec ->", p->n, p->file);
 		const char *sep = " ";
 		for (size_t s = 0; s < 4 && p->status_n[s]; s++) {
-			hs_sb_printf(&sb, "%sexit %" PRId64 "%s", sep, p->status[s],
-				     p->status_n[s] == p->n ? "" : "");
+			hs_sb_printf(&sb, "%sexit %" PRId64 "%s", sep, p->status[s], p->status_n[s] == p->n ? "" : "");
 			if (p->status_n[s] != p->n)
 				hs_sb_printf(&sb, " (%zu)", p->status_n[s]);
 			sep = ", ";
@@ -1108,7 +1135,8 @@ static void find_activity(rpt *r)
 		add_ev(f, p->ev);
 	}
 	if (ng > 20 || ng == MAX_GROUPS)
-		add_note(f, "(%s programs than the 20 most frequent shown)", ng == MAX_GROUPS ? "more than 512" : "more");
+		add_note(f, "(%s programs than the 20 most frequent shown)",
+			 ng == MAX_GROUPS ? "more than 512" : "more");
 	free(g);
 }
 
@@ -1137,19 +1165,22 @@ static void find_silent_deaths(rpt *r)
 			char when[32];
 			rpt_fmt_ts(r->events[x].ts, when, sizeof when);
 			snprintf(f->verdict, sizeof f->verdict,
-				 "%s (pid %" PRId64 ", %s) ended at %s s without exit_group and without a recorded fatal signal: "
+				 "%s (pid %" PRId64
+				 ", %s) ended at %s s without exit_group and without a recorded fatal signal: "
 				 "it was most likely killed.",
 				 r->events[x].subject[0] ? r->events[x].subject : e->comm, e->v[0], e->subject, when);
-			snprintf(f->text, sizeof f->text,
-				 "A process that exits on its own calls exit_group; one that dies of a signal shows the signal's "
-				 "delivery, when the profile keeps it. Neither was recorded here, while other processes' exit_group "
-				 "calls were.");
-			snprintf(f->next, sizeof f->next,
-				 "which signals the profile's key-event session keeps (its signal filter), and who could kill it "
-				 "(a supervisor, a watchdog, a cgroup being removed)");
+			snprintf(
+				f->text, sizeof f->text,
+				"A process that exits on its own calls exit_group; one that dies of a signal shows the signal's "
+				"delivery, when the profile keeps it. Neither was recorded here, while other processes' exit_group "
+				"calls were.");
+			snprintf(
+				f->next, sizeof f->next,
+				"which signals the profile's key-event session keeps (its signal filter), and who could kill it "
+				"(a supervisor, a watchdog, a cgroup being removed)");
 		} else {
-			add_note(f, "also: %s (pid %" PRId64 ", %s)", r->events[x].subject[0] ? r->events[x].subject : e->comm,
-				 e->v[0], e->subject);
+			add_note(f, "also: %s (pid %" PRId64 ", %s)",
+				 r->events[x].subject[0] ? r->events[x].subject : e->comm, e->v[0], e->subject);
 		}
 		if (f->n_ev < 8) {
 			add_ev(f, i);
@@ -1157,8 +1188,8 @@ static void find_silent_deaths(rpt *r)
 		}
 	}
 	if (f)
-		snprintf(f->title, sizeof f->title, "%zu process%s ended without exit_group or a recorded fatal signal", n,
-			 n == 1 ? "" : "es");
+		snprintf(f->title, sizeof f->title, "%zu process%s ended without exit_group or a recorded fatal signal",
+			 n, n == 1 ? "" : "es");
 }
 
 static void find_hitch(rpt *r)
@@ -1189,12 +1220,14 @@ static void find_hitch(rpt *r)
 		 r->median_ms, x);
 	snprintf(f->title, sizeof f->title, "Frame hitch: %.1f ms frame of %s (median %.1f ms)", r->frame_ms,
 		 r->slice[0] ? r->slice : "?", r->median_ms);
-	snprintf(f->text, sizeof f->text,
-		 "The frame that ended at the moment took %.1f ms against a median of %.1f ms over the previous frames; "
-		 "the trigger fired on the frame marker that ended it.",
-		 r->frame_ms, r->median_ms);
+	snprintf(
+		f->text, sizeof f->text,
+		"The frame that ended at the moment took %.1f ms against a median of %.1f ms over the previous frames; "
+		"the trigger fired on the frame marker that ended it.",
+		r->frame_ms, r->median_ms);
 	snprintf(f->next, sizeof f->next,
-		 "what pid %" PRId64 " did in the %.0f ms before the moment: the ring's sched_switch/sched_waking for it "
+		 "what pid %" PRId64
+		 " did in the %.0f ms before the moment: the ring's sched_switch/sched_waking for it "
 		 "(running, waiting for a CPU, or blocked) and who else ran on its CPU",
 		 r->hit_pid, r->frame_ms);
 }
@@ -1291,17 +1324,18 @@ static void build_verdict(rpt *r)
 	if (r->has_trigger) {
 		char where[300] = "";
 		if (r->hit_event[0])
-			snprintf(where, sizeof where, " on %s/%s%s%s%s", r->hit_system, r->hit_event, r->hit_where[0] ? " (" : "",
-				 r->hit_where, r->hit_where[0] ? ")" : "");
+			snprintf(where, sizeof where, " on %s/%s%s%s%s", r->hit_system, r->hit_event,
+				 r->hit_where[0] ? " (" : "", r->hit_where, r->hit_where[0] ? ")" : "");
 		snprintf(r->verdict[1], sizeof r->verdict[1],
-			 "Snapshot %03" PRId64 " was taken by trigger %s (kind %s)%s, %" PRId64 " hit%s, detected %.1f ms after "
+			 "Snapshot %03" PRId64 " was taken by trigger %s (kind %s)%s, %" PRId64
+			 " hit%s, detected %.1f ms after "
 			 "the hit%s%s.",
-			 r->snapshot_no, r->trig_name, r->trig_kind, where, r->hits, r->hits == 1 ? "" : "s", r->detect_ms,
-			 r->taken_at[0] ? ", taken " : "", r->taken_at);
+			 r->snapshot_no, r->trig_name, r->trig_kind, where, r->hits, r->hits == 1 ? "" : "s",
+			 r->detect_ms, r->taken_at[0] ? ", taken " : "", r->taken_at);
 	} else if (unread) {
 		snprintf(r->verdict[1], sizeof r->verdict[1],
-			 "Only part of the input was read: %zu of %zu trace files could not be (COVERAGE says which).", unread,
-			 r->n_files);
+			 "Only part of the input was read: %zu of %zu trace files could not be (COVERAGE says which).",
+			 unread, r->n_files);
 	} else if (r->n_findings > 1 && top && top->impact >= 20) {
 		snprintf(r->verdict[1], sizeof r->verdict[1], "%zu more finding%s below.", r->n_findings - 1,
 			 r->n_findings == 2 ? "" : "s");
@@ -1451,7 +1485,8 @@ int analyze_report(const analyze_opts *o)
 			add_folder_traces(r, o->file);
 		}
 		if (!r->n_files) {
-			fprintf(stderr, "analyze: %s has no snapshot.json, run.json or trace.dat file: nothing to report on\n",
+			fprintf(stderr,
+				"analyze: %s has no snapshot.json, run.json or trace.dat file: nothing to report on\n",
 				o->file);
 			free(snapjson);
 			free(runjson);
@@ -1462,15 +1497,17 @@ int analyze_report(const analyze_opts *o)
 	} else if (is_file(o->file)) {
 		size_t len = strlen(o->file);
 		if (len > 4 && strcmp(o->file + len - 4, ".etl") == 0) {
-			fprintf(stderr, "analyze: %s: report reads Linux traces only so far (for an .etl: analyze crash and "
-					"summary)\n",
+			fprintf(stderr,
+				"analyze: %s: report reads Linux traces only so far (for an .etl: analyze crash and "
+				"summary)\n",
 				o->file);
 			rpt_free(r);
 			return HS_EXIT_USAGE;
 		}
 		if (!hs_tracedat_sniff(o->file)) {
-			fprintf(stderr, "analyze: %s is not a trace-cmd file (report reads snapshot folders, run folders and trace-cmd "
-					"files)\n",
+			fprintf(stderr,
+				"analyze: %s is not a trace-cmd file (report reads snapshot folders, run folders and trace-cmd "
+				"files)\n",
 				o->file);
 			rpt_free(r);
 			return HS_EXIT_USAGE;
@@ -1534,9 +1571,9 @@ int analyze_report(const analyze_opts *o)
 		r->win_first = r->win_last = 0;
 	settle_events(r);
 	build_findings(r, c.execs, c.n_execs);
-	r->moment = r->has_trigger && r->first_hit_ns ? r->first_hit_ns
+	r->moment = r->has_trigger && r->first_hit_ns              ? r->first_hit_ns
 		    : r->n_findings && r->findings[0].impact >= 20 ? r->findings[0].ts
-								    : r->win_last;
+								   : r->win_last;
 	build_verdict(r);
 
 	hs_strbuf txt = {0}, js = {0}, html = {0};

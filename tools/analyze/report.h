@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hindsight/strbuf.h"
 #include "hindsight/event_decode.h"
+#include "hindsight/strbuf.h"
 #include "hindsight/tracedat.h"
 
 /* The report.json schema's version (schemas/report.schema.json, docs/report.md). */
@@ -15,17 +15,17 @@
 
 /* One trace file read: what it covers and what it lost. */
 typedef struct {
-	char *path;       /* as opened */
-	char *name;       /* base name */
-	char *session;    /* the session it belongs to (snapshot.json), or NULL */
+	char *path;    /* as opened */
+	char *name;    /* base name */
+	char *session; /* the session it belongs to (snapshot.json), or NULL */
 	bool opened;
 	unsigned cpus;
 	uint64_t events;
-	uint64_t first_ns, last_ns;              /* UINT64_MAX / 0 when empty */
+	uint64_t first_ns, last_ns;             /* UINT64_MAX / 0 when empty */
 	uint64_t *cpu_first, *cpu_last, *cpu_n; /* [cpus] */
-	uint64_t missed;                         /* events the ring said it lost before some record */
-	uint64_t missed_unknown;                 /* records after a loss of unknown size */
-	uint64_t *cpu_missed;                    /* [cpus] */
+	uint64_t missed;                        /* events the ring said it lost before some record */
+	uint64_t missed_unknown;                /* records after a loss of unknown size */
+	uint64_t *cpu_missed;                   /* [cpus] */
 	/* from snapshot.json / run.json for this session, -1 when not said */
 	int wrapped;
 	int64_t overwritten, chunks_dropped, events_lost, bytes_lost_disk, ring_dropped;
@@ -37,39 +37,39 @@ typedef struct {
 typedef struct {
 	uint64_t ts;
 	int cpu, pid;
-	int file;         /* index into files */
+	int file; /* index into files */
 	char comm[32];
 	char system[32];
 	char name[64];
-	char detail[320]; /* decoded payload, one line */
+	char detail[320];  /* decoded payload, one line */
 	const char *story; /* borrowed from the rules, or NULL */
 	const char *alert; /* catalog alert tag, or NULL */
 	int lane;          /* timeline lane (rpt_lane) */
 	hs_decoded_kind shape;
-	int64_t v[3];      /* decoded numbers, by kind (hindsight/event_decode.h) */
-	char subject[64];  /* decoded name: exec file, victim comm, child comm */
+	int64_t v[3];     /* decoded numbers, by kind (hindsight/event_decode.h) */
+	char subject[64]; /* decoded name: exec file, victim comm, child comm */
 } rpt_event;
 
 typedef enum { LANE_CRASH, LANE_MEMORY, LANE_PROCESS, LANE_IO, LANE_NET, LANE_OTHER, LANE_N } rpt_lane;
 
 typedef struct {
-	const char *kind;   /* "crash", "killed", "oom-kill", "frame-hitch", "hang", "io-error", "disconnect",
+	const char *kind; /* "crash", "killed", "oom-kill", "frame-hitch", "hang", "io-error", "disconnect",
 			       "process-storm", "exit-status", "trigger" */
-	int impact;         /* 0..100: the order of findings */
+	int impact;       /* 0..100: the order of findings */
 	char title[256];
-	char verdict[1024];  /* the sentence the verdict uses when this finding is the strongest */
+	char verdict[1024]; /* the sentence the verdict uses when this finding is the strongest */
 	char text[1024];
-	char next[512];     /* what to look at next */
-	uint64_t ts;        /* the finding's moment (trace clock ns) */
+	char next[512]; /* what to look at next */
+	uint64_t ts;    /* the finding's moment (trace clock ns) */
 	int pid;
-	size_t *ev;         /* evidence: indices into events */
+	size_t *ev; /* evidence: indices into events */
 	size_t n_ev;
-	char **notes;       /* collapsed repetitions and extra evidence lines */
+	char **notes; /* collapsed repetitions and extra evidence lines */
 	size_t n_notes;
 } rpt_finding;
 
 typedef struct {
-	const char *input;   /* PATH as given */
+	const char *input;      /* PATH as given */
 	const char *input_kind; /* "snapshot", "run", "trace" */
 	char *outdir;
 	/* snapshot.json */
@@ -80,7 +80,7 @@ typedef struct {
 	double detect_ms, frame_ms, median_ms;
 	char taken_at[48];
 	/* rules */
-	char *rules_path;    /* the rules used for stories, or NULL */
+	char *rules_path;     /* the rules used for stories, or NULL */
 	char rules_note[256]; /* why there are no stories, or "" */
 	/* run.json / snapshot.json counters that are not per file */
 	char run_notes[8][200];
@@ -93,7 +93,7 @@ typedef struct {
 	uint64_t events_not_kept; /* past the cap */
 	rpt_finding *findings;
 	size_t n_findings;
-	uint64_t moment;     /* the reference time (ns): the trigger's first hit, else the strongest finding */
+	uint64_t moment; /* the reference time (ns): the trigger's first hit, else the strongest finding */
 	uint64_t win_first, win_last;
 	char verdict[2][1100];
 	bool damaged;

@@ -6,7 +6,7 @@
 #include "hindsight/json.h"
 #include "report.h"
 
-static const char *const lane_names[LANE_N] = {"signals and faults", "memory", "processes", "storage", "network",
+static const char *const lane_names[LANE_N] = {"signals and faults",    "memory", "processes", "storage", "network",
 					       "kernel log and markers"};
 
 /* Evidence rows that repeat (same event, same task) collapse after the first two. */
@@ -38,8 +38,8 @@ static void text_file(const rpt *r, const rpt_file *f, hs_strbuf *sb)
 	} else {
 		rpt_fmt_ts(f->first_ns, a, sizeof a);
 		rpt_fmt_ts(f->last_ns, b, sizeof b);
-		hs_sb_printf(sb, "    %s .. %s s (%.3f s), %" PRIu64 " events\n", a, b, (double)(f->last_ns - f->first_ns) / 1e9,
-			     f->events);
+		hs_sb_printf(sb, "    %s .. %s s (%.3f s), %" PRIu64 " events\n", a, b,
+			     (double)(f->last_ns - f->first_ns) / 1e9, f->events);
 		for (unsigned c = 0; c < f->cpus; c++) {
 			if (!f->cpu_n[c]) {
 				hs_sb_printf(sb, "    cpu %u: no events\n", c);
@@ -48,7 +48,9 @@ static void text_file(const rpt *r, const rpt_file *f, hs_strbuf *sb)
 			rpt_fmt_ts(f->cpu_first[c], a, sizeof a);
 			rpt_fmt_ts(f->cpu_last[c], b, sizeof b);
 			hs_sb_printf(sb, "    cpu %u: %s .. %s s, %" PRIu64 " events%s", c, a, b, f->cpu_n[c],
-				     f->cpu_first[c] > f->first_ns + 1000000 && (f->cpu_missed[c] || f->wrapped == 1) ? " (starts later: older events of this CPU are gone)" : "");
+				     f->cpu_first[c] > f->first_ns + 1000000 && (f->cpu_missed[c] || f->wrapped == 1)
+					     ? " (starts later: older events of this CPU are gone)"
+					     : "");
 			if (f->cpu_missed[c])
 				hs_sb_printf(sb, ", %" PRIu64 " lost", f->cpu_missed[c]);
 			hs_sb_putc(sb, '\n');
@@ -56,18 +58,24 @@ static void text_file(const rpt *r, const rpt_file *f, hs_strbuf *sb)
 	}
 	if (f->opened) {
 		if (f->missed || f->missed_unknown)
-			hs_sb_printf(sb, "    LOST: %" PRIu64 " events the ring dropped%s%" PRIu64 " losses of unknown size\n", f->missed,
-				     ", ", f->missed_unknown);
+			hs_sb_printf(sb,
+				     "    LOST: %" PRIu64 " events the ring dropped%s%" PRIu64
+				     " losses of unknown size\n",
+				     f->missed, ", ", f->missed_unknown);
 		else
 			hs_sb_printf(sb, "    lost events: none reported by the ring\n");
 	}
 	if (f->wrapped == 1)
-		hs_sb_printf(sb, "    WRAPPED: the ring overwrote %" PRId64 " events since the previous snapshot; older events are gone\n",
+		hs_sb_printf(sb,
+			     "    WRAPPED: the ring overwrote %" PRId64
+			     " events since the previous snapshot; older events are gone\n",
 			     f->overwritten);
 	else if (f->wrapped == 0)
 		hs_sb_printf(sb, "    wrapped: no\n");
 	if (f->chunks_dropped >= 0 || f->events_lost >= 0 || f->bytes_lost_disk >= 0)
-		hs_sb_printf(sb, "    key file: chunks dropped %" PRId64 ", events lost %" PRId64 ", bytes lost to disk %" PRId64 "\n",
+		hs_sb_printf(sb,
+			     "    key file: chunks dropped %" PRId64 ", events lost %" PRId64
+			     ", bytes lost to disk %" PRId64 "\n",
 			     f->chunks_dropped < 0 ? 0 : f->chunks_dropped, f->events_lost < 0 ? 0 : f->events_lost,
 			     f->bytes_lost_disk < 0 ? 0 : f->bytes_lost_disk);
 	if (f->ring_dropped > 0)
@@ -84,7 +92,8 @@ void rpt_render_text(const rpt *r, hs_strbuf *sb)
 	if (r->verdict[1][0])
 		hs_sb_printf(sb, "         %s\n", r->verdict[1]);
 	rpt_fmt_ts(r->moment, m, sizeof m);
-	hs_sb_printf(sb, "\nTimes are seconds of the %s trace clock; evidence times are relative to the moment, %s s.\n",
+	hs_sb_printf(sb,
+		     "\nTimes are seconds of the %s trace clock; evidence times are relative to the moment, %s s.\n",
 		     r->clock[0] ? r->clock : "trace's", m);
 	if (r->damaged)
 		hs_sb_printf(sb, "Some data could not be read: see COVERAGE before trusting what is missing.\n");
@@ -108,8 +117,9 @@ void rpt_render_text(const rpt *r, hs_strbuf *sb)
 				const rpt_event *e = &r->events[f->ev[i + j]];
 				char rel[32];
 				rpt_fmt_rel(r, e->ts, rel, sizeof rel);
-				hs_sb_printf(sb, "     %s  cpu %d  pid %-6d %-16s %s/%s%s%s%s\n", rel, e->cpu, e->pid, e->comm, e->system,
-					     e->name, e->alert ? "  [" : "", e->alert ? e->alert : "", e->alert ? "]" : "");
+				hs_sb_printf(sb, "     %s  cpu %d  pid %-6d %-16s %s/%s%s%s%s\n", rel, e->cpu, e->pid,
+					     e->comm, e->system, e->name, e->alert ? "  [" : "",
+					     e->alert ? e->alert : "", e->alert ? "]" : "");
 				hs_sb_printf(sb, "         %s\n", e->detail);
 				bool seen = false;
 				for (size_t t = 0; t < n_told; t++)
@@ -123,8 +133,9 @@ void rpt_render_text(const rpt *r, hs_strbuf *sb)
 			if (run > show) {
 				char rel[32];
 				rpt_fmt_rel(r, r->events[f->ev[i + run - 1]].ts, rel, sizeof rel);
-				hs_sb_printf(sb, "     ... %zu more x %s/%s of %s, until %s\n", run - show, r->events[f->ev[i]].system,
-					     r->events[f->ev[i]].name, r->events[f->ev[i]].comm, rel);
+				hs_sb_printf(sb, "     ... %zu more x %s/%s of %s, until %s\n", run - show,
+					     r->events[f->ev[i]].system, r->events[f->ev[i]].name,
+					     r->events[f->ev[i]].comm, rel);
 			}
 			i += run;
 		}
@@ -348,13 +359,14 @@ static void svg_timeline(const rpt *r, hs_strbuf *sb)
 	uint64_t t0 = r->win_first, t1 = r->win_last > r->win_first ? r->win_last : r->win_first + 1;
 	double span = (double)(t1 - t0);
 	double H = 30 + lane_h * LANE_N;
-	hs_sb_printf(sb, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" role=\"img\" "
-			 "aria-label=\"timeline of the window\">\n",
+	hs_sb_printf(sb,
+		     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" role=\"img\" "
+		     "aria-label=\"timeline of the window\">\n",
 		     W + left + 20, H);
 	for (int l = 0; l < LANE_N; l++) {
 		double y = 20 + l * lane_h;
-		hs_sb_printf(sb, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" class=\"lane%d\"/>", left, y, W,
-			     lane_h - 4, l & 1);
+		hs_sb_printf(sb, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" class=\"lane%d\"/>", left,
+			     y, W, lane_h - 4, l & 1);
 		hs_sb_printf(sb, "<text x=\"4\" y=\"%.0f\" class=\"ll\">%s</text>\n", y + 15, lane_names[l]);
 	}
 	/* per CPU holes where a file says the ring lost events are not located in time yet; the moment is */
@@ -364,8 +376,8 @@ static void svg_timeline(const rpt *r, hs_strbuf *sb)
 		double y = 20 + e->lane * lane_h;
 		char rel[32];
 		rpt_fmt_rel(r, e->ts, rel, sizeof rel);
-		hs_sb_printf(sb, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" class=\"tick%s\"><title>", x, x, y + 2,
-			     y + lane_h - 6, e->alert ? " alert" : "");
+		hs_sb_printf(sb, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" class=\"tick%s\"><title>", x, x,
+			     y + 2, y + lane_h - 6, e->alert ? " alert" : "");
 		esc(sb, rel);
 		hs_sb_append(sb, " ");
 		esc(sb, e->system);
@@ -381,34 +393,39 @@ static void svg_timeline(const rpt *r, hs_strbuf *sb)
 	}
 	if (r->moment >= t0 && r->moment <= t1) {
 		double x = left + W * ((double)(r->moment - t0) / span);
-		hs_sb_printf(sb, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"12\" y2=\"%.0f\" class=\"moment\"><title>the moment</title></line>"
-				 "<text x=\"%.1f\" y=\"10\" class=\"ml\">moment</text>\n",
-			     x, x, H - 6, x - 20);
+		hs_sb_printf(
+			sb,
+			"<line x1=\"%.1f\" x2=\"%.1f\" y1=\"12\" y2=\"%.0f\" class=\"moment\"><title>the moment</title></line>"
+			"<text x=\"%.1f\" y=\"10\" class=\"ml\">moment</text>\n",
+			x, x, H - 6, x - 20);
 	}
 	char a[32], b[32];
 	rpt_fmt_ts(t0, a, sizeof a);
 	rpt_fmt_ts(t1, b, sizeof b);
-	hs_sb_printf(sb, "<text x=\"%.0f\" y=\"%.0f\" class=\"ll\">%s s</text><text x=\"%.0f\" y=\"%.0f\" class=\"ll\" "
-			 "text-anchor=\"end\">%s s</text>\n</svg>\n",
+	hs_sb_printf(sb,
+		     "<text x=\"%.0f\" y=\"%.0f\" class=\"ll\">%s s</text><text x=\"%.0f\" y=\"%.0f\" class=\"ll\" "
+		     "text-anchor=\"end\">%s s</text>\n</svg>\n",
 		     left, H - 2, a, left + W, H - 2, b);
 }
 
 void rpt_render_html(const rpt *r, hs_strbuf *sb)
 {
-	hs_sb_append(sb, "<!DOCTYPE html>\n<!-- hindsight report -->\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-			 "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
-			 "<title>hindsight report</title>\n<style>\n"
-			 "body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1150px;color:#222;padding:0 1em}\n"
-			 ".verdict{font-size:1.25em;background:#fff3f0;border-left:6px solid #c0392b;padding:.6em 1em}\n"
-			 ".verdict p{margin:.2em 0}.f{border:1px solid #ddd;border-radius:6px;margin:1em 0;padding:.5em 1em}\n"
-			 ".f h3{margin:.3em 0}.imp{color:#888;font-weight:normal;font-size:.85em}\n"
-			 "table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eee;padding:2px 6px;"
-			 "vertical-align:top;text-align:left;font-size:.9em}\n.story{color:#666;font-style:italic}\n"
-			 ".cov{background:#f6f8fa;border:1px solid #ccd;padding:.5em 1em}.warn{color:#b00;font-weight:bold}\n"
-			 "svg .lane0{fill:#fafafa}svg .lane1{fill:#f0f0f4}svg .ll{font:11px sans-serif;fill:#444}\n"
-			 "svg .tick{stroke:#2c6fbb;stroke-width:2}svg .tick.alert{stroke:#c0392b;stroke-width:3}\n"
-			 "svg .moment{stroke:#c0392b;stroke-dasharray:4 3;stroke-width:2}svg .ml{font:11px sans-serif;fill:#c0392b}\n"
-			 "</style></head><body>\n<h1>hindsight report</h1>\n<p>");
+	hs_sb_append(
+		sb,
+		"<!DOCTYPE html>\n<!-- hindsight report -->\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
+		"<title>hindsight report</title>\n<style>\n"
+		"body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1150px;color:#222;padding:0 1em}\n"
+		".verdict{font-size:1.25em;background:#fff3f0;border-left:6px solid #c0392b;padding:.6em 1em}\n"
+		".verdict p{margin:.2em 0}.f{border:1px solid #ddd;border-radius:6px;margin:1em 0;padding:.5em 1em}\n"
+		".f h3{margin:.3em 0}.imp{color:#888;font-weight:normal;font-size:.85em}\n"
+		"table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eee;padding:2px 6px;"
+		"vertical-align:top;text-align:left;font-size:.9em}\n.story{color:#666;font-style:italic}\n"
+		".cov{background:#f6f8fa;border:1px solid #ccd;padding:.5em 1em}.warn{color:#b00;font-weight:bold}\n"
+		"svg .lane0{fill:#fafafa}svg .lane1{fill:#f0f0f4}svg .ll{font:11px sans-serif;fill:#444}\n"
+		"svg .tick{stroke:#2c6fbb;stroke-width:2}svg .tick.alert{stroke:#c0392b;stroke-width:3}\n"
+		"svg .moment{stroke:#c0392b;stroke-dasharray:4 3;stroke-width:2}svg .ml{font:11px sans-serif;fill:#c0392b}\n"
+		"</style></head><body>\n<h1>hindsight report</h1>\n<p>");
 	esc(sb, r->input);
 	hs_sb_append(sb, " (");
 	esc(sb, r->input_kind);
@@ -424,7 +441,9 @@ void rpt_render_html(const rpt *r, hs_strbuf *sb)
 	rpt_fmt_ts(r->moment, m, sizeof m);
 	hs_sb_append(sb, "<h2>Timeline</h2>\n<p>Seconds of the ");
 	esc(sb, r->clock[0] ? r->clock : "trace's");
-	hs_sb_printf(sb, " trace clock; the dashed line is the moment (%s s). Hover a tick for its event and story.</p>\n", m);
+	hs_sb_printf(sb,
+		     " trace clock; the dashed line is the moment (%s s). Hover a tick for its event and story.</p>\n",
+		     m);
 	svg_timeline(r, sb);
 	hs_sb_printf(sb, "<h2>Findings (%zu)</h2>\n", r->n_findings);
 	for (size_t k = 0; k < r->n_findings; k++) {
@@ -446,8 +465,10 @@ void rpt_render_html(const rpt *r, hs_strbuf *sb)
 			hs_sb_append(sb, "</ul>\n");
 		}
 		if (f->n_ev) {
-			hs_sb_append(sb, "<table><tr><th>time</th><th>cpu</th><th>pid</th><th>task</th><th>event</th><th>what it "
-					 "says</th></tr>\n");
+			hs_sb_append(
+				sb,
+				"<table><tr><th>time</th><th>cpu</th><th>pid</th><th>task</th><th>event</th><th>what it "
+				"says</th></tr>\n");
 			for (size_t i = 0; i < f->n_ev; i++) {
 				const rpt_event *e = &r->events[f->ev[i]];
 				char rel[32];

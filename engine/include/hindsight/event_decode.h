@@ -44,8 +44,8 @@ typedef enum {
 typedef struct {
 	hs_decoded_kind kind;
 	int64_t v[3];
-	char subject[64];  /* valid UTF-8 (hs_utf8_clean) */
-	char detail[320];  /* the payload in one line, valid UTF-8 */
+	char subject[64]; /* valid UTF-8 (hs_utf8_clean) */
+	char detail[320]; /* the payload in one line, valid UTF-8 */
 } hs_event_decoded;
 
 /* What the record is, from its fields and its catalog alert tag (or NULL).

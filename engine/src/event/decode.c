@@ -13,16 +13,16 @@ static const struct {
 	const char *name;
 	hs_sig_action act;
 } sigs[] = {
-	[1] = {"SIGHUP", HS_SIGACT_TERM},	[2] = {"SIGINT", HS_SIGACT_TERM},	  [3] = {"SIGQUIT", HS_SIGACT_CORE},
-	[4] = {"SIGILL", HS_SIGACT_CORE},	[5] = {"SIGTRAP", HS_SIGACT_CORE},	  [6] = {"SIGABRT", HS_SIGACT_CORE},
-	[7] = {"SIGBUS", HS_SIGACT_CORE},	[8] = {"SIGFPE", HS_SIGACT_CORE},	  [9] = {"SIGKILL", HS_SIGACT_TERM},
-	[10] = {"SIGUSR1", HS_SIGACT_TERM},	[11] = {"SIGSEGV", HS_SIGACT_CORE},	  [12] = {"SIGUSR2", HS_SIGACT_TERM},
-	[13] = {"SIGPIPE", HS_SIGACT_TERM},	[14] = {"SIGALRM", HS_SIGACT_TERM},	  [15] = {"SIGTERM", HS_SIGACT_TERM},
-	[16] = {"SIGSTKFLT", HS_SIGACT_TERM}, [17] = {"SIGCHLD", HS_SIGACT_IGNORE},  [18] = {"SIGCONT", HS_SIGACT_CONT},
-	[19] = {"SIGSTOP", HS_SIGACT_STOP},	[20] = {"SIGTSTP", HS_SIGACT_STOP},	  [21] = {"SIGTTIN", HS_SIGACT_STOP},
-	[22] = {"SIGTTOU", HS_SIGACT_STOP},	[23] = {"SIGURG", HS_SIGACT_IGNORE},	  [24] = {"SIGXCPU", HS_SIGACT_CORE},
-	[25] = {"SIGXFSZ", HS_SIGACT_CORE},	[26] = {"SIGVTALRM", HS_SIGACT_TERM},  [27] = {"SIGPROF", HS_SIGACT_TERM},
-	[28] = {"SIGWINCH", HS_SIGACT_IGNORE}, [29] = {"SIGIO", HS_SIGACT_TERM},	  [30] = {"SIGPWR", HS_SIGACT_TERM},
+	[1] = {"SIGHUP", HS_SIGACT_TERM},      [2] = {"SIGINT", HS_SIGACT_TERM},     [3] = {"SIGQUIT", HS_SIGACT_CORE},
+	[4] = {"SIGILL", HS_SIGACT_CORE},      [5] = {"SIGTRAP", HS_SIGACT_CORE},    [6] = {"SIGABRT", HS_SIGACT_CORE},
+	[7] = {"SIGBUS", HS_SIGACT_CORE},      [8] = {"SIGFPE", HS_SIGACT_CORE},     [9] = {"SIGKILL", HS_SIGACT_TERM},
+	[10] = {"SIGUSR1", HS_SIGACT_TERM},    [11] = {"SIGSEGV", HS_SIGACT_CORE},   [12] = {"SIGUSR2", HS_SIGACT_TERM},
+	[13] = {"SIGPIPE", HS_SIGACT_TERM},    [14] = {"SIGALRM", HS_SIGACT_TERM},   [15] = {"SIGTERM", HS_SIGACT_TERM},
+	[16] = {"SIGSTKFLT", HS_SIGACT_TERM},  [17] = {"SIGCHLD", HS_SIGACT_IGNORE}, [18] = {"SIGCONT", HS_SIGACT_CONT},
+	[19] = {"SIGSTOP", HS_SIGACT_STOP},    [20] = {"SIGTSTP", HS_SIGACT_STOP},   [21] = {"SIGTTIN", HS_SIGACT_STOP},
+	[22] = {"SIGTTOU", HS_SIGACT_STOP},    [23] = {"SIGURG", HS_SIGACT_IGNORE},  [24] = {"SIGXCPU", HS_SIGACT_CORE},
+	[25] = {"SIGXFSZ", HS_SIGACT_CORE},    [26] = {"SIGVTALRM", HS_SIGACT_TERM}, [27] = {"SIGPROF", HS_SIGACT_TERM},
+	[28] = {"SIGWINCH", HS_SIGACT_IGNORE}, [29] = {"SIGIO", HS_SIGACT_TERM},     [30] = {"SIGPWR", HS_SIGACT_TERM},
 	[31] = {"SIGSYS", HS_SIGACT_CORE},
 };
 
@@ -124,8 +124,7 @@ hs_decoded_kind hs_event_decode_kind(const hs_event *r, const char *alert)
 	return HS_DEC_NONE;
 }
 
-bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, const char *comm,
-		     hs_event_decoded *e)
+bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, const char *comm, hs_event_decoded *e)
 {
 	int64_t a = 0, b = 0, c = 0, d = 0;
 	char s1[256] = "", s2[64] = "", sb[24];
@@ -140,10 +139,11 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 			return false;
 		e->v[0] = a;
 		e->v[1] = b == 0; /* SIG_DFL: the default action happens now */
-		snprintf(e->detail, sizeof e->detail, "%s delivered to %s (pid %d): %s", hs_linux_signal_name(a, sb, sizeof sb),
-			 comm, pid,
-			 b == 0 ? (hs_linux_signal_action(a) == HS_SIGACT_CORE ? "default action, the process dies with a core dump"
-								 : "default action, the process is terminated")
+		snprintf(e->detail, sizeof e->detail, "%s delivered to %s (pid %d): %s",
+			 hs_linux_signal_name(a, sb, sizeof sb), comm, pid,
+			 b == 0   ? (hs_linux_signal_action(a) == HS_SIGACT_CORE
+					     ? "default action, the process dies with a core dump"
+					     : "default action, the process is terminated")
 			 : b == 1 ? "ignored"
 				  : "its own handler runs");
 		return true;
@@ -171,8 +171,8 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		e->v[0] = a;
 		e->v[1] = b;
 		snprintf(e->detail, sizeof e->detail,
-			 "OOM killer chose %s (pid %" PRId64 "): anon_rss %" PRId64 " kB, file_rss %" PRId64 " kB, shmem_rss %" PRId64
-			 " kB",
+			 "OOM killer chose %s (pid %" PRId64 "): anon_rss %" PRId64 " kB, file_rss %" PRId64
+			 " kB, shmem_rss %" PRId64 " kB",
 			 e->subject, a, b, c, d);
 		return true;
 	case HS_DEC_FAULT:
@@ -182,8 +182,9 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 			return false; /* only the NULL page matters to a report */
 		e->v[0] = a;
 		e->v[1] = b;
-		snprintf(e->detail, sizeof e->detail, "page fault at 0x%" PRIx64 " (ip 0x%" PRIx64 "): a NULL-pointer access",
-			 (uint64_t)a, (uint64_t)b);
+		snprintf(e->detail, sizeof e->detail,
+			 "page fault at 0x%" PRIx64 " (ip 0x%" PRIx64 "): a NULL-pointer access", (uint64_t)a,
+			 (uint64_t)b);
 		return true;
 	case HS_DEC_EXEC:
 		hs_event_field_str(r, "filename", s1, sizeof s1);
@@ -199,7 +200,8 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		hs_utf8_clean(s2, e->subject, sizeof e->subject);
 		e->v[0] = a;
 		e->v[1] = b;
-		snprintf(e->detail, sizeof e->detail, "fork: pid %" PRId64 " made %s (pid %" PRId64 ")", a, e->subject, b);
+		snprintf(e->detail, sizeof e->detail, "fork: pid %" PRId64 " made %s (pid %" PRId64 ")", a, e->subject,
+			 b);
 		return true;
 	case HS_DEC_EXIT:
 		hs_event_field_int(r, "pid", &a);
@@ -225,8 +227,9 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		hs_utf8_clean(s2, s1, 16);
 		e->v[0] = a;
 		e->v[1] = b;
-		snprintf(e->detail, sizeof e->detail, "I/O error %" PRId64 " on dev %" PRId64 ":%" PRId64 " (%s) sector %" PRId64,
-			 a, (b >> 20) & 0xfff, b & 0xfffff, s1, c);
+		snprintf(e->detail, sizeof e->detail,
+			 "I/O error %" PRId64 " on dev %" PRId64 ":%" PRId64 " (%s) sector %" PRId64, a,
+			 (b >> 20) & 0xfff, b & 0xfffff, s1, c);
 		return true;
 	case HS_DEC_CONSOLE:
 		hs_event_field_str(r, "msg", s1, sizeof s1);
@@ -252,15 +255,16 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		if (hs_event_field_int(r, "sport", &a) && hs_event_field_int(r, "dport", &b)) {
 			e->v[0] = a;
 			e->v[1] = b;
-			snprintf(e->detail, sizeof e->detail, "connection reset: local port %" PRId64 ", remote port %" PRId64, a,
-				 b);
+			snprintf(e->detail, sizeof e->detail,
+				 "connection reset: local port %" PRId64 ", remote port %" PRId64, a, b);
 		} else {
 			/* the reset a host sends carries sockaddrs, not ports (Linux 6.10+): its state and reason */
 			e->v[0] = e->v[1] = -1;
 			hs_event_field_int(r, "state", &a);
 			hs_event_field_int(r, "reason", &b);
-			snprintf(e->detail, sizeof e->detail, "connection reset sent (TCP state %" PRId64 ", reason %" PRId64 ")%s",
-				 a, b, a == 0 ? ": no socket, e.g. a connection to a closed port" : "");
+			snprintf(e->detail, sizeof e->detail,
+				 "connection reset sent (TCP state %" PRId64 ", reason %" PRId64 ")%s", a, b,
+				 a == 0 ? ": no socket, e.g. a connection to a closed port" : "");
 		}
 		return true;
 	case HS_DEC_RETRANSMIT:
@@ -270,14 +274,14 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		e->v[0] = a;
 		e->v[1] = b;
 		e->v[2] = c;
-		snprintf(e->detail, sizeof e->detail, "retransmit: local port %" PRId64 ", remote port %" PRId64 " (TCP state %" PRId64
-			 ")", a, b, c);
+		snprintf(e->detail, sizeof e->detail,
+			 "retransmit: local port %" PRId64 ", remote port %" PRId64 " (TCP state %" PRId64 ")", a, b,
+			 c);
 		return true;
 	case HS_DEC_ALERT:
 		snprintf(e->detail, sizeof e->detail, "%s event (catalog alert)", alert ? alert : "?");
 		return true;
-	case HS_DEC_NONE:
-		break;
+	case HS_DEC_NONE: break;
 	}
 	return false;
 }
