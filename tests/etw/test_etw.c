@@ -932,6 +932,91 @@ static void test_realtime_trigger(const hs_plan *plan)
 	DeleteFileW(L"rec-run\\keyevents.etl");
 }
 
+/* Frames through the consumer: DXGI PresentStart events of one process at
+ * 240 Hz, delivered by the fake ProcessTrace, reach the trigger engine under
+ * the plan's names; one 100 ms gap fires stutter's frame-hitch trigger. */
+static void test_realtime_present(const hs_plan *plan)
+{
+	const hs_backend_ops *ops = hs_backend_native();
+	size_t ki = session_index(plan, HS_MODE_FILE_CIRCULAR);
+	const hs_plan_trigger *fh = NULL;
+	size_t fi = 0;
+	for (size_t t = 0; t < plan->n_triggers; t++)
+		if (!strcmp(plan->triggers[t].trigger->name, "frame-hitch")) {
+			fh = &plan->triggers[t];
+			fi = t;
+		}
+	CHECK(fh && fh->session == ki && fh->n_events >= 1);
+	if (!fh || !fh->n_events || !ops->now_ns)
+		return;
+	/* The plan's first present event: DXGI PresentStart (42). */
+	const hs_plan_trigger_event *want = &fh->events[0];
+	CHECK_EQ_STR(want->system, "Microsoft-Windows-DXGI");
+	CHECK_EQ_INT(want->id, 42);
+	const hs_plan_provider *pp = NULL;
+	for (size_t i = 0; i < plan->sessions[ki].n_providers; i++)
+		if (!strcmp(plan->sessions[ki].providers[i].provider->name, want->system))
+			pp = &plan->sessions[ki].providers[i];
+	CHECK(pp != NULL);
+	if (!pp)
+		return;
+
+	rec_reset();
+	const ULONGLONG t0 = 2000ull * REC_QPC_PER_SECOND;
+	REC.qpc_now = t0;
+	FILE *m = msg_open();
+	hs_backend_opts o = {.msg = m};
+	hs_backend *b = NULL;
+	CreateDirectoryW(L"rec-run", NULL);
+	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_OK);
+	if (!b) {
+		free(msg_take(m));
+		return;
+	}
+	feed_ctx f = {.ops = ops, .b = b};
+	CHECK_EQ_INT(hs_trigger_engine_new(plan, ops->now_ns(b), &f.te), HS_OK);
+	CHECK_EQ_INT(hs_backend_set_observer(b, feed, &f), HS_OK);
+	/* After the warm-up: 2 s of frames, one of 100 ms, 1 s more. */
+	enum { BEFORE = 480, AFTER = 240, N = BEFORE + AFTER };
+	const ULONGLONG period = REC_QPC_PER_SECOND / 240; /* 41666 ticks: 4.1666 ms */
+	static EVENT_RECORD ev[N];
+	ULONGLONG ts = t0 + (fh->trigger->warmup_s + 1) * REC_QPC_PER_SECOND, hit = 0;
+	for (int i = 0; i < N; i++) {
+		if (i == BEFORE) {
+			ts += 100 * (REC_QPC_PER_SECOND / 1000) - period;
+			hit = ts;
+		}
+		ev[i] = mk_event(&pp->provider->guid, (USHORT)want->id, 4242, ts, (UCHAR)(i % 4), NULL, 0);
+		ts += period;
+	}
+	REC.qpc_now = ts;
+	CHECK(rec_rt_deliver(plan->sessions[ki].session->logger_name, ev, N));
+	for (int k = 0; k < 10 && f.fed < N; k++)
+		hs_backend_poll(b, 100);
+	CHECK_EQ_INT(f.fed, N);
+	const hs_trigger_stats *ts_ = hs_trigger_engine_stats(f.te, fi);
+	CHECK(ts_ && ts_->hits == 1 && ts_->unreadable == 0);
+	REC.qpc_now = hit + fh->trigger->post_delay_ms * (REC_QPC_PER_SECOND / 1000) + 1;
+	hs_trigger_fire fire;
+	memset(&fire, 0, sizeof(fire));
+	bool fired = hs_trigger_engine_next(f.te, ops->now_ns(b), &fire);
+	CHECK(fired);
+	if (fired) {
+		CHECK_EQ_STR(fire.name, "frame-hitch");
+		CHECK_EQ_INT(fire.first_hit_ns, hit * (1000000000ull / REC_QPC_PER_SECOND));
+		CHECK_CONTAINS(fire.evidence_json, "\"frame_pid\": 4242");
+		CHECK_CONTAINS(fire.evidence_json, "\"present\": \"Microsoft-Windows-DXGI/PresentStart\"");
+		CHECK_CONTAINS(fire.evidence_json, "\"frame_ms\": 100.000");
+		free(fire.evidence_json);
+	}
+	CHECK_EQ_INT(hs_backend_stop(b), HS_OK);
+	hs_backend_free(b);
+	hs_trigger_engine_free(f.te);
+	free(msg_take(m));
+	CHECK_EQ_INT(rec_rt_running(), 0);
+	DeleteFileW(L"rec-run\\keyevents.etl");
+}
+
 /* Fields by name through TDH, on the copy the consumer queued. */
 static struct {
 	bool ok[8];
@@ -1326,6 +1411,7 @@ int main(int argc, char **argv)
 		test_realtime(plan);
 		test_realtime_trigger(plan);
 		test_marker(plan);
+		test_realtime_present(plan);
 		test_realtime_fields(plan);
 		test_realtime_clocks(plan);
 		test_realtime_failures(plan);

@@ -547,6 +547,64 @@ static void test_frame_hitch(void)
 	hs_trigger_engine_free(te);
 }
 
+/* One Present event of a process (source present: the pid is the event's, no fields). */
+static void present(hs_trigger_engine *te, const char *system, int pid, uint64_t ts)
+{
+	hs_key_event ev = {.session = 0, .cpu = 1, .ts_ns = ts, .system = system, .name = "PresentStart", .pid = pid};
+	hs_trigger_engine_feed(te, &ev, 0);
+}
+
+/* Windows: frames are Present events at 240 Hz; one 100 ms gap is one hitch.
+ * A second provider's Presents of the same process (D3D9 next to DXGI) are
+ * not frames of their own, and other processes keep their own medians. */
+static void test_frame_present(void)
+{
+	fixture f;
+	fx_init(&f);
+	hs_trigger *t = fx_add(&f, HS_TRIGGER_FRAME_TIME, "frame-hitch", NULL, NULL);
+	t->source = "present";
+	t->threshold_ms = 50;
+	t->ratio = 2.5;
+	t->ceiling_ms = 5000;
+	t->median_frames = 120;
+	static hs_plan_trigger_event evs[2] = {
+		{.system = "Microsoft-Windows-DXGI", .name = "PresentStart", .id = 42},
+		{.system = "Microsoft-Windows-D3D9", .name = "PresentStart", .id = 1},
+	};
+	f.pt[0].events = evs;
+	f.pt[0].n_events = 2;
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	const uint64_t period = 4166667; /* 240 Hz */
+	uint64_t ts = T0 + SEC;
+	for (int i = 0; i < 480; i++, ts += period) { /* 2 s */
+		present(te, "Microsoft-Windows-DXGI", 4242, ts);
+		present(te, "Microsoft-Windows-D3D9", 4242, ts + 1 * MS); /* the same frame seen twice */
+		present(te, "Microsoft-Windows-DXGI", 77, ts + 2 * MS);   /* another game at 240 Hz */
+	}
+	CHECK_EQ_INT(st->hits, 0);
+	ts += 100 * MS - period; /* one 100 ms frame of pid 4242 */
+	uint64_t hit_at = ts;
+	for (int i = 0; i < 480; i++, ts += period)
+		present(te, "Microsoft-Windows-DXGI", 4242, ts);
+	CHECK_EQ_INT(st->hits, 1);
+	CHECK_EQ_INT(st->unreadable, 0);
+	present(te, "Microsoft-Windows-DXGI", 0, ts); /* no process: not a frame */
+	CHECK_EQ_INT(st->unreadable, 1);
+	hs_trigger_fire fire;
+	CHECK(next_fire(te, ts, &fire));
+	CHECK_EQ_INT(fire.first_hit_ns, hit_at);
+	CHECK_CONTAINS(fire.evidence_json, "\"frame_ms\": 100.000");
+	CHECK_CONTAINS(fire.evidence_json, "\"median_ms\": 4.167");
+	CHECK_CONTAINS(fire.evidence_json, "\"frame_pid\": 4242");
+	CHECK_CONTAINS(fire.evidence_json, "\"present\": \"Microsoft-Windows-DXGI/PresentStart\"");
+	CHECK(!strstr(fire.evidence_json, "\"slice\""));
+	free(fire.evidence_json);
+	CHECK(!next_fire(te, ts, &fire));
+	hs_trigger_engine_free(te);
+}
+
 static void test_frame_warm_and_rearm(void)
 {
 	fixture f;
@@ -714,6 +772,7 @@ int main(void)
 	test_regex();
 	test_regex_api();
 	test_frame_hitch();
+	test_frame_present();
 	test_frame_warm_and_rearm();
 	test_frame_pids();
 	test_manual_builtin();

@@ -45,6 +45,7 @@ typedef enum {
 	HS_MEANS_NONE = 0,
 	HS_MEANS_PROCESS_EXIT, /* "process-exit": a process ended; its payload is Kernel-Process ProcessStop's */
 	HS_MEANS_MARKER,       /* "marker": the engine's own trigger marker (a string-only event it writes) */
+	HS_MEANS_PRESENT,      /* "present": an app's Present call; frame_time `source: present` measures start to start */
 } hs_event_means;
 
 typedef struct {

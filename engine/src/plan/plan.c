@@ -220,6 +220,34 @@ static hs_status plan_trigger_events(hs_arena *a, const hs_ruleset *rs, hs_platf
 	return HS_OK;
 }
 
+/* A Windows `source: present` frame trigger's events: every catalog event with
+ * `means: present` that its session enables (a whitelist's entries, or the
+ * whole provider's). The frame detector measures start to start per process. */
+static hs_status plan_present_events(hs_arena *a, const hs_plan_session *ps, hs_plan_trigger *pt)
+{
+	size_t cap = 0;
+	for (size_t i = 0; i < ps->n_providers; i++)
+		cap += ps->providers[i].whitelist ? ps->providers[i].n_events : ps->providers[i].provider->n_events;
+	if (!(pt->events = hs_arena_alloc(a, (cap + 1) * sizeof(*pt->events))))
+		return HS_ENOMEM;
+	for (size_t i = 0; i < ps->n_providers; i++) {
+		const hs_plan_provider *pp = &ps->providers[i];
+		const hs_provider *p = pp->provider;
+		if (pp->whitelist) {
+			for (size_t k = 0; k < pp->n_events; k++) {
+				const hs_cat_event *ce = hs_provider_find_event(p, pp->events[k].id, NULL);
+				if (ce && ce->means == HS_MEANS_PRESENT)
+					add_trigger_event(pt, cap, HS_PLATFORM_WINDOWS, p, ce->name, ce->id);
+			}
+		} else {
+			for (size_t k = 0; k < p->n_events; k++)
+				if (p->events[k].means == HS_MEANS_PRESENT)
+					add_trigger_event(pt, cap, HS_PLATFORM_WINDOWS, p, p->events[k].name, p->events[k].id);
+		}
+	}
+	return HS_OK;
+}
+
 /* Triggers resolved against the plan's sessions (rules checked without errors). */
 static hs_status plan_triggers(hs_arena *a, const hs_ruleset *rs, const hs_platform_rules *pr, hs_plan *plan)
 {
@@ -273,6 +301,9 @@ static hs_status plan_triggers(hs_arena *a, const hs_ruleset *rs, const hs_platf
 			pt->events[0] = (hs_plan_trigger_event){.system = "ftrace", .name = "print", .id = -1};
 			pt->n_events = 1;
 			ps->linux_.copy_trace_marker = true;
+		} else if (t->kind == HS_TRIGGER_FRAME_TIME && win && t->source && strcmp(t->source, "present") == 0) {
+			if (plan_present_events(a, ps, pt) != HS_OK)
+				return HS_ENOMEM;
 		}
 	}
 	return HS_OK;

@@ -734,15 +734,24 @@ static void check_trigger_keys(checker *C, const hs_trigger *t)
 		{TK_MEDIAN, "median_frames", t->median_pos},
 	};
 	const char *kn = kind_names[t->kind];
+	unsigned may = allowed[t->kind], must = required[t->kind];
+	/* Present events have no slice name: every Present of a process is a frame. */
+	bool present = t->kind == HS_TRIGGER_FRAME_TIME && t->source && strcmp(t->source, "present") == 0;
+	if (present) {
+		may &= ~(unsigned)TK_SLICE;
+		must &= ~(unsigned)TK_SLICE;
+	}
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
 		bool given = keys[i].pos.line != 0;
-		if (given && !(allowed[t->kind] & keys[i].bit))
+		if (given && !(may & keys[i].bit))
 			hs_diag_add(C->d, HS_D_TRIGGER_KEY, keys[i].pos,
-				    t->kind == HS_TRIGGER_MANUAL
-					    ? "a manual trigger fires on request only: drop the key"
+				    t->kind == HS_TRIGGER_MANUAL ? "a manual trigger fires on request only: drop the key"
+				    : present && keys[i].bit == TK_SLICE
+					    ? "every Present of a process is a frame: drop the key"
 					    : NULL,
-				    "'%s' has no meaning in a %s trigger", keys[i].key, kn);
-		else if (!given && (required[t->kind] & keys[i].bit))
+				    "'%s' has no meaning in a %s trigger%s", keys[i].key, kn,
+				    present && keys[i].bit == TK_SLICE ? " with source present" : "");
+		else if (!given && (must & keys[i].bit))
 			hs_diag_add(C->d, HS_D_TRIGGER_KEY, t->pos, NULL, "a %s trigger needs '%s'", kn, keys[i].key);
 	}
 }
@@ -883,11 +892,26 @@ static void check_trigger_event(checker *C, hs_platform plat, hs_trigger *t)
 		    p->name);
 }
 
+/* Does session si enable a catalog event with `means: present`? */
+static bool session_presents(checker *C, hs_platform plat, size_t si)
+{
+	for (size_t i = 0; i < C->rs->n_providers; i++) {
+		const hs_provider *p = &C->rs->providers[i];
+		if (p->platform != plat)
+			continue;
+		for (size_t k = 0; k < p->n_events; k++)
+			if (p->events[k].means == HS_MEANS_PRESENT && session_enables(C, plat, si, p, &p->events[k]))
+				return true;
+	}
+	return false;
+}
+
 static void check_trigger_frame(checker *C, hs_platform plat, const hs_trigger *t)
 {
 	const hs_platform_rules *pr = &C->rs->platforms[plat];
+	size_t si = SIZE_MAX;
 	if (t->session) {
-		size_t si = find_session(pr, t->session);
+		si = find_session(pr, t->session);
 		if (si == SIZE_MAX)
 			hs_diag_add(C->d, HS_D_TRIGGER_SESSION, t->session_pos,
 				    "name a file-circular session of the platform", "no %s session is named '%s'",
@@ -904,11 +928,12 @@ static void check_trigger_frame(checker *C, hs_platform plat, const hs_trigger *
 		else if (plat == HS_PLATFORM_WINDOWS && strcmp(t->source, "present") != 0)
 			hs_diag_add(C->d, HS_D_PLATFORM, t->source_pos, "windows frames come from present",
 				    "frame source '%s' is not available on windows", t->source);
-		else if (plat == HS_PLATFORM_WINDOWS)
-			/* Present events (DxgKrnl Present*, DXGI) are not in the Windows catalog yet. */
-			hs_diag_add(C->d, HS_D_PLATFORM, t->source_pos,
-				    "the windows catalog lists no present events yet",
-				    "frame source 'present' is not yet supported on windows");
+		else if (plat == HS_PLATFORM_WINDOWS && si != SIZE_MAX && !session_presents(C, plat, si))
+			/* The frames are the catalog's `means: present` events the session streams. */
+			hs_diag_add(C->d, HS_D_TRIGGER_SESSION, t->session_pos,
+				    "enable a Present event (a catalog event with `means: present`) in the session",
+				    "session '%s' enables no present event, so the trigger could never measure a frame",
+				    t->session);
 	}
 	check_trigger_regex(C, t->slice, t->slice_node, t->slice_pos, "slice");
 	bool thr = t->has_threshold && t->threshold_ms > 0, rat = t->has_ratio && t->ratio > 1;

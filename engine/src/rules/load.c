@@ -772,7 +772,7 @@ static void ev_alert(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs
 }
 
 /* `means:` values, in hs_event_means order after HS_MEANS_NONE. */
-static const char *const means_names[] = {"process-exit", "marker", NULL};
+static const char *const means_names[] = {"process-exit", "marker", "present", NULL};
 
 static void ev_means(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
 {
@@ -802,7 +802,8 @@ static const hs_key cat_event_keys[] = {
 	{"alert", HS_KEY_ENUM, .values = hs_alert_names, .fn = ev_alert, .doc = "reports flag it"},
 	{"means", HS_KEY_ENUM, .values = means_names, .fn = ev_means,
 	 .doc = "what the readers decode it as (process-exit: its payload is Kernel-Process ProcessStop's; marker: the "
-		"engine writes its trigger markers as this event)"},
+		"engine writes its trigger markers as this event; present: an app's Present call, a frame for "
+		"frame_time source present)"},
 	{0},
 };
 static const hs_keytable cat_event_t = {"cat_event", "a catalog event", "/definitions/catalogEvent", "Catalogs",

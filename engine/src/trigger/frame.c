@@ -1,4 +1,5 @@
-/* trigger/frame.c: frame_time triggers: frame times from atrace slices in trace_marker text, per process, against a running median. */
+/* trigger/frame.c: frame_time triggers: frame times from atrace slices in trace_marker text or from Present events, per process, against a running median. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,7 @@ hs_status hs_frame_new(hs_trig *t)
 	/* A median of half the window is already a fair one; before that the
 	 * process's first frames (loading, warming caches) judge nothing. */
 	f->warm = (f->cap + 1) / 2;
+	f->present = tr->source && strcmp(tr->source, "present") == 0;
 	f->scratch = malloc(f->cap * sizeof(*f->scratch));
 	if (!f->scratch) {
 		free(f);
@@ -104,15 +106,26 @@ int hs_frame_feed(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, cha
 {
 	const hs_trigger *tr = t->pt->trigger;
 	hs_frame_state *f = t->frame;
-	if (!ev->fields || !ev->fields->str || !ev->fields->str(ev, MARKER_FIELD, buf, cap)) {
-		t->st.unreadable++;
-		return -1;
-	}
 	int pid;
-	const char *name;
-	if (!parse_begin(buf, &pid, &name))
-		return -1;
-	if (t->re) {
+	const char *name = NULL;
+	const char *sys = ev->system ? ev->system : "";
+	if (f->present) {
+		/* The plan routes only the catalog's present events here: each is
+		 * one Present call of the process that made it. */
+		if (ev->pid <= 0) {
+			t->st.unreadable++;
+			return -1;
+		}
+		pid = ev->pid;
+	} else {
+		if (!ev->fields || !ev->fields->str || !ev->fields->str(ev, MARKER_FIELD, buf, cap)) {
+			t->st.unreadable++;
+			return -1;
+		}
+		if (!parse_begin(buf, &pid, &name))
+			return -1;
+	}
+	if (t->re && name) {
 		hs_regex_result r = hs_regex_match_limited(t->re, name, strlen(name));
 		if (r == HS_REGEX_LIMIT)
 			t->st.regex_limit_hits++;
@@ -120,6 +133,12 @@ int hs_frame_feed(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, cha
 			return -1;
 	}
 	hs_frame_pid *p = pid_slot(f, pid);
+	if (f->present) {
+		if (!p->system[0])
+			snprintf(p->system, sizeof p->system, "%s", sys);
+		else if (strncmp(p->system, sys, sizeof p->system - 1) != 0)
+			return -1; /* the process's frames are measured through another provider */
+	}
 	p->seen = ++te->seq;
 	if (!p->ring && !(p->ring = malloc(f->cap * sizeof(*p->ring))))
 		return -1;
@@ -146,7 +165,14 @@ int hs_frame_feed(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, cha
 	p->frames++;
 	if (!hitch)
 		return 0;
-	*hit = (hs_frame_hit){.pid = pid, .slice = name, .frame_ms = frame_ms, .median_ms = med, .frames = p->frames};
+	if (f->present)
+		snprintf(buf, cap, "%s/%s", sys, ev->name ? ev->name : "?");
+	*hit = (hs_frame_hit){.pid = pid,
+			      .slice = name,
+			      .present = f->present ? buf : NULL,
+			      .frame_ms = frame_ms,
+			      .median_ms = med,
+			      .frames = p->frames};
 	return 1;
 }
 
@@ -154,7 +180,10 @@ void hs_frame_evidence(const hs_trig *t, const hs_frame_hit *hit, hs_json *j)
 {
 	const hs_trigger *tr = t->pt->trigger;
 	hs_json_kint(j, "frame_pid", hit->pid);
-	hs_json_kstr(j, "slice", hit->slice);
+	if (hit->present)
+		hs_json_kstr(j, "present", hit->present); /* provider/event: no slice name */
+	else
+		hs_json_kstr(j, "slice", hit->slice);
 	hs_json_key(j, "frame_ms");
 	hs_json_double(j, hit->frame_ms, 3);
 	hs_json_key(j, "median_ms");

@@ -23,12 +23,17 @@ typedef struct {
 	uint64_t frames;       /* frames measured (below the ceiling) */
 	double *ring;          /* [cap] frame times, ms (allocated on first use, kept on eviction) */
 	size_t n, next;        /* filled entries, next write position */
+	/* source present: the provider whose Present events measure this
+	 * process's frames (the first one seen; "" before), so that a process
+	 * seen by two providers (DXGI and D3D9 or DxgKrnl) is not measured twice. */
+	char system[64];
 } hs_frame_pid;
 
 /* What a detected hitch says, for the evidence. */
 typedef struct {
 	int pid;
-	const char *slice; /* borrowed from the event buffer for the call */
+	const char *slice; /* borrowed from the event buffer for the call; NULL for present */
+	const char *present; /* source present: "provider/event" of the frame's Present, borrowed; else NULL */
 	double frame_ms, median_ms;
 	uint64_t frames;
 } hs_frame_hit;
@@ -38,6 +43,7 @@ typedef struct {
 	size_t cap;  /* median window: median_frames, at most HS_TRIGGER_MAX_MEDIAN_FRAMES */
 	size_t warm; /* frames a process needs before its frames can be hitches */
 	double *scratch; /* [cap] the median's sorted copy */
+	bool present;    /* source present: frames are Present events (pid from the event), not atrace slices */
 } hs_frame_state;
 
 /* One trigger of the plan (or the built-in manual one). */
