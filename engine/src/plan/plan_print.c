@@ -263,13 +263,21 @@ static void text_triggers(hs_strbuf *sb, const hs_plan *plan)
 			hs_sb_printf(sb, "    frames from %s", t->source ? t->source : "?");
 			if (pt->n_events) {
 				hs_sb_append(sb, " (");
-				text_trigger_event(sb, &pt->events[0], true);
+				for (size_t k = 0; k < pt->n_events; k++) {
+					if (k)
+						hs_sb_append(sb, ", ");
+					text_trigger_event(sb, &pt->events[k], true);
+				}
 				hs_sb_append(sb, pt->session < plan->n_sessions &&
 								 plan->sessions[pt->session].linux_.copy_trace_marker
 							 ? ", options/copy_trace_marker 1)"
 							 : ")");
 			}
-			hs_sb_printf(sb, ", slices matching /%s/\n", t->slice ? t->slice : "");
+			/* trace_marker frames are named slices; present events are not. */
+			if (t->slice)
+				hs_sb_printf(sb, ", slices matching /%s/\n", t->slice);
+			else
+				hs_sb_append(sb, ", start to start of one process's presents\n");
 			hs_sb_printf(sb,
 				     "    hitch: frame > %g ms and > %g x the median of the last %" PRIu64
 				     " frames, < %g ms\n",
