@@ -12,11 +12,12 @@ fi
 
 # What the build needs, and what the tests add: clang + its runtime for the
 # sanitizer/libFuzzer build, node + npm for the JSON Schema validator (ajv),
-# stress-ng for the tests that must hold under load, jq for the replay test.
+# stress-ng for the tests that must hold under load, jq for the replay test,
+# chromium for the report page's headless-browser test (puppeteer-core from npm).
 pkgs=(build-essential cmake pkg-config libyaml-dev libpcre2-dev
 	libtracefs-dev libtraceevent-dev libtracecmd-dev libzstd-dev trace-cmd linux-perf)
 if [[ $mode == test ]]; then
-	pkgs+=(clang libclang-rt-dev nodejs npm stress-ng jq)
+	pkgs+=(clang libclang-rt-dev nodejs npm stress-ng jq chromium)
 fi
 
 missing=()
@@ -92,6 +93,7 @@ fi
 # time, then the Windows build (mingw-w64 cross build, tests under Wine); that
 # run's CTest summary closes the output.
 (cd tests/schema && npm ci --no-audit --no-fund --loglevel=error)
+(cd tests/analyze/browser && npm ci --no-audit --no-fund --loglevel=error)
 ctest --test-dir build --output-on-failure -j"$jobs"
 # Packagers build Release: gcc's -O3 finds warnings (-Werror) that -O2 does not,
 # so the whole tree (engine, tools, tests, benches) must compile that way too.
