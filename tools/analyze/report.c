@@ -459,7 +459,8 @@ static int ev_cmp(const void *a, const void *b)
 /* Sorts, drops the copies a second file holds of one event, writes the exits' details. */
 static void settle_events(rpt *r)
 {
-	qsort(r->events, r->n_events, sizeof *r->events, ev_cmp);
+	if (r->n_events > 1) /* qsort's base must not be NULL, even for no elements */
+		qsort(r->events, r->n_events, sizeof *r->events, ev_cmp);
 	size_t o = 0;
 	for (size_t i = 0; i < r->n_events; i++) {
 		rpt_event *e = &r->events[i];
@@ -1297,7 +1298,8 @@ static void build_findings(rpt *r, const uint64_t *execs, size_t n_execs)
 		if (f->impact > 100)
 			f->impact = 100;
 	}
-	qsort(r->findings, r->n_findings, sizeof *r->findings, finding_cmp);
+	if (r->n_findings > 1)
+		qsort(r->findings, r->n_findings, sizeof *r->findings, finding_cmp);
 }
 
 static void build_verdict(rpt *r)
