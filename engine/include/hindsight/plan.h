@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "hindsight/json.h"
 #include "hindsight/rules.h"
 
 /*
@@ -124,6 +125,9 @@ void hs_plan_free(hs_plan *plan);
 hs_status hs_plan_print_text(const hs_plan *plan, FILE *out);
 /* The same as one JSON document. */
 hs_status hs_plan_print_json(const hs_plan *plan, FILE *out);
+/* One trigger as the JSON plan shows it (name, kind, session, events,
+ * conditions, thresholds, behaviour, costs): also snapshot.json's "trigger". */
+void hs_plan_trigger_json(const hs_plan *plan, const hs_plan_trigger *pt, hs_json *j);
 /* The same document as a new string (free()); NULL on OOM. */
 char *hs_plan_json(const hs_plan *plan);
 

@@ -287,6 +287,12 @@ const hs_keyword *hs_provider_find_keyword(const hs_provider *p, const char *nam
  * io-error). */
 extern const char *const hs_alert_names[];
 
+/* The trigger kinds' names in the rules, indexed by hs_trigger_kind
+ * (NULL-terminated): the loader's `kind:` values, the plan, snapshot.json. */
+extern const char *const hs_trigger_kind_names[];
+/* hs_trigger_kind_names[k], or "?" for a value out of range. */
+const char *hs_trigger_kind_name(hs_trigger_kind k);
+
 /* Text forms used in output and messages (static strings). */
 const char *hs_platform_name(hs_platform p);
 const char *hs_mode_name(hs_session_mode m);

@@ -196,17 +196,6 @@ static void text_linux_session(hs_strbuf *sb, const hs_plan_session *ps)
 	}
 }
 
-static const char *trigger_kind_name(hs_trigger_kind k)
-{
-	switch (k) {
-	case HS_TRIGGER_EVENT: return "event";
-	case HS_TRIGGER_REGEX: return "regex";
-	case HS_TRIGGER_FRAME_TIME: return "frame_time";
-	case HS_TRIGGER_MANUAL: return "manual";
-	}
-	return "?";
-}
-
 static void text_trigger_event(hs_strbuf *sb, const hs_plan_trigger_event *e, bool first)
 {
 	hs_sb_printf(sb, "%s%s/", first ? "" : ", ", e->system ? e->system : "?");
@@ -229,7 +218,7 @@ static void text_triggers(hs_strbuf *sb, const hs_plan *plan)
 	for (size_t i = 0; i < plan->n_triggers; i++) {
 		const hs_plan_trigger *pt = &plan->triggers[i];
 		const hs_trigger *t = pt->trigger;
-		hs_sb_printf(sb, "  trigger %s: %s", t->name, trigger_kind_name(t->kind));
+		hs_sb_printf(sb, "  trigger %s: %s", t->name, hs_trigger_kind_name(t->kind));
 		if (pt->session < plan->n_sessions)
 			hs_sb_printf(sb, " on session %s", plan->sessions[pt->session].session->name);
 		hs_sb_putc(sb, '\n');
@@ -487,12 +476,12 @@ static void json_session(hs_json *j, const hs_plan *plan, const hs_plan_session 
 	hs_json_obj_end(j);
 }
 
-static void json_trigger(hs_json *j, const hs_plan *plan, const hs_plan_trigger *pt)
+void hs_plan_trigger_json(const hs_plan *plan, const hs_plan_trigger *pt, hs_json *j)
 {
 	const hs_trigger *t = pt->trigger;
 	hs_json_obj_begin(j);
 	hs_json_kstr(j, "name", t->name);
-	hs_json_kstr(j, "kind", trigger_kind_name(t->kind));
+	hs_json_kstr(j, "kind", hs_trigger_kind_name(t->kind));
 	if (t->description)
 		hs_json_kstr(j, "description", t->description);
 	hs_json_kstr(j, "session", pt->session < plan->n_sessions ? plan->sessions[pt->session].session->name : NULL);
@@ -596,7 +585,7 @@ static void plan_json(const hs_plan *plan, hs_strbuf *sb)
 		hs_json_key(&j, "triggers");
 		hs_json_arr_begin(&j);
 		for (size_t i = 0; i < plan->n_triggers; i++)
-			json_trigger(&j, plan, &plan->triggers[i]);
+			hs_plan_trigger_json(plan, &plan->triggers[i], &j);
 		hs_json_arr_end(&j);
 	}
 	hs_json_obj_end(&j);

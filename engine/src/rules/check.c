@@ -706,7 +706,6 @@ enum {
  * judged separately: exactly one of the two shapes). */
 static void check_trigger_keys(checker *C, const hs_trigger *t)
 {
-	static const char *const kind_names[] = {"event", "regex", "frame_time", "manual"};
 	static const unsigned allowed[] = {
 		[HS_TRIGGER_EVENT] = TK_SESSION | TK_ALERT | TK_PROVIDER | TK_EVENT | TK_WHERE,
 		[HS_TRIGGER_REGEX] = TK_SESSION | TK_ALERT | TK_PROVIDER | TK_EVENT | TK_WHERE | TK_FIELD | TK_PATTERN,
@@ -733,7 +732,7 @@ static void check_trigger_keys(checker *C, const hs_trigger *t)
 		{TK_RATIO, "ratio", t->ratio_pos},           {TK_CEILING, "ceiling_ms", t->ceiling_pos},
 		{TK_MEDIAN, "median_frames", t->median_pos},
 	};
-	const char *kn = kind_names[t->kind];
+	const char *kn = hs_trigger_kind_name(t->kind);
 	unsigned may = allowed[t->kind], must = required[t->kind];
 	/* Present events have no slice name: every Present of a process is a frame. */
 	bool present = t->kind == HS_TRIGGER_FRAME_TIME && t->source && strcmp(t->source, "present") == 0;

@@ -361,7 +361,6 @@ static void load_session(loader *L, const hs_ynode *n, hs_session *s)
 
 /* ---- triggers ---- */
 
-static const char *const trigger_kinds[] = {"event", "regex", "frame_time", "manual", NULL};
 static const char *const frame_sources[] = {"trace_marker", "present", NULL};
 
 /* Behaviour keys: in trigger_defaults and (overriding them) in each trigger.
@@ -572,7 +571,7 @@ static void tr_where(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs
 static const hs_key trigger_keys[] = {
 	{"name", HS_KEY_IDENT, HS_KEY_REQUIRED, HS_AT(hs_trigger, name), HS_POS_AT(hs_trigger, name_pos),
 	 .doc = "[A-Za-z0-9_-]{1,64}, unique in the platform; names the snapshot folders"},
-	{"kind", HS_KEY_ENUM, HS_KEY_REQUIRED, .values = trigger_kinds, HS_AT(hs_trigger, kind),
+	{"kind", HS_KEY_ENUM, HS_KEY_REQUIRED, .values = hs_trigger_kind_names, HS_AT(hs_trigger, kind),
 	 HS_POS_AT(hs_trigger, kind_pos), .fn = tr_kind, .doc = "event, regex, frame_time or manual"},
 	{"description", HS_KEY_STR, HS_AT(hs_trigger, description), HS_POS_AT(hs_trigger, description_pos),
 	 .doc = "one line"},

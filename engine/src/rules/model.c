@@ -34,6 +34,15 @@ const hs_keyword *hs_provider_find_keyword(const hs_provider *p, const char *nam
 const char *const hs_alert_names[] = {"crash",      "hang",     "gpu-reset", "device-removed",
 				      "disconnect", "oom-kill", "io-error",  NULL};
 
+const char *const hs_trigger_kind_names[] = {
+	[HS_TRIGGER_EVENT] = "event", [HS_TRIGGER_REGEX] = "regex", [HS_TRIGGER_FRAME_TIME] = "frame_time",
+	[HS_TRIGGER_MANUAL] = "manual", [HS_TRIGGER_MANUAL + 1] = NULL};
+
+const char *hs_trigger_kind_name(hs_trigger_kind k)
+{
+	return (unsigned)k <= HS_TRIGGER_MANUAL ? hs_trigger_kind_names[k] : "?";
+}
+
 const char *hs_platform_name(hs_platform p)
 {
 	switch (p) {

@@ -133,60 +133,6 @@ static uint64_t file_bytes(const char *path)
 	return stat(path, &st) ? 0 : (uint64_t)st.st_size;
 }
 
-static void iso_now(char *buf, size_t n)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-	hs_os_localtime(t, &tm);
-	size_t len = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
-	long off = hs_os_utc_offset_min(t);
-	long a = off < 0 ? -off : off;
-	snprintf(buf + len, n - len, "%c%02ld%02ld", off < 0 ? '-' : '+', a / 60, a % 60);
-}
-
-static const char *kind_name(hs_trigger_kind k)
-{
-	switch (k) {
-	case HS_TRIGGER_EVENT:
-		return "event";
-	case HS_TRIGGER_REGEX:
-		return "regex";
-	case HS_TRIGGER_FRAME_TIME:
-		return "frame_time";
-	case HS_TRIGGER_MANUAL:
-		return "manual";
-	}
-	return "?";
-}
-
-static void json_trigger_settings(hs_json *j, const hs_trigger *t)
-{
-	hs_json_key(j, "thresholds");
-	hs_json_obj_begin(j);
-	if (t->kind == HS_TRIGGER_FRAME_TIME) {
-		hs_json_kstr(j, "source", t->source);
-		hs_json_kstr(j, "slice", t->slice);
-		hs_json_key(j, "threshold_ms");
-		hs_json_double(j, t->threshold_ms, 3);
-		hs_json_key(j, "ratio");
-		hs_json_double(j, t->ratio, 3);
-		hs_json_key(j, "ceiling_ms");
-		hs_json_double(j, t->ceiling_ms, 3);
-		hs_json_kuint(j, "median_frames", t->median_frames);
-	}
-	if (t->kind == HS_TRIGGER_REGEX) {
-		hs_json_kstr(j, "field", t->field);
-		hs_json_kstr(j, "pattern", t->pattern);
-	}
-	hs_json_kuint(j, "warmup_s", t->warmup_s);
-	hs_json_kuint(j, "clear_ms", t->clear_ms);
-	hs_json_kuint(j, "post_delay_ms", t->post_delay_ms);
-	hs_json_kuint(j, "cooldown_s", t->cooldown_s);
-	hs_json_kuint(j, "max_per_hour", t->max_per_hour);
-	hs_json_kuint(j, "keep", t->keep);
-	hs_json_obj_end(j);
-}
-
 /* One session's part of snapshot.json: its file and what the snapshot holds. */
 static void json_session(hs_snapshots *sn, hs_json *j, size_t i, const hs_session_status *s, const char *file,
 			 hs_status st)
@@ -411,18 +357,14 @@ hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_back
 	hs_json_obj_begin(&j);
 	hs_json_kuint(&j, "snapshot", r->seq);
 	hs_json_key(&j, "trigger");
-	hs_json_obj_begin(&j);
-	hs_json_kstr(&j, "name", f->name);
-	hs_json_kstr(&j, "kind", kind_name(f->kind));
 	if (f->trigger != SIZE_MAX) {
-		const hs_plan_trigger *pt = &plan->triggers[f->trigger];
-		hs_json_kstr(&j, "description", pt->trigger->description);
-		/* A manual trigger watches no session. */
-		hs_json_kstr(&j, "session",
-			     pt->session < plan->n_sessions ? plan->sessions[pt->session].session->name : NULL);
-		json_trigger_settings(&j, pt->trigger);
+		hs_plan_trigger_json(plan, &plan->triggers[f->trigger], &j);
+	} else { /* the built-in manual trigger: nothing in the rules */
+		hs_json_obj_begin(&j);
+		hs_json_kstr(&j, "name", f->name);
+		hs_json_kstr(&j, "kind", hs_trigger_kind_name(f->kind));
+		hs_json_obj_end(&j);
 	}
-	hs_json_obj_end(&j);
 	hs_json_key(&j, "hit");
 	hs_json_raw(&j, f->evidence_json);
 	hs_json_kstr(&j, "clock", "the sessions' trace clock (ns)");
@@ -434,7 +376,7 @@ hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_back
 	hs_json_double(&j, f->detect_ns >= f->first_hit_ns ? (double)(f->detect_ns - f->first_hit_ns) / 1e6 : 0.0, 3);
 	hs_json_kuint(&j, "due_ns", f->due_ns);
 	hs_json_kuint(&j, "taken_ns", taken_ns);
-	iso_now(iso, sizeof(iso));
+	hs_os_iso_time(iso, sizeof(iso), time(NULL));
 	hs_json_kstr(&j, "taken_at", iso);
 	hs_json_kbool(&j, "marker_written", mst == HS_OK);
 	hs_json_kstr(&j, "rules_hash_fnv1a64", sn->rules_hash);

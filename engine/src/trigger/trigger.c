@@ -17,21 +17,6 @@ static uint64_t mul_sat(uint64_t a, uint64_t b)
 
 static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
-const char *hs_trigger_kind_name(hs_trigger_kind k)
-{
-	switch (k) {
-	case HS_TRIGGER_EVENT:
-		return "event";
-	case HS_TRIGGER_REGEX:
-		return "regex";
-	case HS_TRIGGER_FRAME_TIME:
-		return "frame_time";
-	case HS_TRIGGER_MANUAL:
-		return "manual";
-	}
-	return "?";
-}
-
 static void trig_free(hs_trig *t)
 {
 	hs_regex_free(t->re);

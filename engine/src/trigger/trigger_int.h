@@ -115,6 +115,4 @@ int hs_frame_feed(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, cha
 		  hs_frame_hit *hit);
 void hs_frame_evidence(const hs_trig *t, const hs_frame_hit *hit, hs_json *j);
 
-const char *hs_trigger_kind_name(hs_trigger_kind k);
-
 #endif
