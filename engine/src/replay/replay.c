@@ -183,6 +183,27 @@ static hs_status add_filtered(rp_kind *k, size_t session, hs_tracedat_filter *f)
 	return HS_OK;
 }
 
+/* Appends len bytes to the payload store (records' and marks' payloads) and
+ * says where they start. */
+static hs_status raw_append(hs_replay *r, const void *p, size_t len, size_t *off)
+{
+	if (r->raw_len + len > r->raw_cap) {
+		size_t cap = r->raw_cap ? r->raw_cap : 65536;
+		while (cap < r->raw_len + len)
+			cap *= 2;
+		unsigned char *n = realloc(r->raw, cap);
+		if (!n)
+			return HS_ENOMEM;
+		r->raw = n;
+		r->raw_cap = cap;
+	}
+	if (len)
+		memcpy(r->raw + r->raw_len, p, len);
+	*off = r->raw_len;
+	r->raw_len += len;
+	return HS_OK;
+}
+
 static hs_status add_rec(hs_replay *r, uint64_t ts_ns, uint64_t mask, size_t kind, unsigned cpu, int pid,
 			 const void *raw, size_t raw_len)
 {
@@ -196,21 +217,11 @@ static hs_status add_rec(hs_replay *r, uint64_t ts_ns, uint64_t mask, size_t kin
 		r->recs = n;
 		r->cap_recs = cap;
 	}
-	if (r->raw_len + raw_len > r->raw_cap) {
-		size_t cap = r->raw_cap ? r->raw_cap : 65536;
-		while (cap < r->raw_len + raw_len)
-			cap *= 2;
-		unsigned char *n = realloc(r->raw, cap);
-		if (!n)
-			return HS_ENOMEM;
-		r->raw = n;
-		r->raw_cap = cap;
-	}
-	if (raw_len)
-		memcpy(r->raw + r->raw_len, raw, raw_len);
-	r->recs[r->n_recs++] = (rp_rec){.ts_ns = ts_ns, .mask = mask, .raw_off = r->raw_len, .raw_len = (uint32_t)raw_len,
+	size_t off;
+	if (raw_append(r, raw, raw_len, &off) != HS_OK)
+		return HS_ENOMEM;
+	r->recs[r->n_recs++] = (rp_rec){.ts_ns = ts_ns, .mask = mask, .raw_off = off, .raw_len = (uint32_t)raw_len,
 					.kind = (uint32_t)kind, .cpu = cpu, .pid = pid};
-	r->raw_len += raw_len;
 	if (cpu + 1 > r->cpus)
 		r->cpus = cpu + 1;
 	return HS_OK;
@@ -928,22 +939,13 @@ static hs_status rp_mark(hs_backend *bh, const char *text)
 		r->marks = n;
 		r->cap_marks = cap;
 	}
-	if (r->raw_len + len > r->raw_cap) {
-		size_t cap = r->raw_cap ? r->raw_cap : 65536;
-		while (cap < r->raw_len + len)
-			cap *= 2;
-		unsigned char *n = realloc(r->raw, cap);
-		if (!n)
-			return HS_ENOMEM;
-		r->raw = n;
-		r->raw_cap = cap;
-	}
-	memcpy(r->raw + r->raw_len, text, len);
+	size_t off;
+	if (raw_append(r, text, len, &off) != HS_OK)
+		return HS_ENOMEM;
 	size_t idx = r->n_marks++;
 	rp_rec *m = &r->marks[idx];
-	*m = (rp_rec){.ts_ns = rp_now_ns(bh), .mask = 0, .raw_off = r->raw_len, .raw_len = (uint32_t)len,
+	*m = (rp_rec){.ts_ns = rp_now_ns(bh), .mask = 0, .raw_off = off, .raw_len = (uint32_t)len,
 		      .kind = (uint32_t)r->mark_kind, .cpu = 0, .pid = (int32_t)hs_getpid()};
-	r->raw_len += len;
 	hs_status st = HS_OK;
 	for (size_t i = 0; i < r->n; i++) {
 		rp_session *s = &r->s[i];
