@@ -72,17 +72,6 @@ static char *make_run_dir(const hs_run_rules *run, const char *suffix)
 	return NULL;
 }
 
-/* ISO 8601 with a numeric offset (strftime's %z is a zone name on Windows). */
-static void iso_time(char *buf, size_t n, time_t t)
-{
-	struct tm tm;
-	hs_os_localtime(t, &tm);
-	size_t len = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
-	long off = hs_os_utc_offset_min(t);
-	long a = off < 0 ? -off : off;
-	snprintf(buf + len, n - len, "%c%02ld%02ld", off < 0 ? '-' : '+', a / 60, a % 60);
-}
-
 /* Written at start (end null) so a killed run still has one, and again at the end. */
 static hs_status write_manifest(const char *path, const hs_ruleset *rs, const hs_plan *plan, const char *rules_path,
 				time_t start, time_t end, const hs_backend_ops *ops, hs_backend *b, uint64_t observed,
@@ -100,10 +89,10 @@ static hs_status write_manifest(const char *path, const hs_ruleset *rs, const hs
 	for (size_t i = 0; i < rs->n_files; i++)
 		hs_json_str(&j, rs->files[i]);
 	hs_json_arr_end(&j);
-	iso_time(ts, sizeof(ts), start);
+	hs_os_iso_time(ts, sizeof(ts), start);
 	hs_json_kstr(&j, "start", ts);
 	if (end) {
-		iso_time(ts, sizeof(ts), end);
+		hs_os_iso_time(ts, sizeof(ts), end);
 		hs_json_kstr(&j, "end", ts);
 		hs_json_kint(&j, "exit_code", exit_code);
 	} else {
