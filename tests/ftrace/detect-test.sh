@@ -13,10 +13,10 @@ tmp=$(mktemp -d)
 epid=
 limit=${HS_TEST_START_TIMEOUT:-90}
 
-held() { local l=/run/hindsight/$1.lock; [[ -f $l ]] && grep -q ":$(stat -c %i "$l") " /proc/locks; }
+. "$(dirname "$0")/lib.sh"
 cleanup() {
 	[[ -n $epid ]] && { kill -9 "$epid" 2>/dev/null; wait "$epid" 2>/dev/null; }
-	for i in "${instances[@]}"; do [[ -d $tracing/instances/$i ]] && ! held "$i" && rmdir "$tracing/instances/$i"; done
+	remove_instances "${instances[@]}"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -32,18 +32,9 @@ cd "$tmp" || exit 1
 start() {
 	local out=$1
 	shift
-	"$engine" --rules "$profile" "$@" >"$out" 2>&1 &
-	epid=$!
-	for _ in $(seq $((limit * 10))); do
-		grep -q '^engine: recording' "$out" && break
-		kill -0 "$epid" 2>/dev/null || fail "engine exited early"
-		sleep 0.1
-	done
-	grep -q '^engine: recording' "$out" || fail "engine did not start recording within $limit s"
-	dir=$(sed -n 's/^engine: run folder \(.*\) (pid.*/\1/p' "$out")
-	[[ -d $dir ]] || fail "no run folder"
+	start_engine "$out" "$engine" --rules "$profile" "$@"
 }
-folders() { ls -d "$dir"/snapshots/[0-9]*-crash 2>/dev/null | wc -l; }
+folders() { snapshot_folders crash; }
 
 start out.txt
 

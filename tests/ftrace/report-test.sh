@@ -25,7 +25,7 @@ limit=${HS_TEST_START_TIMEOUT:-90}
 hostile='<b>x&"'"'"'<i>' # no '/': it is a file name too; a comm is at most 15 bytes
 badname=$'bad\xff\xfename'
 
-held() { local l=/run/hindsight/$1.lock; [[ -f $l ]] && grep -q ":$(stat -c %i "$l") " /proc/locks; }
+. "$(dirname "$0")/lib.sh"
 cleanup() {
 	[[ -n $epid ]] && { kill -9 "$epid" 2>/dev/null; wait "$epid" 2>/dev/null; }
 	if [[ -d $cg ]]; then
@@ -33,7 +33,7 @@ cleanup() {
 		sleep 0.2
 		rmdir "$cg"
 	fi
-	for i in "${instances[@]}"; do [[ -d $tracing/instances/$i ]] && ! held "$i" && rmdir "$tracing/instances/$i"; done
+	remove_instances "${instances[@]}"
 	[[ -n ${HS_REPORT_KEEP:-} && -n ${dir:-} && -d $tmp/$dir ]] && cp -r "$tmp/$dir" "$HS_REPORT_KEEP"
 	rm -rf "$tmp"
 }
@@ -43,34 +43,15 @@ fail() { echo "report test: FAIL: $*" >&2; [[ -f $tmp/out.txt ]] && grep '^engin
 for i in "${instances[@]}"; do held "$i" && { echo "report test: SKIP: $i is held by a running recorder"; exit 77; }; done
 cd "$tmp" || exit 1
 
-folders() { ls -d "$dir"/snapshots/[0-9]*-"$1" 2>/dev/null | wc -l; }
-wait_folders() { # N SECONDS TRIGGER
-	for _ in $(seq $(($2 * 10))); do
-		(($(folders "$3") >= $1)) && return 0
-		kill -0 "$epid" 2>/dev/null || fail "engine exited while waiting for a $3 snapshot"
-		sleep 0.1
-	done
-	return 1
-}
-
-"$engine" --rules "$profile" >out.txt 2>&1 &
-epid=$!
-for _ in $(seq $((limit * 10))); do
-	grep -q '^engine: recording' out.txt && break
-	kill -0 "$epid" 2>/dev/null || fail "engine exited early"
-	sleep 0.1
-done
-grep -q '^engine: recording' out.txt || fail "engine did not start recording within $limit s"
-dir=$(sed -n 's/^engine: run folder \(.*\) (pid.*/\1/p' out.txt)
-[[ -d $dir ]] || fail "no run folder"
+start_engine out.txt "$engine" --rules "$profile"
 
 # 1. A real NULL dereference. (Other programs on the machine may crash too: each snapshot is found by its pid.)
 "$segv" 2>/dev/null &
 segv_pid=$!
 wait $segv_pid
-wait_folders 1 $limit crash || fail "no crash snapshot after a segfault"
+wait_snapshots 1 $limit crash || fail "no crash snapshot after a segfault"
 sleep 1.5 # past post_delay: the next crash gets a snapshot of its own
-n=$(folders crash)
+n=$(snapshot_folders crash)
 # 2. An exec of a file whose name is not UTF-8, then a crash of a program named like markup.
 cp /bin/true "$tmp/$badname"
 "$tmp/$badname" || fail "cannot run $tmp/$badname"
@@ -78,7 +59,7 @@ cp "$segv" "$tmp/$hostile"
 "$tmp/$hostile" 2>/dev/null &
 hostile_pid=$!
 wait $hostile_pid
-wait_folders $((n + 1)) $limit crash || fail "no second crash snapshot"
+wait_snapshots $((n + 1)) $limit crash || fail "no second crash snapshot"
 sleep 1.5
 # 3. An OOM kill in a memory cgroup of 32 MB.
 mkdir "$cg" || fail "cannot create memory cgroup $cg"
@@ -88,14 +69,14 @@ oom_pid=$!
 wait $oom_pid
 [[ $? == 137 ]] || fail "the memory hog was not OOM-killed"
 rmdir "$cg"
-wait_folders 1 $limit oom-kill || fail "no oom-kill snapshot after an OOM kill"
+wait_snapshots 1 $limit oom-kill || fail "no oom-kill snapshot after an OOM kill"
 # 4. A 240 Hz frame loop with one 100 ms frame (real-time priority: only the hitch it makes).
 rt=()
 command -v chrt >/dev/null && chrt -f 10 true 2>/dev/null && rt=(chrt -f 10)
 "${rt[@]}" "$frameloop" 240 720 360 100 Frame >frames.txt &
 frame_pid=$!
 wait $frame_pid || fail "frameloop failed"
-wait_folders 1 $limit hitch || fail "no hitch snapshot for a 100 ms frame"
+wait_snapshots 1 $limit hitch || fail "no hitch snapshot for a 100 ms frame"
 # 5. A process storm: 200 x /bin/true as fast as the shell can start them.
 for _ in $(seq 200); do /bin/true; done
 # 6. A refused connection: the kernel answers the SYN with a reset (sent and received).

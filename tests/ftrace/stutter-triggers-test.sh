@@ -12,15 +12,12 @@ cgroot=/sys/fs/cgroup/memory # cgroup v1 on these VMs
 cg=$cgroot/hindsight_test_trg_oom_$$
 tmp=$(mktemp -d)
 epid=
-limit=${HS_TEST_START_TIMEOUT:-90}
 mapfile -t instances < <(sed -n 's/^ *logger_name: *\(hindsight_stutter_[a-z_]*\).*/\1/p' "$profile" | sort -u)
+. "$(dirname "$0")/lib.sh"
 
-held() { local l=/run/hindsight/$1.lock; [[ -f $l ]] && grep -q ":$(stat -c %i "$l") " /proc/locks; }
 cleanup() {
 	[[ -n $epid ]] && { kill -9 "$epid" 2>/dev/null; wait "$epid" 2>/dev/null; }
-	for i in "${instances[@]}"; do
-		for d in "$tracing/instances/$i" "$tracing/instances/${i}_trg"; do [[ -d $d ]] && ! held "$i" && rmdir "$d"; done
-	done
+	remove_instances "${instances[@]}" "${instances[@]/%/_trg}"
 	if [[ -d $cg ]]; then
 		while read -r p; do kill -9 "$p" 2>/dev/null; done <"$cg/cgroup.procs"
 		sleep 0.2
@@ -35,25 +32,7 @@ for t in jq trace-cmd; do command -v $t >/dev/null || { echo "SKIP: no $t"; exit
 for i in "${instances[@]}"; do held "$i" && { echo "SKIP: a running recorder holds $i"; exit 77; }; done
 cd "$tmp" || exit 1
 
-folders() { ls -d "$dir"/snapshots/[0-9]*-"$1" 2>/dev/null | wc -l; }
-wait_folder() { # $1 trigger, $2 seconds
-	for _ in $(seq $(($2 * 10))); do
-		(($(folders "$1") >= 1)) && return 0
-		kill -0 "$epid" 2>/dev/null || fail "engine exited while waiting for a $1 snapshot"
-		sleep 0.1
-	done
-	return 1
-}
-
-"$engine" --rules "$profile" >out.txt 2>&1 &
-epid=$!
-for _ in $(seq $((limit * 10))); do
-	grep -q '^engine: recording' out.txt && break
-	kill -0 "$epid" 2>/dev/null || fail "engine exited early"
-	sleep 0.1
-done
-grep -q '^engine: recording' out.txt || fail "engine did not start recording within $limit s"
-dir=$(sed -n 's/^engine: run folder \(.*\) (pid.*/\1/p' out.txt)
+start_engine out.txt "$engine" --rules "$profile"
 # The profile's warm-up (start-up churn is no incident).
 warm=$(jq -r '.plan.triggers | map(.warmup_s) | max' "$dir/run.json" 2>/dev/null)
 [[ $warm =~ ^[0-9]+$ ]] || warm=10
@@ -61,19 +40,19 @@ sleep $((warm + 1))
 
 # A real NULL dereference.
 "$segv" 2>/dev/null
-wait_folder crash 120 || fail "no crash snapshot after a segfault"
+wait_snapshots 1 120 crash || fail "no crash snapshot after a segfault"
 # An OOM kill in a memory cgroup of 32 MB.
 mkdir "$cg" || fail "cannot create memory cgroup $cg"
 if [[ -f $cg/memory.limit_in_bytes ]]; then echo 32M >"$cg/memory.limit_in_bytes"; else echo 32M >"$cg/memory.max"; fi
 sh -c "echo \$\$ > $cg/cgroup.procs; exec tail /dev/zero" 2>/dev/null
 [[ $? == 137 ]] || fail "the memory hog was not OOM-killed"
 rmdir "$cg"
-wait_folder oom-kill 120 || fail "no oom-kill snapshot after an OOM kill"
+wait_snapshots 1 120 oom-kill || fail "no oom-kill snapshot after an OOM kill"
 # A 240 Hz frame loop with one 100 ms frame (real-time priority: only the hitch it makes).
 rt=()
 command -v chrt >/dev/null && chrt -f 10 true 2>/dev/null && rt=(chrt -f 10)
 "${rt[@]}" "$frameloop" 240 1200 600 100 Frame >frames.txt || fail "frameloop failed"
-wait_folder frame-hitch 120 || fail "no frame-hitch snapshot for a 100 ms frame in a 240 Hz loop"
+wait_snapshots 1 120 frame-hitch || fail "no frame-hitch snapshot for a 100 ms frame in a 240 Hz loop"
 kill -0 "$epid" 2>/dev/null || fail "the engine stopped: recording must go on"
 
 kill -INT "$epid"

@@ -11,11 +11,11 @@ tmp=$(mktemp -d)
 mnt=$tmp/disk
 epid=
 limit=${HS_TEST_START_TIMEOUT:-90}
+. "$(dirname "$0")/lib.sh"
 
-held() { local l=/run/hindsight/$1.lock; [[ -f $l ]] && grep -q ":$(stat -c %i "$l") " /proc/locks; }
 cleanup() {
 	[[ -n $epid ]] && { kill -9 "$epid" 2>/dev/null; wait "$epid" 2>/dev/null; }
-	for i in "${instances[@]}"; do [[ -d $tracing/instances/$i ]] && ! held "$i" && rmdir "$tracing/instances/$i"; done
+	remove_instances "${instances[@]}"
 	cd /
 	mountpoint -q "$mnt" && umount "$mnt"
 	rm -rf "$tmp"
@@ -27,15 +27,7 @@ command -v jq >/dev/null || { echo "SKIP: no jq"; exit 77; }
 mkdir "$mnt" && mount -t tmpfs -o size=4m,mode=0700 hs_trgdiskfull "$mnt" || fail "cannot mount a tmpfs"
 cd "$mnt" || exit 1
 
-"$engine" --rules "$profile" >"$tmp/out.txt" 2>&1 &
-epid=$!
-for _ in $(seq $((limit * 10))); do
-	grep -q '^engine: recording' "$tmp/out.txt" && break
-	kill -0 "$epid" 2>/dev/null || fail "engine exited early"
-	sleep 0.1
-done
-grep -q '^engine: recording' "$tmp/out.txt" || fail "engine did not start recording within $limit s"
-dir=$(sed -n 's/^engine: run folder \(.*\) (pid.*/\1/p' "$tmp/out.txt")
+start_engine "$tmp/out.txt" "$engine" --rules "$profile"
 # Fill the disk to the last block.
 dd if=/dev/zero of="$mnt/filler" bs=64k status=none 2>/dev/null
 kill -USR1 "$epid"

@@ -11,11 +11,11 @@ tracing=/sys/kernel/tracing
 tmp=$(mktemp -d)
 epid=
 limit=${HS_TEST_START_TIMEOUT:-90}
+. "$(dirname "$0")/lib.sh"
 
-held() { local l=/run/hindsight/$1.lock; [[ -f $l ]] && grep -q ":$(stat -c %i "$l") " /proc/locks; }
 cleanup() {
 	[[ -n $epid ]] && { kill -9 "$epid" 2>/dev/null; wait "$epid" 2>/dev/null; }
-	for i in "${instances[@]}"; do [[ -d $tracing/instances/$i ]] && ! held "$i" && rmdir "$tracing/instances/$i"; done
+	remove_instances "${instances[@]}"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -30,44 +30,24 @@ command -v jq >/dev/null || { echo "triggers test: SKIP: no jq"; exit 77; }
 command -v trace-cmd >/dev/null || { echo "triggers test: SKIP: no trace-cmd"; exit 77; }
 cd "$tmp" || exit 1
 
-# Waits (up to $2 s) until $1 snapshot folders of trigger $3 exist.
-folders() { ls -d "$dir"/snapshots/[0-9]*-"$1" 2>/dev/null | wc -l; }
-wait_folders() {
-	local n=$1 secs=$2 trig=$3
-	for _ in $(seq $((secs * 10))); do
-		(($(folders "$trig") >= n)) && return 0
-		kill -0 "$epid" 2>/dev/null || fail "engine exited while waiting for a $trig snapshot"
-		sleep 0.1
-	done
-	return 1
-}
 alive() { kill -0 "$epid" 2>/dev/null || fail "engine stopped after $1: recording must go on"; }
 
-"$engine" --rules "$profile" >out.txt 2>&1 &
-epid=$!
-for _ in $(seq $((limit * 10))); do
-	grep -q '^engine: recording' out.txt && break
-	kill -0 "$epid" 2>/dev/null || fail "engine exited early"
-	sleep 0.1
-done
-grep -q '^engine: recording' out.txt || fail "engine did not start recording within $limit s"
-dir=$(sed -n 's/^engine: run folder \(.*\) (pid.*/\1/p' out.txt)
-[[ -d $dir ]] || fail "no run folder"
+start_engine out.txt "$engine" --rules "$profile"
 
 # 1. A crash: one snapshot, and the engine goes on.
 sh -c 'kill -SEGV $$' 2>/dev/null
-wait_folders 1 $limit crash || fail "no crash snapshot after a SIGSEGV"
+wait_snapshots 1 $limit crash || fail "no crash snapshot after a SIGSEGV"
 alive "the crash snapshot"
 # A second crash inside the 20 s cool-down joins the first snapshot.
 sh -c 'kill -SEGV $$' 2>/dev/null
 sleep 3
-(($(folders crash) == 1)) || fail "a crash inside the cool-down made a second folder"
+(($(snapshot_folders crash) == 1)) || fail "a crash inside the cool-down made a second folder"
 
 # 2. A crash loop of 30 aborts: at most max_per_hour (2) snapshots.
 for _ in $(seq 30); do sh -c 'kill -ABRT $$' 2>/dev/null; done
-wait_folders 2 $limit crashloop || fail "the crash loop made fewer than 2 snapshots"
+wait_snapshots 2 $limit crashloop || fail "the crash loop made fewer than 2 snapshots"
 sleep 3
-n=$(folders crashloop)
+n=$(snapshot_folders crashloop)
 ((n == 2)) || fail "the crash loop made $n snapshots; the rate cap is 2 per hour"
 alive "the crash loop"
 
@@ -78,9 +58,9 @@ rt=()
 command -v chrt >/dev/null && chrt -f 10 true 2>/dev/null && rt=(chrt -f 10)
 "${rt[@]}" "$frameloop" 240 720 360 100 Frame >frames.txt || fail "frameloop failed"
 read -r _ gap_start gap_end <frames.txt
-wait_folders 1 $limit hitch || fail "no hitch snapshot for a 100 ms frame in a 240 Hz loop"
+wait_snapshots 1 $limit hitch || fail "no hitch snapshot for a 100 ms frame in a 240 Hz loop"
 sleep 2
-(($(folders hitch) == 1)) || fail "more than one hitch snapshot for one long frame"
+(($(snapshot_folders hitch) == 1)) || fail "more than one hitch snapshot for one long frame"
 hd=$(ls -d "$dir"/snapshots/[0-9]*-hitch | head -1)
 jq -e . "$hd/snapshot.json" >/dev/null || fail "$hd/snapshot.json is not JSON"
 hit=$(jq -r '.first_hit_ns' "$hd/snapshot.json")
@@ -99,7 +79,7 @@ alive "the hitch snapshot"
 
 # 4. SIGUSR1: a manual snapshot, recording goes on.
 kill -USR1 "$epid"
-wait_folders 1 $limit manual || fail "no manual snapshot after SIGUSR1"
+wait_snapshots 1 $limit manual || fail "no manual snapshot after SIGUSR1"
 alive "SIGUSR1"
 
 # Every snapshot: complete snapshot.json, files trace-cmd opens, the marker in the key-event copy, no partial folder.
