@@ -195,6 +195,37 @@ static void test_post_delay_and_join(void)
 	hs_trigger_engine_free(te);
 }
 
+/* The engine reads the clock it was given only when a hit makes a snapshot pending. */
+static uint64_t counting_clock(void *ctx)
+{
+	uint64_t *calls = ctx;
+	(*calls)++;
+	return T0 + 30 * SEC + 7 * MS;
+}
+
+static void test_clock_read_on_hits_only(void)
+{
+	fixture f;
+	fx_init(&f);
+	fx_add(&f, HS_TRIGGER_EVENT, "crash", "signal", "signal_generate")->post_delay_ms = 500;
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	uint64_t calls = 0;
+	hs_trigger_engine_set_clock(te, counting_clock, &calls);
+	for (int i = 0; i < 100; i++)
+		feed(te, 0, "sched", "sched_process_exec", T0 + 30 * SEC, NULL); /* watched by nothing */
+	CHECK_EQ_INT(calls, 0);
+	feed_plain(te, T0 + 30 * SEC);
+	CHECK_EQ_INT(calls, 1);
+	feed_plain(te, T0 + 30 * SEC + MS); /* joins the pending one: no new detection time */
+	CHECK_EQ_INT(calls, 1);
+	hs_trigger_fire fire;
+	CHECK(next_fire(te, T0 + 31 * SEC, &fire));
+	CHECK_EQ_INT(fire.detect_ns, T0 + 30 * SEC + 7 * MS);
+	free(fire.evidence_json);
+	hs_trigger_engine_free(te);
+}
+
 static void test_cooldown(void)
 {
 	fixture f;
@@ -764,6 +795,7 @@ int main(void)
 {
 	test_warmup();
 	test_post_delay_and_join();
+	test_clock_read_on_hits_only();
 	test_cooldown();
 	test_rearm();
 	test_rate_cap();

@@ -104,11 +104,17 @@ typedef struct {
 hs_status hs_trigger_engine_new(const hs_plan *plan, uint64_t start_ns, hs_trigger_engine **out);
 void hs_trigger_engine_free(hs_trigger_engine *te);
 
+/* The sessions' clock, for the detection time of hits fed with now_ns 0 (the
+ * one place the engine reads a clock: it is told how). NULL: none. */
+void hs_trigger_engine_set_clock(hs_trigger_engine *te, uint64_t (*clock)(void *ctx), void *ctx);
+
 /* True when some trigger watches streamed events (the caller then sets an observer). */
 bool hs_trigger_engine_wants_events(const hs_trigger_engine *te);
 
 /* Feeds one streamed key event (call from the backend's observer). now_ns is
- * the clock when it was seen (for detection latency); 0 means ev->ts_ns. */
+ * the clock when it was seen (for detection latency); 0 asks the clock set
+ * with hs_trigger_engine_set_clock, only when the event makes a snapshot
+ * pending (so the observer reads no clock per event), else means ev->ts_ns. */
 void hs_trigger_engine_feed(hs_trigger_engine *te, const hs_key_event *ev, uint64_t now_ns);
 
 /* A manual request (SIGUSR1, Ctrl+Break, engine ctl): a hit on every manual

@@ -241,7 +241,7 @@ static void observe_key_event(void *ctx, const hs_key_event *ev)
 	if (!ev->trigger_copy)
 		oc->observed++;
 	if (oc->te && (ev->trigger_copy || !copies))
-		hs_trigger_engine_feed(oc->te, ev, oc->ops->now_ns ? oc->ops->now_ns(oc->b) : 0);
+		hs_trigger_engine_feed(oc->te, ev, 0); /* the engine reads the clock only on a hit */
 }
 
 /* The sessions' clock, or the monotonic clock where the backend has none
@@ -249,6 +249,13 @@ static void observe_key_event(void *ctx, const hs_key_event *ev)
 static uint64_t clock_now(const hs_backend_ops *ops, hs_backend *b)
 {
 	return ops->now_ns ? ops->now_ns(b) : hs_os_monotonic_ms() * 1000000ull;
+}
+
+/* The trigger engine's clock: detection times of hits. */
+static uint64_t observer_clock(void *ctx)
+{
+	observer_ctx *oc = ctx;
+	return clock_now(oc->ops, oc->b);
 }
 
 /* Every snapshot that is due now: manual requests first, then triggers.
@@ -409,12 +416,15 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	}
 	/* Triggers: the engine decides, snapshots.c writes the folders. */
 	hs_snapshots_rules_hash(rs, rules_hash);
-	if (hs_trigger_engine_new(plan, clock_now(ops, b), &te) != HS_OK ||
-	    !(sn = hs_snapshots_new(plan, dir, rules_hash))) {
-		fputs("engine: out of memory setting up the triggers\n", stderr);
+	hs_status tst = hs_trigger_engine_new(plan, clock_now(ops, b), &te);
+	if (tst == HS_OK && !(sn = hs_snapshots_new(plan, dir, rules_hash)))
+		tst = HS_ENOMEM;
+	if (tst != HS_OK) {
+		fprintf(stderr, "engine: cannot set up the triggers (%s); nothing is being recorded\n", hs_strerror(tst));
 		goto fail;
 	}
 	oc = (observer_ctx){.te = te, .ops = ops, .b = b};
+	hs_trigger_engine_set_clock(te, observer_clock, &oc);
 	observer_learn_copies(&oc); /* trigger detection instances (hs_key_event.trigger_copy) */
 	bool observing = ops->set_observer(b, observe_key_event, &oc) == HS_OK;
 	if (!observing && hs_trigger_engine_wants_events(te))

@@ -157,6 +157,12 @@ hs_status hs_trigger_engine_new(const hs_plan *plan, uint64_t start_ns, hs_trigg
 	return HS_OK;
 }
 
+void hs_trigger_engine_set_clock(hs_trigger_engine *te, uint64_t (*clock)(void *ctx), void *ctx)
+{
+	te->clock = clock;
+	te->clock_ctx = ctx;
+}
+
 bool hs_trigger_engine_wants_events(const hs_trigger_engine *te) { return te->wants_events; }
 
 /* The evidence of a hit that becomes pending (NULL on OOM: the fire goes out without it). */
@@ -266,6 +272,8 @@ static void hit(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, uint6
 	}
 	t->pend.first_hit_ns = ts;
 	t->pend.last_hit_ns = ts;
+	if (!now && te->clock)
+		now = te->clock(te->clock_ctx);
 	t->pend.detect_ns = now ? now : ts;
 	t->pend.due_ns = add_sat(ts, t->post_delay_ns);
 	t->pend.hits = 1;

@@ -96,6 +96,8 @@ struct hs_trigger_engine {
 	hs_trig_refs *refs;
 	size_t n_refs;
 	uint64_t seq;    /* events fed that reached a frame_time trigger (the pid table's clock) */
+	uint64_t (*clock)(void *ctx); /* hs_trigger_engine_set_clock: read only when a hit makes a snapshot pending */
+	void *clock_ctx;
 };
 
 /* cond.c: where conditions and the regex, true when the event is a hit.
