@@ -33,6 +33,9 @@ void hs_os_private_files(void);
 int hs_os_mkdir(const char *path);
 /* Removes an empty folder; 0 or -1 with errno. */
 int hs_os_rmdir(const char *path);
+/* Writes sb (consumed, freed in every case) to path through path.tmp, synced
+ * and renamed, so path is the old file or the whole new one; os_common.c. */
+hs_status hs_os_write_file_synced(const char *path, hs_strbuf *sb);
 /* Flushes f and asks the OS to put it on disk. 0 or -1. */
 int hs_os_sync(FILE *f);
 

@@ -180,29 +180,15 @@ static hs_status write_manifest(const char *path, const hs_ruleset *rs, const hs
 	/* The resolved plan as `engine --plan --json` prints it, placed last. */
 	char *pj = hs_plan_json(plan);
 	hs_json_key(&j, "plan");
-	hs_sb_append(&sb, pj ? pj : "null");
+	hs_json_raw(&j, pj);
 	free(pj);
-	/* hs_json_obj_end would see the key without a value it wrote: close by hand. */
-	hs_sb_append(&sb, "\n}\n");
+	hs_json_obj_end(&j);
+	hs_sb_putc(&sb, '\n');
 	if (sb.oom) {
 		hs_sb_free(&sb);
 		return HS_ENOMEM;
 	}
-	hs_strbuf tmp = {0};
-	hs_sb_printf(&tmp, "%s.tmp", path);
-	char *tpath = hs_sb_take(&tmp);
-	FILE *f = tpath ? fopen(tpath, "w") : NULL;
-	hs_status st = f ? hs_sb_write_free(&sb, f) : HS_EIO;
-	if (!f)
-		hs_sb_free(&sb);
-	if (f && hs_os_sync(f))
-		st = HS_EIO;
-	if (f && fclose(f))
-		st = HS_EIO;
-	if (st == HS_OK && hs_rename(tpath, path))
-		st = HS_EIO;
-	free(tpath);
-	return st;
+	return hs_os_write_file_synced(path, &sb);
 }
 
 /* ---- the run ---- */
@@ -278,7 +264,7 @@ static void take_due_snapshots(const hs_backend_ops *ops, hs_backend *b, hs_trig
 		if (!hs_trigger_engine_next(te, now, &f))
 			break;
 		hs_os_set_busy("taking a triggered snapshot");
-		hs_snapshots_take(sn, ops, b, &f, te);
+		hs_snapshots_take(sn, ops, b, &f);
 		hs_os_set_busy(NULL);
 		free(f.evidence_json);
 	}

@@ -85,11 +85,6 @@ void hs_snapshots_free(hs_snapshots *sn)
 	free(sn);
 }
 
-uint64_t hs_snapshots_taken(const hs_snapshots *sn)
-{
-	return sn ? sn->n : 0;
-}
-
 void hs_snapshots_rules_hash(const hs_ruleset *rs, char out[17])
 {
 	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64 offset basis */
@@ -183,32 +178,12 @@ static void json_session(hs_snapshots *sn, hs_json *j, size_t i, const hs_sessio
 	hs_json_obj_end(j);
 }
 
-static hs_status write_json(const char *path, hs_strbuf *sb)
-{
-	char *tmp = printf_new("%s.tmp", path);
-	FILE *f = tmp ? fopen(tmp, "w") : NULL;
-	hs_status st = f ? hs_sb_write_free(sb, f) : HS_EIO;
-	if (!f)
-		hs_sb_free(sb);
-	if (f && hs_os_sync(f))
-		st = HS_EIO;
-	if (f && fclose(f))
-		st = HS_EIO;
-	if (st == HS_OK && hs_rename(tmp, path))
-		st = HS_EIO;
-	if (st != HS_OK && tmp)
-		remove(tmp);
-	free(tmp);
-	return st;
-}
-
 /* Deletes snapshot r (retention) and says so. */
-static void retire(hs_snapshots *sn, snap_rec *r, const char *why)
+static void retire(snap_rec *r, const char *why)
 {
 	remove_folder(r->folder, r->files, r->n_files);
 	r->deleted = true;
 	r->deleted_why = why;
-	(void)sn;
 	printf("engine: snapshot %s deleted (%s)\n", r->folder, why);
 }
 
@@ -222,7 +197,7 @@ static void retention(hs_snapshots *sn, const snap_rec *now)
 			if (r->deleted || !r->ok || r->trigger_i != now->trigger_i)
 				continue;
 			if (++seen > keep)
-				retire(sn, r, "keep");
+				retire(r, "keep");
 		}
 	}
 	/* The disk cap over all of them: the oldest of this trigger first (never
@@ -254,7 +229,7 @@ static void retention(hs_snapshots *sn, const snap_rec *now)
 			       now->folder, (double)now->bytes / 1048576.0, (double)cap / 1048576.0);
 			return;
 		}
-		retire(sn, victim, "snapshots_max_mb");
+		retire(victim, "snapshots_max_mb");
 	}
 }
 
@@ -270,10 +245,8 @@ static bool add_file(snap_rec *r, const char *name)
 	return true;
 }
 
-hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_backend *b, const hs_trigger_fire *f,
-			    const hs_trigger_engine *te)
+hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_backend *b, const hs_trigger_fire *f)
 {
-	(void)te;
 	const hs_plan *plan = sn->plan;
 	if (sn->n == sn->cap) {
 		size_t cap = sn->cap ? sn->cap * 2 : 16;
@@ -405,7 +378,7 @@ hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_back
 		hs_sb_free(&sb);
 		goto fail;
 	}
-	if ((st = write_json(json_path, &sb)) != HS_OK) {
+	if ((st = hs_os_write_file_synced(json_path, &sb)) != HS_OK) {
 		printf("engine: trigger %s: cannot write %s; recording goes on\n", f->name, json_path);
 		goto fail;
 	}

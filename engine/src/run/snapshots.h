@@ -29,12 +29,10 @@ void hs_snapshots_free(hs_snapshots *sn);
 /* Takes the snapshot `f` asks for: marker into the trace, every session's
  * file, snapshot.json, then retention. Messages on stdout. Recording goes on
  * whatever happens; HS_OK only when the folder is complete. */
-hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_backend *b, const hs_trigger_fire *f,
-			    const hs_trigger_engine *te);
+hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_backend *b, const hs_trigger_fire *f);
 
 /* The "snapshots" array of run.json: every snapshot taken, kept or deleted. */
 void hs_snapshots_json(const hs_snapshots *sn, hs_json *j);
-uint64_t hs_snapshots_taken(const hs_snapshots *sn);
 
 /* A 64-bit FNV-1a of every rules file in load order, as 16 hex digits into
  * out[17] (snapshot.json: which rules were in force). "" if a file cannot be read. */
