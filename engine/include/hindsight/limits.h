@@ -190,6 +190,11 @@
  * before a snapshot that does not fit uncompressed: 4 MB costs ~10 ms. */
 #define HS_LINUX_SNAPSHOT_SAMPLE_BYTES (4ull << 20)
 
+/* Linux: a snapshot .dat's headers (formats, kernel symbols, comms) before the
+ * CPU data, when they cannot be measured in memory: 1.0 MB measured on Debian's
+ * 6.x kernels with kallsyms, so 2 MB errs on the side of the disk. */
+#define HS_LINUX_SNAPSHOT_HEADER_GUESS_BYTES (2ull << 20)
+
 /* Linux: a snapshot's CPU data is compressed in chunks of this many ring pages
  * (one zstd frame each; a reader decompresses a whole chunk to reach a page in
  * it, so it stays small: 256 KB). libtracecmd uses 10; on this machine's rings

@@ -71,6 +71,10 @@ struct hs_backend {
 	pthread_mutex_t wait_mu;
 	pthread_cond_t wait_cv;
 	bool wait_init;
+	/* Bytes before the CPU data in a ring snapshot's .dat (headers, kernel
+	 * symbols, comms), measured the first time a disk is too full for the
+	 * whole ring; 0 until then. Snapshot threads share it. */
+	_Atomic uint64_t dat_header_bytes;
 };
 
 /* Messages for the user, "engine: " first, flushed (the engine tees them to main.log). */

@@ -295,13 +295,16 @@ hs_status hs_dat_write_opts(const char *path, int ncpu, char *const *cpu_files, 
 	}
 	memcpy(tmp, path, n);
 	memcpy(tmp + n, ".tmp", 5);
-	unlink(tmp);
+	if (!o->header_only)
+		unlink(tmp);
 	if ((comm_fd = comms_file()) >= 0)
 		fake = fake_tracing_dir(dirname(dirbuf2), comm_fd);
 	step = "creating";
 	/* Our own fd: 0600 like everything in a run folder (libtracecmd's create
 	 * makes 0644), and a duplicate to sync after libtracecmd closes it. */
-	if ((fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0 || (keep = dup(fd)) < 0)
+	fd = o->header_only ? memfd_create("hs-header", MFD_CLOEXEC)
+			    : open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || (keep = dup(fd)) < 0)
 		goto fail;
 	h = tracecmd_output_create_fd(fd);
 	if (!h)
@@ -330,6 +333,12 @@ hs_status hs_dat_write_opts(const char *path, int ncpu, char *const *cpu_files, 
 		goto fail;
 	off_t hdr = lseek(keep, 0, SEEK_CUR);
 	o->header_bytes = hdr > 0 ? (uint64_t)hdr : 0;
+	if (o->header_only) {
+		tracecmd_output_close(h);
+		h = NULL;
+		st = HS_OK;
+		goto out;
+	}
 	step = "writing the ring data of";
 	if (o->zcpu) {
 		/* libtracecmd names the top instance's clock when none was set. */
@@ -374,7 +383,7 @@ fail:
 		tracecmd_output_close(h);
 	if (fd >= 0)
 		close(fd);
-	if (tmp)
+	if (tmp && !o->header_only)
 		unlink(tmp);
 	o->err = err;
 out:

@@ -53,6 +53,10 @@ typedef struct {
 	 * and `page_size` is the ring's sub-buffer size. */
 	const hs_datz *zcpu;
 	size_t page_size;
+	/* Writes only the headers (formats, kernel symbols, comms) into memory and
+	 * stops, to learn header_bytes before deciding how much ring data fits a
+	 * nearly full disk; nothing is created at `path`. */
+	bool header_only;
 	FILE *msg;
 	int err;               /* out: errno of the failure, 0 on success */
 	uint64_t header_bytes; /* out: bytes before the CPU data (headers, kallsyms, comms) */

@@ -352,12 +352,24 @@ static void *snapshot_thread(void *arg)
 		else if (sample && hs_datz_compress(big->map + big->bytes - sample, sample, subbuf, HS_LINUX_DAT_ZSTD_LEVEL,
 						    &z[0]) == HS_OK)
 			ratio = (double)z[0].len / (double)sample;
-		/* The headers (formats, kernel symbols, comms) are about 2 MB compressed. */
-		uint64_t hdr = 2ull << 20;
+		/* The headers (formats, kernel symbols, comms) take 0.5-2 MB compressed
+		 * depending on the kernel: measured once, in memory, not guessed (a
+		 * 2 MB guess kept no events at all with 1.7 MB free). */
+		uint64_t hdr = atomic_load(&b->dat_header_bytes);
+		if (!hdr) {
+			hs_dat_opts m = {.clock = s->ps->session->clock, .events = s->ev.list, .kallsyms = true,
+					 .compress = true, .header_only = true};
+			hdr = hs_dat_write_opts(path, (int)b->cpus, NULL, &m) == HS_OK && m.header_bytes
+				      ? m.header_bytes
+				      : HS_LINUX_SNAPSHOT_HEADER_GUESS_BYTES;
+			atomic_store(&b->dat_header_bytes, hdr);
+		}
+		/* The comms grow between snapshots: a margin on the measured size. */
+		hdr += hdr / 8 + (64u << 10);
 		budget = room > hdr ? (uint64_t)((double)(room - hdr) / ratio * 0.9) : 0;
-		hs_ftrace_say(b, "%s: %.1f MB of ring data, %.1f MB free for it: keeping the newest that fits at the "
-				 "sampled compression ratio %.3f",
-			      name, (double)bytes / 1048576.0, (double)room / 1048576.0, ratio);
+		hs_ftrace_say(b, "%s: %.1f MB of ring data, %.1f MB free for it (%.1f MB of it for the headers): keeping "
+				 "the newest that fits at the sampled compression ratio %.3f",
+			      name, (double)bytes / 1048576.0, (double)room / 1048576.0, (double)hdr / 1048576.0, ratio);
 	}
 	hs_dat_opts o = {.clock = s->ps->session->clock, .events = s->ev.list, .kallsyms = true, .compress = true,
 			 .quiet_enospc = true, .msg = b->msg};
