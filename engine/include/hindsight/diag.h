@@ -147,7 +147,27 @@ typedef enum { HS_CLASS_STRUCTURAL, HS_CLASS_SEMANTIC } hs_diag_class;
 	  "A profile has triggers but no run.snapshots_max_mb, so a crash loop could fill the "   \
 	  "disk with snapshots.")                                                                 \
 	X(HS_D_DUP_TRIGGER, "HS138", ERROR, SEMANTIC, "duplicate-trigger",                        \
-	  "Two triggers of one platform share a name.")
+	  "Two triggers of one platform share a name.")                                           \
+	X(HS_D_FILTER_SYNTAX, "HS140", ERROR, SEMANTIC, "filter-syntax",                          \
+	  "An ftrace filter expression does not parse with the kernel's filter grammar; the "     \
+	  "caret points inside the filter string.")                                               \
+	X(HS_D_FILTER_FIELD, "HS141", ERROR, SEMANTIC, "filter-field",                            \
+	  "A filter, a trigger's field condition or a regex target names a field the event does " \
+	  "not have (the catalog's field list, read from the kernel's format files).")            \
+	X(HS_D_FILTER_TYPE, "HS142", ERROR, SEMANTIC, "filter-type",                              \
+	  "A filter compares a field with a value of the other type (a string field with a "      \
+	  "number, a number with a string), or uses ~ (glob) on a number.")                       \
+	X(HS_D_STORY_FIELD, "HS143", WARNING, SEMANTIC, "story-field",                            \
+	  "A story names a payload field the event does not have.")                               \
+	X(HS_D_WINBUILD_MISSING, "HS150", WARNING, SEMANTIC, "windows-build-missing",             \
+	  "A whitelisted Windows event id does not exist on the build given to --windows-build "  \
+	  "(its provider's manifest on that build lacks it), so that coverage is empty there.")   \
+	X(HS_D_WINBUILD_MISMATCH, "HS151", WARNING, SEMANTIC, "windows-build-mismatch",           \
+	  "A whitelisted Windows event exists on the build given to --windows-build but its "     \
+	  "name, level or keywords there differ from the catalog's.")                             \
+	X(HS_D_CLASSIC_ID_FILTER, "HS152", ERROR, SEMANTIC, "classic-id-filter",                  \
+	  "An event-id whitelist on a classic (MOF) or kernel-logger provider: ETW ignores "      \
+	  "event-id filters there and would record everything (kernel-logger ids are opcodes).")
 
 typedef enum {
 #define HS_DIAG_ENUM(e, code, sev, cls, slug, text) e,
