@@ -7,6 +7,7 @@
 #include "hindsight/exitcodes.h"
 #include "hindsight/rules.h"
 #include "hindsight/keys.h"
+#include "hindsight/winbuild.h"
 
 /* The table docs/diagnostics.md is generated from (a test keeps them equal). */
 static void list_codes(void)
@@ -26,6 +27,46 @@ static void list_codes(void)
 	puts("\n`--strict` turns warnings into failures. Exit status: 0 clean, 1 findings, 2 usage or I/O error.");
 }
 
+static void list_builds(FILE *f)
+{
+	for (size_t i = 0; i < hs_winbuild_count(); i++) {
+		const hs_winbuild *b = hs_winbuild_at(i);
+		fprintf(f, "  %-10s %5u  %s\n", b->name, b->number, b->label);
+	}
+}
+
+/* The coverage summary of one file on one build: one line per whitelist, then the totals. */
+static void print_coverage(FILE *f, const char *file, const hs_winbuild *b, const hs_winbuild_cover *rows,
+			   size_t n)
+{
+	size_t ids = 0, present = 0, missing = 0, unknown = 0, mismatched = 0;
+	fprintf(f, "%s: coverage on %s (%s, build %u):\n", file, b->name, b->label, b->number);
+	for (size_t i = 0; i < n; i++) {
+		const hs_winbuild_cover *c = &rows[i];
+		ids += c->n_ids;
+		present += c->present;
+		missing += c->missing;
+		unknown += c->unknown;
+		mismatched += c->mismatched;
+		fprintf(f, "  %-10s %-34s ", c->session ? c->session : "?", c->provider);
+		if (c->unknown == c->n_ids) {
+			fprintf(f, "%zu ids unknown (no listing for this build in the data)\n", c->n_ids);
+			continue;
+		}
+		fprintf(f, "%zu/%zu present", c->present, c->n_ids);
+		if (c->mismatched)
+			fprintf(f, ", %zu disagree", c->mismatched);
+		if (c->n_missing_ids) {
+			fprintf(f, ", missing:");
+			for (size_t k = 0; k < c->n_missing_ids; k++)
+				fprintf(f, " %d", c->missing_ids[k]);
+		}
+		fputc('\n', f);
+	}
+	fprintf(f, "  total: %zu whitelisted ids: %zu present, %zu missing, %zu unknown (no listing), %zu disagree\n", ids,
+	       present, missing, unknown, mismatched);
+}
+
 static void usage(FILE *f)
 {
 	fputs("usage: rulecheck [--format text|json|sarif|github] [--strict] [--quiet] FILE...\n"
@@ -35,6 +76,9 @@ static void usage(FILE *f)
 	      "  --strict     warnings fail the check too\n"
 	      "  --quiet      text format: print diagnostics only, no per-file summary\n"
 	      "  --list-codes print every diagnostic code with its meaning (Markdown) and exit\n"
+	      "  --windows-build B  also check every whitelisted Windows event id against build B's manifest\n"
+	      "               listing (a name like W10_20H2 or a build number like 19042; HS150, HS151) and\n"
+	      "               print the coverage per whitelist; an unknown B lists the known builds\n"
 	      "\n"
 	      "Exit status: 0 clean, 1 findings, 2 usage or I/O error.\n",
 	      f);
@@ -44,6 +88,7 @@ int main(int argc, char **argv)
 {
 	hs_diag_format fmt = HS_FMT_TEXT;
 	bool strict = false, quiet = false;
+	const hs_winbuild *build = NULL;
 	int first = argc;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -55,6 +100,14 @@ int main(int argc, char **argv)
 		} else if (!strncmp(a, "--format=", 9)) {
 			if (hs_diag_format_parse(a + 9, &fmt) != HS_OK) {
 				fprintf(stderr, "rulecheck: --format takes text, json, sarif or github, not '%s'\n", a + 9);
+				return HS_EXIT_USAGE;
+			}
+		} else if (!strcmp(a, "--windows-build") || !strncmp(a, "--windows-build=", 16)) {
+			const char *v = a[15] == '=' ? a + 16 : (i + 1 < argc ? argv[++i] : NULL);
+			build = hs_winbuild_find(v);
+			if (!build) {
+				fprintf(stderr, "rulecheck: --windows-build: unknown build '%s'; the data has:\n", v ? v : "");
+				list_builds(stderr);
 				return HS_EXIT_USAGE;
 			}
 		} else if (!strcmp(a, "--strict")) {
@@ -96,6 +149,11 @@ int main(int argc, char **argv)
 	}
 	int rc = HS_EXIT_OK;
 	char **status = calloc((size_t)(argc - first), sizeof(char *));
+	/* Coverage per file (--windows-build), printed after the diagnostics like the status lines. */
+	struct {
+		hs_winbuild_cover *rows;
+		size_t n;
+	} *cover = calloc((size_t)(argc - first), sizeof *cover);
 	for (int i = first; i < argc; i++) {
 		hs_diags *d = hs_diags_new();
 		hs_ruleset *rs = NULL;
@@ -104,6 +162,15 @@ int main(int argc, char **argv)
 			break;
 		}
 		hs_status st = hs_rules_load(argv[i], d, &rs);
+		if (build && rs && cover) {
+			/* Two passes: the first reports and counts the whitelists, the second fills their rows. */
+			size_t n = hs_winbuild_check(rs, build, d, NULL, 0);
+			cover[i - first].rows = n ? calloc(n, sizeof(hs_winbuild_cover)) : NULL;
+			if (n && !cover[i - first].rows)
+				rc = HS_EXIT_USAGE;
+			else
+				cover[i - first].n = hs_winbuild_check(rs, build, NULL, cover[i - first].rows, n);
+		}
 		size_t errors = hs_diags_errors(d), warnings = hs_diags_warnings(d);
 		const char *verdict;
 		if (st == HS_ENOENT || st == HS_EIO || st == HS_ELIMIT || st == HS_ENOMEM) {
@@ -136,6 +203,12 @@ int main(int argc, char **argv)
 		for (int i = 0; i < argc - first; i++)
 			if (status[i])
 				printf("%s\n", status[i]);
+	for (int i = 0; cover && build && i < argc - first; i++)
+		if (fmt == HS_FMT_TEXT && !quiet)
+			print_coverage(stdout, argv[first + i], build, cover[i].rows, cover[i].n);
+	for (int i = 0; cover && i < argc - first; i++)
+		free(cover[i].rows);
+	free(cover);
 	for (int i = 0; status && i < argc - first; i++)
 		free(status[i]);
 	free(status);

@@ -1041,6 +1041,7 @@ void hs_rules_check(hs_ruleset *rs, hs_diags *d)
 		check_platform(&C, (hs_platform)p);
 		check_triggers(&C, (hs_platform)p);
 	}
+	hs_rules_check_windows(rs, d); /* rules/check_windows.c: classic providers' id whitelists (HS152) */
 	/* A crash loop fires a trigger again and again; keep bounds the files of
 	 * each trigger, only snapshots_max_mb bounds them all. */
 	for (int p = HS_PLATFORM_WINDOWS; p < HS_PLATFORM_COUNT && !rs->run.snapshots_max_mb; p++)

@@ -26,6 +26,8 @@ static inline hs_rules_priv *hs_rules_priv_of(const hs_ruleset *rs)
 
 /* Runs every semantic check; reports into d. Fills the selections. */
 void hs_rules_check(hs_ruleset *rs, hs_diags *d);
+/* Windows checks (rules/check_windows.c): id whitelists on classic providers (HS152). After the selections. */
+void hs_rules_check_windows(const hs_ruleset *rs, hs_diags *d);
 
 /* Selection of entry e of session s on platform p (after hs_rules_check). */
 const hs_selection *hs_rules_selection(const hs_ruleset *rs, hs_platform p, size_t s, size_t e);
