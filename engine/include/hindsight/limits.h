@@ -250,6 +250,19 @@
 #define HS_RULES_MAX_POST_DELAY_MS 600000
 /* cooldown_s: a day. */
 #define HS_RULES_MAX_COOLDOWN_S 86400
+
+/* A payload field in a catalog's formats: the kernel's trace records are at
+ * most a page (4096 bytes), so no field is larger. */
+#define HS_RULES_MAX_FIELD_BYTES 4096
+/* An ftrace filter's string operand: the kernel's MAX_FILTER_STR_VAL (256)
+ * including its NUL, so 255 characters. */
+#define HS_FTRACE_FILTER_MAX_STR 255
+/* An ftrace filter's number operand: the kernel copies at most 23 characters
+ * (a 24-byte buffer, enough for 0xfeedfacedeadbeef). */
+#define HS_FTRACE_FILTER_MAX_NUM 23
+/* Parentheses nesting in a filter rulecheck follows (the kernel sizes its
+ * stack to the filter; 64 levels is far past any filter a person writes). */
+#define HS_FTRACE_FILTER_MAX_DEPTH 64
 /* max_per_hour: one a second (a snapshot takes about that long to write);
  * at least 1, since 0 would be a trigger that never fires. */
 #define HS_RULES_MAX_PER_HOUR 3600

@@ -48,6 +48,22 @@ typedef enum {
 	HS_MEANS_PRESENT,      /* "present": an app's Present call; frame_time `source: present` measures start to start */
 } hs_event_means;
 
+/* One payload field of an ftrace event as the kernel's format file declares
+ * it (events/<system>/<event>/format), from a catalog's `formats:` section
+ * (written by tools/catalogsync from a running kernel). */
+typedef struct {
+	const char *name;
+	const char *type; /* the declaration's type: "pid_t", "char[16]", "__data_loc char[]", "const char *" */
+	unsigned size;    /* bytes in the record */
+	bool is_signed;
+	hs_pos pos;
+} hs_cat_field;
+
+/* The kernel's filter typing: a string field (char arrays, __data_loc and
+ * __rel_loc char[], char pointers) compares with ==, != and ~ against a quoted
+ * string; everything else is a number of `size` bytes. */
+bool hs_cat_field_is_string(const hs_cat_field *f);
+
 typedef struct {
 	int id;            /* -1 for ftrace events */
 	const char *name;
@@ -55,6 +71,11 @@ typedef struct {
 	bool name_guessed;
 	const char *alert; /* what seeing it means for a report: "crash", "gpu-reset", ... or NULL */
 	hs_event_means means;
+	/* ftrace: the payload fields (without the common_* ones) when a catalog's
+	 * `formats:` lists the event; has_fields false when nothing is known. */
+	const hs_cat_field *fields;
+	size_t n_fields;
+	bool has_fields;
 	const char **keywords; /* names, resolved against the provider */
 	hs_pos *keyword_pos;
 	size_t n_keywords;
@@ -88,7 +109,12 @@ typedef struct {
 	 * stands in for the story, with a warning, while no human has written one. */
 	const char *evidence;
 	const char *filter; /* ftrace filter expression or NULL */
-	hs_pos pos, filter_pos, evidence_pos;
+	const void *filter_node; /* private: the YAML scalar, to place a caret inside it */
+	/* The event may be missing from the kernel (or refuse the filter) on some
+	 * machines: the engine then skips it and says so instead of refusing the
+	 * rules. */
+	bool optional;
+	hs_pos pos, filter_pos, evidence_pos, optional_pos;
 } hs_wl_entry;
 
 typedef enum { HS_STACKS_NONE, HS_STACKS_ALL, HS_STACKS_LIST } hs_stacks_kind;
@@ -250,6 +276,12 @@ struct hs_ruleset {
 	size_t n_providers;
 	const char **files; /* every file loaded, top first */
 	size_t n_files;
+	/* Linux: the kernel the catalogs' `formats:` were read from (uname -r),
+	 * and the common_* fields every ftrace event has; NULL/0 when no catalog
+	 * has formats. */
+	const char *formats_kernel;
+	const hs_cat_field *common_fields;
+	size_t n_common_fields;
 	void *priv; /* arena and regex state */
 };
 
@@ -281,6 +313,9 @@ const hs_provider *hs_rules_find_provider(const hs_ruleset *rs, const char *name
 /* Finds a catalog event by id (id >= 0) or by name. Borrowed. */
 const hs_cat_event *hs_provider_find_event(const hs_provider *p, int id, const char *name);
 const hs_keyword *hs_provider_find_keyword(const hs_provider *p, const char *name);
+/* A payload field of an ftrace catalog event by name: its own fields, then the
+ * common_* ones. NULL when the event has no field list or no such field. */
+const hs_cat_field *hs_cat_event_field(const hs_ruleset *rs, const hs_cat_event *e, const char *name);
 
 /* The alert kinds a catalog event may carry (NULL-terminated): reports flag
  * such events (crash, hang, gpu-reset, device-removed, disconnect, oom-kill,

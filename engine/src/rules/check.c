@@ -350,26 +350,17 @@ static void check_event_keywords(checker *C, const hs_session_provider *sp, cons
 	hs_sb_free(&names);
 }
 
-static bool filter_balanced(const char *f)
+/* An ftrace filter, as the kernel would parse it for the catalog's event
+ * (field names and types when the catalog has its format). */
+static void check_filter(checker *C, const hs_wl_entry *w, const hs_cat_event *ce)
 {
-	int depth = 0;
-	char quote = 0;
-	for (const char *p = f; *p; p++) {
-		if (quote) {
-			if (*p == '\\' && p[1])
-				p++;
-			else if (*p == quote)
-				quote = 0;
-			continue;
-		}
-		if (*p == '"' || *p == '\'')
-			quote = *p;
-		else if (*p == '(')
-			depth++;
-		else if (*p == ')' && --depth < 0)
-			return false;
-	}
-	return depth == 0 && !quote;
+	hs_ftfilter_error e;
+	if (hs_ftfilter_check(w->filter, C->rs, ce, &e))
+		return;
+	hs_pos at = w->filter_pos;
+	if (w->filter_node)
+		at.col = hs_ynode_col_of(w->filter_node, e.off);
+	hs_diag_add(C->d, e.code, at, e.hint[0] ? e.hint : NULL, "%s", e.msg);
 }
 
 static void check_whitelist(checker *C, hs_platform plat, const hs_session_provider *sp, const hs_provider *p)
@@ -386,10 +377,9 @@ static void check_whitelist(checker *C, hs_platform plat, const hs_session_provi
 				    "ftrace events have no numeric id in the rules");
 			continue;
 		}
-		if (!win && w->filter && (!filter_balanced(w->filter)))
-			hs_diag_add(C->d, HS_D_FILTER, w->filter_pos, NULL,
-				    "filter '%s' has unbalanced parentheses or quotes", w->filter);
 		const hs_cat_event *ce = hs_provider_find_event(p, w->id, w->name);
+		if (!win && w->filter)
+			check_filter(C, w, ce);
 		if (win && w->id < 0 && !ce) {
 			hs_diag_add(C->d, HS_D_UNKNOWN_EVENT, w->pos, "name an event the catalog lists, or give its id",
 				    "provider '%s' has no catalog event named '%s', so its id is unknown", p->name,
@@ -774,6 +764,36 @@ static void check_trigger_regex(checker *C, const char *pattern, const void *nod
 
 /* The session an event or regex trigger watches: the one it names, or the
  * first file-circular session that streams its event(s). */
+/* `where:` fields and a regex's `field` against the event's payload fields,
+ * when the catalog has its format (Linux; Windows catalogs carry no fields). */
+static void check_trigger_fields(checker *C, const hs_trigger *t, const hs_cat_event *ce)
+{
+	if (!ce->has_fields)
+		return;
+	for (size_t i = 0; i < t->n_where; i++) {
+		const hs_trigger_cond *w = &t->where[i];
+		const hs_cat_field *f = hs_cat_event_field(C->rs, ce, w->field);
+		if (!f) {
+			hs_diag_add(C->d, HS_D_FILTER_FIELD, w->pos, "the condition could never hold",
+				    "event '%s' has no field '%s'", ce->name, w->field);
+			continue;
+		}
+		if (w->n_values && w->strings != hs_cat_field_is_string(f))
+			hs_diag_add(C->d, HS_D_FILTER_TYPE, w->pos, NULL, "'%s' is a %s (%s), the values are %s", w->field,
+				    hs_cat_field_is_string(f) ? "string" : "number", f->type,
+				    w->strings ? "strings" : "numbers");
+	}
+	if (t->kind != HS_TRIGGER_REGEX || !t->field)
+		return;
+	const hs_cat_field *f = hs_cat_event_field(C->rs, ce, t->field);
+	if (!f)
+		hs_diag_add(C->d, HS_D_FILTER_FIELD, t->field_pos, "a regex runs on one of the event's string fields",
+			    "event '%s' has no field '%s'", ce->name, t->field);
+	else if (!hs_cat_field_is_string(f))
+		hs_diag_add(C->d, HS_D_FILTER_TYPE, t->field_pos, "a regex runs on one of the event's string fields",
+			    "'%s' is a number (%s); the pattern would never match", t->field, f->type);
+}
+
 static void check_trigger_event(checker *C, hs_platform plat, hs_trigger *t)
 {
 	const hs_platform_rules *pr = &C->rs->platforms[plat];
@@ -869,8 +889,7 @@ static void check_trigger_event(checker *C, hs_platform plat, hs_trigger *t)
 				    "provider '%s' has no catalog event '%s'", p->name, t->event);
 		return;
 	}
-	/* The catalogs list no payload fields yet, so `field` and `where` names
-	 * cannot be checked here; they are accepted as written. */
+	check_trigger_fields(C, t, ce);
 	const char *en = ce->name ? ce->name : "?";
 	if (given != SIZE_MAX) {
 		if (!session_enables(C, plat, given, p, ce))
@@ -1027,7 +1046,8 @@ void hs_rules_check(hs_ruleset *rs, hs_diags *d)
 	if (!rs->kind_known)
 		return; /* the top file did not load far enough to judge it */
 	if (!rs->is_profile) {
-		if (rs->n_providers == 0 && rs->n_files > 0)
+		/* A formats file (catalog-sync's) describes fields, not providers. */
+		if (rs->n_providers == 0 && rs->n_files > 0 && !rs->formats_kernel)
 			hs_diag_add(d, HS_D_EMPTY, (hs_pos){rs->files[0], 0, 0}, NULL, "the catalog defines no providers");
 		return;
 	}

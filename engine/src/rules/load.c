@@ -31,6 +31,15 @@ typedef struct {
 	hs_platform platform;        /* the catalog's platform */
 	const char *file;            /* the file whose includes are read */
 	bool stacks;                 /* whitelist entries are stack-list entries */
+	/* `formats:` event field lists, attached to the catalog events once every
+	 * file is loaded (a formats file may come before or after its catalog). */
+	struct pending_fields {
+		const char *key; /* "system/event" */
+		hs_cat_field *f;
+		size_t n;
+		hs_pos pos;
+	} *fmts;
+	size_t n_fmts, fmts_cap;
 } loader;
 
 #define LD(r) ((loader *)(r)->ctx)
@@ -60,12 +69,21 @@ static const hs_keytable stack_entry_t = {"stack_entry", "an event entry",
 					  "/definitions/sessionProvider/properties/stacks/else/else/items/else/else",
 					  "Provider entries", NULL, stack_entry_keys};
 
+static void wl_filter(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)r, (void)k, (void)n;
+	if (ok)
+		((hs_wl_entry *)obj)->filter_node = v;
+}
+
 static const hs_key wl_entry_keys[] = {
 	{"story", HS_KEY_STORY, HS_AT(hs_wl_entry, story), .doc = "overrides the catalog's story"},
 	{"evidence", HS_KEY_STORY, HS_AT(hs_wl_entry, evidence), HS_POS_AT(hs_wl_entry, evidence_pos),
 	 .doc = "written by rulegen: why the event was kept"},
-	{"filter", HS_KEY_STR, HS_AT(hs_wl_entry, filter), HS_POS_AT(hs_wl_entry, filter_pos),
+	{"filter", HS_KEY_STR, HS_AT(hs_wl_entry, filter), HS_POS_AT(hs_wl_entry, filter_pos), .fn = wl_filter,
 	 .doc = "Linux: ftrace filter expression applied in the kernel"},
+	{"optional", HS_KEY_BOOL, HS_AT(hs_wl_entry, optional), HS_POS_AT(hs_wl_entry, optional_pos),
+	 .doc = "Linux: skip the event (and say so) where the kernel lacks it or refuses its filter"},
 	{0},
 };
 static const hs_keytable wl_entry_t = {"wl_entry", "an event entry", "/definitions/whitelistObject",
@@ -997,12 +1015,146 @@ static void cat_providers(hs_keyread *r, const hs_key *k, const hs_ynode *n, con
 static void load_includes(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *inc, bool ok,
 			  void *obj);
 
+/* ---- formats: the payload fields of ftrace events (tools/catalogsync writes them) ---- */
+
+/* A field map: { name: [type, size, signed] }, as the kernel's format file says. */
+static size_t read_fields(loader *L, const hs_ynode *m, const char *what, hs_cat_field **out)
+{
+	*out = NULL;
+	if (!hs_key_want(&L->r, m, HS_Y_MAP, what) || !m->n)
+		return 0;
+	hs_cat_field *f = hs_arena_alloc(L->arena, m->n * sizeof(*f));
+	if (!f) {
+		L->r.oom = true;
+		return 0;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		const hs_ynode *key = m->keys[i], *v = m->items[i];
+		if (!hs_key_ident_ok(key->str, HS_MAX_IDENT_CHARS, false, true)) {
+			hs_diag_add(L->d, HS_D_NAME, key->pos, "payload fields are C identifiers, as in ftrace filters",
+				    "'%s' is not a field name", key->str);
+			continue;
+		}
+		if (v->type != HS_Y_SEQ || v->n != 3) {
+			hs_diag_add(L->d, HS_D_TYPE, v->pos, "as the format file says: [pid_t, 4, 1]",
+				    "field '%s' needs [type, size, signed]", key->str);
+			continue;
+		}
+		uint64_t size = 0, sign = 0;
+		const char *type = hs_key_line(&L->r, v->items[0], "a field's type");
+		bool ok = type && hs_key_uint(&L->r, v->items[1], "a field's size", 0, HS_RULES_MAX_FIELD_BYTES, &size) &&
+			  hs_key_uint(&L->r, v->items[2], "a field's signed flag", 0, 1, &sign);
+		if (!ok)
+			continue;
+		f[n++] = (hs_cat_field){.name = key->str, .type = type, .size = (unsigned)size, .is_signed = sign == 1,
+					.pos = key->pos};
+	}
+	*out = f;
+	return n;
+}
+
+static void fm_common(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n, (void)obj;
+	loader *L = LD(r);
+	if (!ok || !v)
+		return;
+	hs_cat_field *f;
+	size_t nf = read_fields(L, v, "formats.common", &f);
+	if (!L->rs->common_fields) {
+		L->rs->common_fields = f;
+		L->rs->n_common_fields = nf;
+	}
+}
+
+static void fm_events(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n, (void)obj;
+	loader *L = LD(r);
+	if (!ok || !v)
+		return;
+	for (size_t i = 0; i < v->n; i++) {
+		const hs_ynode *key = v->keys[i];
+		const char *slash = strchr(key->str, '/');
+		if (!slash || slash == key->str || !slash[1] || strchr(slash + 1, '/')) {
+			hs_diag_add(L->d, HS_D_NAME, key->pos, "events are named system/event, as under events/ in tracefs",
+				    "'%s' is not system/event", key->str);
+			continue;
+		}
+		struct pending_fields *pf = hs_arena_grow(L->arena, L->fmts, sizeof(*pf), L->n_fmts, &L->fmts_cap);
+		if (!pf) {
+			r->oom = true;
+			return;
+		}
+		L->fmts = pf;
+		pf = &pf[L->n_fmts++];
+		pf->key = key->str;
+		pf->pos = key->pos;
+		pf->n = read_fields(L, v->items[i], "an event's fields", &pf->f);
+	}
+}
+
+static void fm_kernel(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n, (void)obj;
+	if (ok && v && !LD(r)->rs->formats_kernel)
+		LD(r)->rs->formats_kernel = v->str;
+}
+
+static const hs_key formats_keys[] = {
+	{"kernel", HS_KEY_STR, HS_KEY_REQUIRED, .fn = fm_kernel, .doc = "the kernel release the fields were read from"},
+	{"common", HS_KEY_MAP, .fn = fm_common, .doc = "the common_* fields every event has: name: [type, size, signed]"},
+	{"events", HS_KEY_MAP, HS_KEY_REQUIRED, .fn = fm_events,
+	 .doc = "system/event: { field: [type, size, signed] } as in the event's format file"},
+	{0},
+};
+static const hs_keytable formats_t = {"formats", "formats", "/definitions/formats", "Catalogs", NULL, formats_keys};
+
+static void cat_formats(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n, (void)obj;
+	if (!ok || !v)
+		return;
+	if (LD(r)->platform != HS_PLATFORM_LINUX) {
+		hs_diag_add(r->d, HS_D_PLATFORM, v->pos, "formats describe ftrace events", "formats: needs platform: linux");
+		return;
+	}
+	hs_keys_load(r, v, &formats_t, NULL);
+}
+
+/* Gives every ftrace catalog event the field list `formats:` has for it. */
+static void attach_fields(loader *L)
+{
+	for (size_t i = 0; i < L->n_fmts; i++) {
+		const struct pending_fields *pf = &L->fmts[i];
+		const char *slash = strchr(pf->key, '/');
+		size_t sys_len = (size_t)(slash - pf->key);
+		for (size_t p = 0; p < L->rs->n_providers; p++) {
+			hs_provider *pr = &L->rs->providers[p];
+			if (pr->kind != HS_PKIND_FTRACE || !pr->system || strlen(pr->system) != sys_len ||
+			    strncmp(pr->system, pf->key, sys_len) != 0)
+				continue;
+			for (size_t e = 0; e < pr->n_events; e++) {
+				hs_cat_event *ev = &pr->events[e];
+				if (ev->name && strcmp(ev->name, slash + 1) == 0 && !ev->has_fields) {
+					ev->fields = pf->f;
+					ev->n_fields = pf->n;
+					ev->has_fields = true;
+				}
+			}
+		}
+	}
+}
+
 static const hs_key catalog_keys[] = {
 	{"platform", HS_KEY_ENUM, HS_KEY_REQUIRED, .values = platforms, .fn = cat_platform,
 	 .doc = "windows or linux: every provider in this file"},
 	{"include", HS_KEY_LIST, HS_KEY_MANUAL | HS_KEY_OF_STR, .fn = load_includes,
 	 .doc = "other catalogs, relative to this file"},
 	{"providers", HS_KEY_LIST, .sub = &provider_t, .fn = cat_providers, .doc = "the providers this catalog describes"},
+	{"formats", HS_KEY_MAP, .sub = &formats_t, .fn = cat_formats,
+	 .doc = "linux: the payload fields of ftrace events, read from a kernel (tools/catalogsync)"},
 	{0},
 };
 static const hs_keytable catalog_t = {"catalog", "a catalog", "/definitions/catalog", "Catalogs", &file_t,
@@ -1038,7 +1190,8 @@ static const hs_keytable profile_t = {"profile", "a profile", "/definitions/prof
 const hs_keytable *const hs_rules_keytables[] = {
 	&file_t,        &catalog_t,   &provider_t,         &cat_event_t, &profile_t,
 	&run_t,         &platforms_t, &platform_section_t, &session_t,   &session_provider_t,
-	&stack_entry_t, &wl_entry_t,  &trigger_defaults_t, &trigger_t,   NULL,
+	&stack_entry_t, &wl_entry_t,  &trigger_defaults_t, &trigger_t,   &formats_t,
+	NULL,
 };
 
 /* ---- files and includes ---- */
@@ -1195,6 +1348,7 @@ static hs_status load(const char *path, const char *text, size_t len, unsigned f
 		return st;
 	if (st != HS_OK)
 		return st;
+	attach_fields(&L);
 	hs_rules_check(rs, d);
 	if (L.r.oom)
 		return HS_ENOMEM;

@@ -31,6 +31,31 @@ const hs_keyword *hs_provider_find_keyword(const hs_provider *p, const char *nam
 	return NULL;
 }
 
+bool hs_cat_field_is_string(const hs_cat_field *f)
+{
+	/* The kernel's filter_assign_type: dynamic and relative-location char
+	 * arrays, fixed char arrays, and char pointers are strings. */
+	const char *t = f->type;
+	if ((strstr(t, "__data_loc") || strstr(t, "__rel_loc")) && strstr(t, "char"))
+		return true;
+	if (strchr(t, '[') && strstr(t, "char"))
+		return true;
+	return strcmp(t, "char *") == 0 || strcmp(t, "const char *") == 0;
+}
+
+const hs_cat_field *hs_cat_event_field(const hs_ruleset *rs, const hs_cat_event *e, const char *name)
+{
+	if (!e || !e->has_fields)
+		return NULL;
+	for (size_t i = 0; i < e->n_fields; i++)
+		if (strcmp(e->fields[i].name, name) == 0)
+			return &e->fields[i];
+	for (size_t i = 0; rs && i < rs->n_common_fields; i++)
+		if (strcmp(rs->common_fields[i].name, name) == 0)
+			return &rs->common_fields[i];
+	return NULL;
+}
+
 const char *const hs_alert_names[] = {"crash",      "hang",     "gpu-reset", "device-removed",
 				      "disconnect", "oom-kill", "io-error",  NULL};
 

@@ -32,4 +32,20 @@ void hs_rules_check_windows(const hs_ruleset *rs, hs_diags *d);
 /* Selection of entry e of session s on platform p (after hs_rules_check). */
 const hs_selection *hs_rules_selection(const hs_ruleset *rs, hs_platform p, size_t s, size_t e);
 
+/* What hs_ftfilter_check found wrong: a code (HS_D_FILTER_SYNTAX, _FIELD or
+ * _TYPE), the byte offset in the filter to put the caret under, a message
+ * and a hint ("" for none). */
+typedef struct {
+	hs_diag_code code;
+	size_t off;
+	char msg[200];
+	char hint[200];
+} hs_ftfilter_error;
+
+/* Checks an ftrace filter expression as the kernel would parse it for event
+ * `ev` (rules/ftfilter.c). With ev NULL or without a field list only the
+ * syntax and the values are checked. Returns true when the kernel would take
+ * it; false with *err filled. */
+bool hs_ftfilter_check(const char *filter, const hs_ruleset *rs, const hs_cat_event *ev, hs_ftfilter_error *err);
+
 #endif
