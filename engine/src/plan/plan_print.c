@@ -1,9 +1,12 @@
 /* plan/plan_print.c: renders a plan as text for people and as JSON for tools and golden tests. */
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "etw/etw_defs.h"
 #include "hindsight/plan.h"
+#include "hindsight/winbuild.h"
 #include "util/json.h"
 #include "util/strbuf.h"
 
@@ -307,6 +310,63 @@ static void text_triggers(hs_strbuf *sb, const hs_plan *plan)
 	}
 }
 
+/* The reference builds of the coverage table: the oldest and newest Windows 10 and the newest Windows 11 the
+ * vendored listings have (their folder names say which is which; the table is oldest first). */
+static size_t reference_builds(const hs_winbuild **refs)
+{
+	const hs_winbuild *w10_first = NULL, *w10_last = NULL, *w11_last = NULL;
+	for (size_t i = 0; i < hs_winbuild_count(); i++) {
+		const hs_winbuild *b = hs_winbuild_at(i);
+		if (!strncmp(b->name, "W10_", 4)) {
+			w10_first = w10_first ? w10_first : b;
+			w10_last = b;
+		} else if (!strncmp(b->name, "W11_", 4)) {
+			w11_last = b;
+		}
+	}
+	size_t n = 0;
+	const hs_winbuild *pick[3] = {w10_first, w10_last, w11_last};
+	for (size_t i = 0; i < 3; i++)
+		if (pick[i] && (n == 0 || refs[n - 1] != pick[i]))
+			refs[n++] = pick[i];
+	return n;
+}
+
+/* Per whitelist, how many of its ids each reference build's manifest listing has ("?": no listing read). */
+static void text_windows_coverage(hs_strbuf *sb, const hs_ruleset *rs)
+{
+	const hs_winbuild *refs[3];
+	size_t nb = reference_builds(refs);
+	size_t nrows = nb ? hs_winbuild_check(rs, refs[0], NULL, NULL, 0) : 0;
+	if (!nrows)
+		return;
+	hs_winbuild_cover *rows = calloc(nb * nrows, sizeof *rows);
+	if (!rows)
+		return;
+	for (size_t b = 0; b < nb; b++)
+		hs_winbuild_check(rs, refs[b], NULL, rows + b * nrows, nrows);
+	/* Ids present / ids of listings read; "rulecheck --windows-build B" names the missing ones. */
+	hs_sb_append(sb, "\nwindows build coverage (whitelisted ids the build's manifest listing has; ? = not in the data):\n");
+	hs_sb_printf(sb, "  %-10s %-34s", "session", "provider");
+	for (size_t b = 0; b < nb; b++)
+		hs_sb_printf(sb, " %9s", refs[b]->name);
+	hs_sb_putc(sb, '\n');
+	for (size_t r = 0; r < nrows; r++) {
+		hs_sb_printf(sb, "  %-10s %-34s", rows[r].session ? rows[r].session : "?", rows[r].provider);
+		for (size_t b = 0; b < nb; b++) {
+			const hs_winbuild_cover *c = &rows[b * nrows + r];
+			char cell[32];
+			if (c->unknown == c->n_ids)
+				snprintf(cell, sizeof cell, "?");
+			else
+				snprintf(cell, sizeof cell, "%zu/%zu", c->present, c->n_ids - c->unknown);
+			hs_sb_printf(sb, " %9s", cell);
+		}
+		hs_sb_putc(sb, '\n');
+	}
+	free(rows);
+}
+
 hs_status hs_plan_print_text(const hs_plan *plan, FILE *out)
 {
 	hs_strbuf sb = {0};
@@ -334,6 +394,8 @@ hs_status hs_plan_print_text(const hs_plan *plan, FILE *out)
 	}
 	if (plan->n_triggers)
 		text_triggers(&sb, plan);
+	if (win)
+		text_windows_coverage(&sb, rs);
 	hs_sb_printf(&sb, "\ntotal: %zu session%s, %zu whitelisted event%s, kernel memory ", plan->n_sessions,
 		  plan->n_sessions == 1 ? "" : "s", plan->n_whitelisted, plan->n_whitelisted == 1 ? "" : "s");
 	mb(&sb, plan->memory_bytes);
