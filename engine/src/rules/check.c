@@ -1,4 +1,5 @@
 /* rules/check.c: semantic checks over the loaded model (catalogs, sessions, limits, platforms). */
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,9 +19,65 @@ typedef struct {
 
 /* ---- catalogs ---- */
 
+/* Is `w` (len n) a payload field of any ftrace catalog event, or an event
+ * name or its tail after a '_' (stories say "until direct_reclaim_end")? */
+static bool story_word_known(const hs_ruleset *rs, const char *w, size_t n)
+{
+	for (size_t i = 0; i < rs->n_common_fields; i++)
+		if (strlen(rs->common_fields[i].name) == n && !strncmp(rs->common_fields[i].name, w, n))
+			return true;
+	for (size_t i = 0; i < rs->n_providers; i++) {
+		const hs_provider *p = &rs->providers[i];
+		if (p->kind != HS_PKIND_FTRACE)
+			continue;
+		for (size_t e = 0; e < p->n_events; e++) {
+			const hs_cat_event *ev = &p->events[e];
+			size_t len = ev->name ? strlen(ev->name) : 0;
+			if (len >= n && !strncmp(ev->name + len - n, w, n) && (len == n || ev->name[len - n - 1] == '_'))
+				return true;
+			for (size_t f = 0; f < ev->n_fields; f++)
+				if (strlen(ev->fields[f].name) == n && !strncmp(ev->fields[f].name, w, n))
+					return true;
+		}
+	}
+	return false;
+}
+
+/* A story that names a payload field must name one that exists: words like
+ * field names (lower_snake_case) that no event of the catalogs has. Words after
+ * '.' or '/' are sysctl names and paths, not fields. */
+static void check_story_fields(checker *C, const hs_cat_event *ev)
+{
+	const char *s = ev->story;
+	if (!s || !ev->has_fields)
+		return;
+	for (size_t i = 0; s[i];) {
+		if (!islower((unsigned char)s[i]) || (i && (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_'))) {
+			i++;
+			continue;
+		}
+		size_t j = i;
+		bool snake = false;
+		while (islower((unsigned char)s[j]) || isdigit((unsigned char)s[j]) || s[j] == '_') {
+			snake |= s[j] == '_' && j > i && isalnum((unsigned char)s[j + 1]);
+			j++;
+		}
+		bool quoted_path = i && (s[i - 1] == '.' || s[i - 1] == '/');
+		if (snake && !quoted_path && !story_word_known(C->rs, s + i, j - i)) {
+			hs_diag_add(C->d, HS_D_STORY_FIELD, ev->pos, "name the field as the event's format file does",
+				    "the story of '%s' names '%.*s', which no catalog event has as a field", ev->name,
+				    (int)(j - i), s + i);
+		}
+		i = j;
+	}
+}
+
 static void check_catalogs(checker *C)
 {
 	hs_ruleset *rs = C->rs;
+	for (size_t i = 0; i < rs->n_providers; i++)
+		for (size_t e = 0; rs->providers[i].kind == HS_PKIND_FTRACE && e < rs->providers[i].n_events; e++)
+			check_story_fields(C, &rs->providers[i].events[e]);
 	for (size_t i = 0; i < rs->n_providers; i++) {
 		hs_provider *p = &rs->providers[i];
 		if (p->platform == HS_PLATFORM_LINUX && p->kind != HS_PKIND_FTRACE)
