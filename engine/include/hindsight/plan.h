@@ -22,6 +22,9 @@ typedef struct {
 	const char *name;   /* catalog or entry name; may be NULL for unknown ids */
 	const char *story;  /* never NULL in a plan built from error-free rules */
 	const char *filter; /* linux ftrace filter or NULL */
+	/* linux: skipped (and reported) where the kernel lacks the event or
+	 * refuses its filter; otherwise that stops the engine before recording. */
+	bool optional;
 	bool story_from_catalog;
 	bool story_from_evidence; /* the story is the entry's generated evidence (no human story yet) */
 	bool name_guessed;

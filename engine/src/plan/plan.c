@@ -108,6 +108,7 @@ static bool fill_event(const hs_provider *p, const hs_wl_entry *w, hs_plan_event
 	pe->name_guessed = ce && ce->name_guessed;
 	pe->alert = ce ? ce->alert : NULL;
 	pe->filter = w->filter;
+	pe->optional = w->optional;
 	if (ce && ce->has_classic_guid) {
 		pe->has_classic_guid = true;
 		pe->classic_guid = ce->classic_guid;

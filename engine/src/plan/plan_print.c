@@ -70,6 +70,8 @@ static void text_event(hs_strbuf *sb, const hs_plan_event *e, bool win)
 		     e->story_from_evidence ? " [generated evidence, no story yet]" : "");
 	if (e->alert)
 		hs_sb_printf(sb, " [alert: %s]", e->alert);
+	if (e->optional)
+		hs_sb_printf(sb, " [optional]");
 	hs_sb_putc(sb, '\n');
 	if (e->filter)
 		hs_sb_printf(sb, "             filter: %s\n", e->filter);
@@ -418,6 +420,8 @@ static void json_event(hs_json *j, const hs_plan_event *e, bool win)
 		hs_json_kstr(j, "alert", e->alert);
 	if (e->filter)
 		hs_json_kstr(j, "filter", e->filter);
+	if (e->optional)
+		hs_json_kbool(j, "optional", true);
 	if (e->has_classic_guid) {
 		char g[37];
 		hs_guid_format(&e->classic_guid, g);
