@@ -82,10 +82,12 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
 
 if [[ $mode == run ]]; then
-	if (($#)); then
-		exec ./build/engine/engine "$@"
-	fi
-	exec ./build/engine/engine --rules stutter.yaml
+	# The default rules unless the arguments name rules (or ask for help):
+	# `./run.sh --duration-sec 20` records with stutter.yaml for 20 s.
+	for a in "$@"; do
+		case $a in --rules | -h | --help) exec ./build/engine/engine "$@" ;; esac
+	done
+	exec ./build/engine/engine --rules stutter.yaml "$@"
 fi
 
 # Tests. First the product build as shipped, then the same tests under
