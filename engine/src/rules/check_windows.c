@@ -121,11 +121,13 @@ static bool check_mismatch(const hs_winbuild *b, const hs_session_provider *sp, 
 		n += (size_t)snprintf(what + n, sizeof what - n, "%skeywords [%s] there, [%s] in the catalog",
 				      n ? "; " : "", ev->keywords, cat);
 	}
+	/* The rules' level names, indexed by value (load.c spells them the same). */
+	static const char *const level_names[] = {"logalways", "critical", "error", "warning", "information", "verbose"};
 	int lv = level_value(ev->level);
-	if (sp->has_level && lv > 0 && lv > sp->level && n < sizeof what)
+	if (sp->has_level && lv > 0 && lv > sp->level && sp->level >= 0 && sp->level <= 5 && n < sizeof what)
 		n += (size_t)snprintf(what + n, sizeof what - n,
-				      "%slevel %s there, above the session's %d, so ETW drops it", n ? "; " : "",
-				      ev->level, sp->level);
+				      "%slevel %s there, above the entry's level %s, so ETW drops it", n ? "; " : "",
+				      ev->level, level_names[sp->level]);
 	if (!n)
 		return false;
 	if (d)
