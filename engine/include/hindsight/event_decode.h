@@ -15,8 +15,13 @@
  * tags); this header names no tracepoint. A record is recognised by the
  * fields its format in the file declares (a signal delivery has sig and
  * sa_handler, an exec filename and old_pid, ...): the kernel's tracepoint
- * layouts, format knowledge like Linux's signal numbering below. Records
- * without named fields (ETL today) decode as HS_DEC_NONE.
+ * layouts, format knowledge like Linux's signal numbering below. Where two
+ * events share one layout the kernel's naming conventions tell them apart:
+ * the two ends of an interrupt handler or a softirq by the "_entry" / "_exit"
+ * ending of the event's name (a softirq's raise, the third of its layout, is
+ * not decoded), a system call by the name after "sys_enter_" / "sys_exit_".
+ * Records without named fields
+ * (ETL today) decode as HS_DEC_NONE.
  *
  * Ownership: everything is copied into the caller's hs_event_decoded; nothing
  * points into the record.
@@ -39,6 +44,23 @@ typedef enum {
 	HS_DEC_DISCONNECT,   /* v0 sport, v1 dport (-1 when the event has no ports) */
 	HS_DEC_RETRANSMIT,   /* v0 sport, v1 dport, v2 TCP state */
 	HS_DEC_ALERT,        /* any other event with a catalog alert tag */
+	/* The scheduler's view, for a thread's running / waiting / blocked split (many per second: a report
+	 * aggregates them rather than keeping them). */
+	HS_DEC_SWITCH,   /* v0 prev pid, v1 next pid, v2 prev_state (hs_linux_task_state); subject next comm */
+	HS_DEC_WAKE,     /* v0 woken pid, v1 target cpu, v2 where it was logged: 0 a task (the record's pid woke it,
+			    for the first wake record of a wake-up), 1 a hard interrupt, 2 a softirq (the record's
+			    pid is only the task they interrupted); subject the woken comm */
+	HS_DEC_IRQ_ENTRY,     /* subject the handler's name */
+	HS_DEC_IRQ_EXIT,      /* v1 ret (0: not handled) */
+	HS_DEC_SOFTIRQ_ENTRY, /* v0 vec; subject its name (hs_linux_softirq_name) */
+	HS_DEC_SOFTIRQ_EXIT,  /* v0 vec */
+	/* Stalls a report pairs per task: */
+	HS_DEC_RECLAIM_BEGIN, /* v0 order, v1 gfp_flags: the task reclaims memory itself (direct or memcg) */
+	HS_DEC_RECLAIM_END,   /* v0 pages reclaimed */
+	HS_DEC_THROTTLE,      /* v0 timeout us, v1 delayed us, v2 reason bits: reclaim put the task to sleep */
+	HS_DEC_DIRTY_PAUSE,   /* v0 pause ms, v1 paused ms so far: a writer throttled for dirty pages */
+	HS_DEC_SYSCALL_ENTER, /* v0 syscall nr, v1 first argument (fd for the sync calls); subject the syscall */
+	HS_DEC_SYSCALL_EXIT,  /* v0 syscall nr, v1 ret; subject the syscall */
 } hs_decoded_kind;
 
 typedef struct {
@@ -65,6 +87,20 @@ typedef enum { HS_SIGACT_IGNORE, HS_SIGACT_CORE, HS_SIGACT_TERM, HS_SIGACT_STOP,
 /* "SIGSEGV", or "signal N" written into buf. */
 const char *hs_linux_signal_name(int64_t sig, char *buf, size_t cap);
 hs_sig_action hs_linux_signal_action(int64_t sig);
+
+/* A task's state when it left a CPU (a switch record's prev_state, TASK_REPORT bits of Linux 4.14+). */
+typedef enum {
+	HS_TASK_RUNNABLE,  /* R: it yielded and stays runnable */
+	HS_TASK_PREEMPTED, /* R+: preempted, runnable */
+	HS_TASK_SLEEP,     /* S (and I, an idle kernel thread): waits for an event, a timer, a lock, input */
+	HS_TASK_DISK,      /* D: uninterruptible, usually I/O or a kernel lock */
+	HS_TASK_STOPPED,   /* T, t: stopped or traced */
+	HS_TASK_DEAD,      /* X, Z: exiting */
+	HS_TASK_OTHER,     /* P or bits this list does not know */
+} hs_task_state;
+hs_task_state hs_linux_task_state(int64_t prev_state);
+/* "TIMER", "NET_RX", ...; "softirq N" written into buf when unknown. */
+const char *hs_linux_softirq_name(int64_t vec, char *buf, size_t cap);
 
 /* Copies s into buf (cap >= 5) as valid UTF-8 without control characters: an
  * invalid byte becomes U+FFFD, a control character a space, a final newline

@@ -87,6 +87,42 @@ static bool has_field(const hs_event *r, const char *f)
 	return hs_event_field_int(r, f, &v) || hs_event_field_str(r, f, s, sizeof s);
 }
 
+static bool name_ends(const hs_event *r, const char *suffix)
+{
+	size_t n = r->name ? strlen(r->name) : 0, k = strlen(suffix);
+	return n > k && strcmp(r->name + n - k, suffix) == 0;
+}
+
+hs_task_state hs_linux_task_state(int64_t s)
+{
+	/* TASK_REPORT: 0x01 S, 0x02 D, 0x04 T, 0x08 t, 0x10 X, 0x20 Z, 0x40 P, 0x80 I; a bit above them (TASK_REPORT_MAX,
+	 * 0x100 on 4.14+) marks a preemption, the task still runnable */
+	if (s & 0x100 && !(s & 0xff))
+		return HS_TASK_PREEMPTED;
+	if (!(s & 0xff))
+		return HS_TASK_RUNNABLE;
+	if (s & 0x02)
+		return HS_TASK_DISK;
+	if (s & 0x81)
+		return HS_TASK_SLEEP;
+	if (s & 0x0c)
+		return HS_TASK_STOPPED;
+	if (s & 0x30)
+		return HS_TASK_DEAD;
+	return HS_TASK_OTHER;
+}
+
+const char *hs_linux_softirq_name(int64_t vec, char *buf, size_t cap)
+{
+	/* the kernel's softirq_to_name[] (kernel/softirq.c) */
+	static const char *const names[] = {"HI",      "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
+					    "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
+	if (vec >= 0 && (size_t)vec < sizeof names / sizeof names[0])
+		return names[vec];
+	snprintf(buf, cap, "softirq %" PRId64, vec);
+	return buf;
+}
+
 hs_decoded_kind hs_event_decode_kind(const hs_event *r, const char *alert)
 {
 	if (has_field(r, "sig") && has_field(r, "sa_handler"))
@@ -115,6 +151,33 @@ hs_decoded_kind hs_event_decode_kind(const hs_event *r, const char *alert)
 		return HS_DEC_DISCONNECT;
 	if (has_field(r, "skaddr") && has_field(r, "state") && has_field(r, "sport") && has_field(r, "dport"))
 		return HS_DEC_RETRANSMIT;
+	if (has_field(r, "prev_pid") && has_field(r, "next_pid") && has_field(r, "prev_state"))
+		return HS_DEC_SWITCH;
+	if (has_field(r, "pid") && has_field(r, "target_cpu") && has_field(r, "comm"))
+		return HS_DEC_WAKE;
+	/* an interrupt handler's two ends: its name, and its return value (a system call's exit has a number too) */
+	if (has_field(r, "name") && !has_field(r, "ret") && name_ends(r, "_entry"))
+		return HS_DEC_IRQ_ENTRY;
+	if (has_field(r, "ret") && !has_field(r, "__syscall_nr") && name_ends(r, "_exit"))
+		return HS_DEC_IRQ_EXIT;
+	if (has_field(r, "vec") && name_ends(r, "_entry"))
+		return HS_DEC_SOFTIRQ_ENTRY;
+	if (has_field(r, "vec") && name_ends(r, "_exit"))
+		return HS_DEC_SOFTIRQ_EXIT;
+	/* the reclaim a task does itself; an allocation (pfn, page) or kswapd's wake (nid) has order and gfp too */
+	if (has_field(r, "order") && has_field(r, "gfp_flags") && !has_field(r, "pfn") && !has_field(r, "page") &&
+	    !has_field(r, "nid"))
+		return HS_DEC_RECLAIM_BEGIN;
+	if (has_field(r, "nr_reclaimed") && !has_field(r, "nr_scanned") && !has_field(r, "nid"))
+		return HS_DEC_RECLAIM_END;
+	if (has_field(r, "usec_timeout") && has_field(r, "usec_delayed"))
+		return HS_DEC_THROTTLE;
+	if (has_field(r, "pause") && has_field(r, "paused") && has_field(r, "dirty_ratelimit"))
+		return HS_DEC_DIRTY_PAUSE;
+	if (has_field(r, "__syscall_nr") && r->name && !strncmp(r->name, "sys_enter_", 10))
+		return HS_DEC_SYSCALL_ENTER;
+	if (has_field(r, "__syscall_nr") && has_field(r, "ret") && r->name && !strncmp(r->name, "sys_exit_", 9))
+		return HS_DEC_SYSCALL_EXIT;
 	if (alert)
 		return HS_DEC_ALERT;
 	if (has_field(r, "msg") && !has_field(r, "ip"))
@@ -281,6 +344,118 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 	case HS_DEC_ALERT:
 		snprintf(e->detail, sizeof e->detail, "%s event (catalog alert)", alert ? alert : "?");
 		return true;
+	case HS_DEC_SWITCH: {
+		static const char *const st[] = {"R", "R+", "S", "D", "T", "X", "?"};
+		char s3[64] = "";
+		hs_event_field_int(r, "prev_pid", &a);
+		hs_event_field_int(r, "next_pid", &b);
+		hs_event_field_int(r, "prev_state", &c);
+		hs_event_field_str(r, "prev_comm", s2, sizeof s2);
+		hs_utf8_clean(s2, s1, 64);
+		hs_event_field_str(r, "next_comm", s2, sizeof s2);
+		hs_utf8_clean(s2, e->subject, sizeof e->subject);
+		e->v[0] = a;
+		e->v[1] = b;
+		e->v[2] = c;
+		snprintf(s3, sizeof s3, "%s", st[hs_linux_task_state(c)]);
+		snprintf(e->detail, sizeof e->detail, "%s (pid %" PRId64 ") leaves the CPU [%s] for %s (pid %" PRId64 ")",
+			 s1, a, s3, e->subject, b);
+		return true;
+	}
+	case HS_DEC_WAKE:
+		hs_event_field_int(r, "pid", &a);
+		hs_event_field_int(r, "target_cpu", &b);
+		hs_event_field_str(r, "comm", s2, sizeof s2);
+		hs_utf8_clean(s2, e->subject, sizeof e->subject);
+		e->v[0] = a;
+		e->v[1] = b;
+		/* struct trace_entry's flags byte (offset 2, the kernel's fixed record header): a wake-up logged in
+		 * hard or soft interrupt context was made by the interrupt, not by the task it interrupted */
+		c = r->payload && r->payload_len > 2 ? r->payload[2] : 0;
+		e->v[2] = c & 0x08 ? 1 : c & 0x10 ? 2 : 0;
+		snprintf(e->detail, sizeof e->detail, "%s%s (pid %d) wakes %s (pid %" PRId64 ") for cpu %" PRId64,
+			 e->v[2] == 1 ? "an interrupt over " : e->v[2] == 2 ? "a softirq over " : "", comm, pid, e->subject, a,
+			 b);
+		return true;
+	case HS_DEC_IRQ_ENTRY:
+		hs_event_field_str(r, "name", s2, sizeof s2);
+		hs_utf8_clean(s2, e->subject, sizeof e->subject);
+		snprintf(e->detail, sizeof e->detail, "interrupt handler %s starts", e->subject);
+		return true;
+	case HS_DEC_IRQ_EXIT:
+		hs_event_field_int(r, "ret", &b);
+		e->v[1] = b;
+		snprintf(e->detail, sizeof e->detail, "interrupt handler returns (%s)", b ? "handled" : "unhandled");
+		return true;
+	case HS_DEC_SOFTIRQ_ENTRY:
+	case HS_DEC_SOFTIRQ_EXIT:
+		hs_event_field_int(r, "vec", &a);
+		e->v[0] = a;
+		snprintf(e->subject, sizeof e->subject, "%s", hs_linux_softirq_name(a, sb, sizeof sb));
+		snprintf(e->detail, sizeof e->detail, "softirq %s %s", e->subject,
+			 sh == HS_DEC_SOFTIRQ_ENTRY ? "starts" : "ends");
+		return true;
+	case HS_DEC_RECLAIM_BEGIN:
+		hs_event_field_int(r, "order", &a);
+		hs_event_field_int(r, "gfp_flags", &b);
+		e->v[0] = a;
+		e->v[1] = b;
+		snprintf(e->detail, sizeof e->detail,
+			 "%s (pid %d) must reclaim memory itself for an order-%" PRId64 " allocation (gfp 0x%" PRIx64 ")",
+			 comm, pid, a, (uint64_t)b);
+		return true;
+	case HS_DEC_RECLAIM_END:
+		hs_event_field_int(r, "nr_reclaimed", &a);
+		e->v[0] = a;
+		snprintf(e->detail, sizeof e->detail, "%s (pid %d) ends reclaim: %" PRId64 " pages reclaimed", comm, pid,
+			 a);
+		return true;
+	case HS_DEC_THROTTLE:
+		hs_event_field_int(r, "usec_timeout", &a);
+		hs_event_field_int(r, "usec_delayed", &b);
+		hs_event_field_int(r, "reason", &c);
+		e->v[0] = a;
+		e->v[1] = b;
+		e->v[2] = c;
+		snprintf(e->detail, sizeof e->detail,
+			 "%s (pid %d) throttled by reclaim: sleeps up to %" PRId64 " us (reason bits 0x%" PRIx64 "%s)", comm,
+			 pid, a, (uint64_t)c, c & 1 ? ", writeback congested" : "");
+		return true;
+	case HS_DEC_DIRTY_PAUSE:
+		hs_event_field_int(r, "pause", &a);
+		hs_event_field_int(r, "paused", &b);
+		hs_event_field_str(r, "bdi", s2, sizeof s2);
+		hs_utf8_clean(s2, s1, 64);
+		e->v[0] = a;
+		e->v[1] = b;
+		snprintf(e->detail, sizeof e->detail,
+			 "%s (pid %d) paused %" PRId64 " ms writing to %s: too many dirty pages wait for the disk", comm, pid,
+			 a, s1);
+		return true;
+	case HS_DEC_SYSCALL_ENTER:
+	case HS_DEC_SYSCALL_EXIT: {
+		const char *call = r->name + (sh == HS_DEC_SYSCALL_ENTER ? 10 : 9);
+		hs_utf8_clean(call, e->subject, sizeof e->subject);
+		hs_event_field_int(r, "__syscall_nr", &a);
+		e->v[0] = a;
+		if (sh == HS_DEC_SYSCALL_EXIT) {
+			hs_event_field_int(r, "ret", &b);
+			e->v[1] = b;
+			snprintf(e->detail, sizeof e->detail, "%s returns %" PRId64 "%s", e->subject, b,
+				 b < 0 ? " (an error)" : "");
+		} else {
+			/* the sync calls' one argument is the fd */
+			if (!hs_event_field_int(r, "fd", &b))
+				b = -1;
+			e->v[1] = b;
+			if (b >= 0)
+				snprintf(e->detail, sizeof e->detail, "%s (pid %d) calls %s(fd %" PRId64 ")", comm, pid,
+					 e->subject, b);
+			else
+				snprintf(e->detail, sizeof e->detail, "%s (pid %d) calls %s", comm, pid, e->subject);
+		}
+		return true;
+	}
 	case HS_DEC_NONE: break;
 	}
 	return false;
