@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # report-fixture-test.sh: `analyze report` without root on the committed trace (tests/replay/fixture.dat):
 # the golden report.txt, report.json valid against schemas/report.schema.json, a self-contained report.html,
+# the thread before the moment on tests/analyze/thread-fixture.dat (a golden of its section),
 # a truncated copy (exit 1, says what is missing, still reports the readable file beside it), bad paths and .etl
 # (exit 2), a report without rules (no stories, said so), and a file that is not a report is never overwritten.
 # usage: report-fixture-test.sh ANALYZE SOURCE_DIR   (HS_UPDATE_GOLDEN=1 rewrites the golden)
@@ -96,6 +97,31 @@ rc=$?
 [[ $rc == 1 ]] || fail "a snapshot with a broken snapshot.json exited $rc, not 1"
 grep -q 'snapshot.json could not be read' "$tmp/s2.txt" || fail "a broken snapshot.json is not reported"
 sed -n 2p "$tmp/s2.txt" | grep -q 'sh (pid 5112' || fail "a broken snapshot.json lost the trace's verdict"
+
+# 4b. The thread before the moment, on a recorded thread the test knows (tests/analyze/thread-fixture.dat, made by
+# make-thread-fixture.sh): bash spun 0.2 s, slept 0.6 s waiting for an external sleep, spun 0.4 s (preempted by a
+# stress load another test ran) and raised SIGSEGV. Its section is a golden; the JSON twin's states sum to the
+# covered time; the HTML draws the bar.
+mkdir "$tmp/thr"
+(cd "$src/tests/analyze" && "$analyze" report thread-fixture.dat -o "$tmp/thr" --rules ../../rules/stutter.yaml) >/dev/null 2>&1 ||
+	fail "analyze report on thread-fixture.dat exited $?"
+sed -n '/^THE THREAD BEFORE THE MOMENT/,/^$/p' "$tmp/thr/report.txt" >"$tmp/thr.txt"
+tgold=$src/tests/analyze/thread-fixture.thread.txt
+[[ ${HS_UPDATE_GOLDEN:-} == 1 ]] && cp "$tmp/thr.txt" "$tgold"
+diff -u "$tgold" "$tmp/thr.txt" || fail "the thread section differs from $tgold (HS_UPDATE_GOLDEN=1 to accept)"
+sed -n 2p "$tmp/thr/report.txt" | grep -q 'bash (pid 1358) crashed with SIGSEGV' || fail "the thread fixture's verdict does not name bash"
+grep -qE '^ +60\.0 %  599\.9 ms +sleeping' "$tmp/thr.txt" || fail "the 0.6 s sleep is not 60 % of the second"
+grep -q '^  woken by: 1 x sleep (pid ' "$tmp/thr.txt" || fail "the waker (the sleep child) is not named"
+grep -q 'class="bar"' "$tmp/thr/report.html" || fail "report.html has no state bar for the thread"
+if command -v node >/dev/null; then
+	node -e 'const t = JSON.parse(require("fs").readFileSync(process.argv[1])).thread;
+		const s = Object.values(t.states_ns).reduce((a, b) => a + b, 0);
+		if (!t.analysed || s !== t.covered_last_ns - (t.born_ns ?? t.covered_first_ns) || t.wakers[0].comm !== "sleep")
+			process.exit(1);' "$tmp/thr/report.json" || fail "report.json's thread does not sum to the covered time or lacks the waker"
+	if [[ -d $src/tests/schema/node_modules ]]; then
+		node "$check" "$schema" "$tmp/thr/report.json" | grep -q $'\tvalid$' || fail "the thread fixture's report.json is not valid"
+	fi
+fi
 
 # 5. Bad paths: exit 2 with a clear message.
 "$analyze" report "$tmp/nonexistent" 2>"$tmp/e.txt" >/dev/null

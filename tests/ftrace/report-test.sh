@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # report-test.sh: `analyze report` on snapshots the engine takes by itself of real incidents: a segfault (hs_segv),
 # a crash of a program with a hostile name beside an exec of a file whose name is not UTF-8, an OOM kill in a
-# 32 MB memory cgroup, a 240 Hz frame loop's 100 ms frame, and (in the run's report) a storm of 200 x /bin/true
-# and a refused TCP connection.
+# 32 MB memory cgroup (with its reclaim stalls), a 240 Hz frame loop's 100 ms frame, a thread that sleeps 0.6 s and
+# spins 0.4 s before it crashes (its split, its waker), and (in the run's report) a storm of 200 x /bin/true, a
+# refused TCP connection and a 32 MB dd conv=fsync.
 # Each verdict must name the process and the cause within the report's first three lines; report.json must
 # validate; report.html must hold no unescaped payload.
 # usage: report-test.sh ENGINE PROFILE ANALYZE SEGV FRAMELOOP SOURCE_DIR [ARTIFACT_DIR]
@@ -61,6 +62,18 @@ hostile_pid=$!
 wait $hostile_pid
 wait_snapshots $((n + 1)) $limit crash || fail "no second crash snapshot"
 sleep 1.5
+# 2b. A thread whose last second the test knows: it spins 0.2 s, sleeps 0.6 s in wait4 (for an external sleep, the
+# waker the report must name), spins 0.4 s and raises SIGSEGV. Over the second before the crash the report must find
+# it sleeping ~60 % and on a CPU (running, or runnable when the machine is busy) ~40 %.
+bash -c 'spin() { local t=$((${EPOCHREALTIME/./} + $1)); while ((${EPOCHREALTIME/./} < t)); do :; done; }
+	spin 200000; sleep 0.6; spin 400000; kill -SEGV $$' 2>/dev/null &
+split_pid=$!
+wait $split_pid
+wait_snapshots $((n + 2)) $limit crash || fail "no crash snapshot for the sleep-spin-crash thread"
+sleep 1.5
+# 2c. A real fsync of 32 MB (dd conv=fsync) on the test's own disk: the run's report lists the fsync waits.
+dd if=/dev/zero of="$tmp/fsync.bin" bs=1M count=32 conv=fsync status=none || fail "dd conv=fsync failed"
+rm -f "$tmp/fsync.bin"
 # 3. An OOM kill in a memory cgroup of 32 MB.
 mkdir "$cg" || fail "cannot create memory cgroup $cg"
 if [[ -f $cg/memory.limit_in_bytes ]]; then echo 32M >"$cg/memory.limit_in_bytes"; else echo 32M >"$cg/memory.max"; fi
@@ -142,11 +155,40 @@ grep -qF '&lt;b&gt;x&amp;&quot;&#39;&lt;i&gt;' "$c2/report.html" || fail "report
 # (every kept event is a tick of the HTML timeline; the text lists only the most frequent programs)
 grep -qF $'bad\xef\xbf\xbd\xef\xbf\xbdname' "$c2/report.html" || fail "the non-UTF-8 file name is not shown with U+FFFD"
 
+out=$(pick crash "$split_pid") || fail "sleep-spin-crash"
+echo "$out"
+c3=$(head -1 <<<"$out")
+head3=$(sed 1d <<<"$out")
+grep -q "bash (pid $split_pid) crashed with SIGSEGV" <<<"$head3" || fail "the third crash's verdict does not name bash"
+sed -n '/^THE THREAD BEFORE THE MOMENT/,/^$/p' "$c3/report.txt"
+grep -q "^THE THREAD BEFORE THE MOMENT: bash (pid $split_pid)" "$c3/report.txt" || fail "no thread section for bash"
+# the split, in percent of the covered part of the window (generous: the machine is shared)
+share() { sed -n '/^THE THREAD BEFORE/,/^$/p' "$c3/report.txt" | awk -v k="$1" 'index($0, k) && $2 == "%" { print int($1); exit }'; }
+run=$(share '  running') wait=$(share 'runnable, waiting') slp=$(share 'sleeping (S')
+cov=$(sed -n '/^THE THREAD BEFORE/,/^$/p' "$c3/report.txt" | sed -nE 's/^  covered: .* \(([0-9]+) %\).*/\1/p')
+echo "report test: thread split measured: running ${run:-?} %, runnable ${wait:-?} %, sleeping ${slp:-?} %, covered ${cov:-?} % (the workload: ~40 % on a CPU, ~60 % asleep)"
+[[ ${cov:-0} -ge 90 ]] || fail "the ring covers only ${cov:-0} % of the second before the crash"
+((${slp:-0} >= 45 && ${slp:-0} <= 75)) || fail "sleeping ${slp:-?} %, the workload slept ~60 %"
+((${run:-0} + ${wait:-0} >= 25 && ${run:-0} + ${wait:-0} <= 55)) || fail "on a CPU or waiting ${run:-?} + ${wait:-?} %, the workload spun ~40 %"
+((${run:-0} >= 10)) || fail "running only ${run:-?} %"
+grep -qE '^  woken by: 1 x sleep \(pid [0-9]+\)' "$c3/report.txt" || fail "the waker (the sleep child's exit) is not named"
+grep -q '^  CPU time by task .* bash ' "$c3/report.txt" || fail "bash is not among the CPU users"
+grep -qE '^  interrupts: hardirq [0-9.]+ m?s, softirq [0-9.]+ m?s' "$c3/report.txt" || fail "the interrupt time is not given"
+if command -v node >/dev/null; then
+	node -e 'const t = JSON.parse(require("fs").readFileSync(process.argv[1])).thread;
+		const s = Object.values(t.states_ns).reduce((a, b) => a + b, 0);
+		if (!t.analysed || s !== t.covered_last_ns - (t.born_ns ?? t.covered_first_ns)) { console.error("states sum", s); process.exit(1); }' \
+		"$c3/report.json" || fail "report.json's thread states do not sum to the covered time"
+fi
+[[ -n ${HS_REPORT_FIXTURE_OUT:-} ]] && cp "$c3/snap.dat" "$HS_REPORT_FIXTURE_OUT"
+
 out=$(pick oom-kill "$oom_pid") || fail "oom"
 echo "$out"
 head3=$(sed 1d <<<"$out")
 grep -q "OOM killer killed tail (pid $oom_pid)" <<<"$head3" || fail "the OOM verdict does not name tail"
 grep -q 'memory cgroup' <<<"$head3" || fail "the OOM verdict does not say memory cgroup"
+o3=$(head -1 <<<"$out")
+grep -E '^[0-9]+\. Memory pressure: ' "$o3/report.txt" || fail "the OOM report has no memory-pressure finding (memcg reclaim)"
 
 out=$(pick hitch "$frame_pid") || fail "hitch"
 echo "$out"
@@ -182,4 +224,6 @@ grep -qE '^[0-9]+\. (Earlier .*: )?Process storm: ' "$dir/report.txt" ||
 n_true=$(sed -nE 's|^   - ([0-9]+) x /(usr/)?bin/true exec -> exit 0.*|\1|p' "$dir/report.txt" | head -1)
 [[ ${n_true:-0} -ge 200 ]] || fail "the run report does not collapse the 200 /bin/true runs into one line"
 grep -E 'Process storm|x /(usr/)?bin/true exec' "$dir/report.txt"
+grep -E '^[0-9]+\. (Earlier .*: )?fsync: [0-9]+ calls?, the longest [0-9.]+ ms \(dd pid [0-9]+\)' "$dir/report.txt" ||
+	fail "the run report does not list dd's fsync wait"
 echo "report test: OK"

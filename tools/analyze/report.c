@@ -343,6 +343,18 @@ static int on_record(const hs_tracedat_record *rec, void *vctx)
 	hs_decoded_kind sh = c->shape[id];
 	if (sh == HS_DEC_NONE)
 		return 0;
+	/* the scheduler's and the interrupts' records are many: counted here, read again for the thread's split */
+	if (sh == HS_DEC_SWITCH || sh == HS_DEC_WAKE) {
+		f->n_switch += sh == HS_DEC_SWITCH;
+		return 0;
+	}
+	if (sh == HS_DEC_IRQ_ENTRY || sh == HS_DEC_IRQ_EXIT || sh == HS_DEC_SOFTIRQ_ENTRY || sh == HS_DEC_SOFTIRQ_EXIT) {
+		if (sh == HS_DEC_IRQ_ENTRY || sh == HS_DEC_IRQ_EXIT)
+			f->n_irq++;
+		else
+			f->n_softirq++;
+		return 0;
+	}
 	if ((sh == HS_DEC_EXEC || sh == HS_DEC_FORK) && c->n_execs < 4000000) {
 		if (c->n_execs == c->cap_execs) {
 			size_t cap = c->cap_execs ? c->cap_execs * 2 : 1024;
@@ -481,7 +493,13 @@ static void settle_events(rpt *r)
 		case HS_DEC_SIG_DELIVER:
 		case HS_DEC_SIG_GENERATE:
 		case HS_DEC_FAULT: e->lane = LANE_CRASH; break;
-		case HS_DEC_OOM_VICTIM: e->lane = LANE_MEMORY; break;
+		case HS_DEC_OOM_VICTIM:
+		case HS_DEC_RECLAIM_BEGIN:
+		case HS_DEC_RECLAIM_END:
+		case HS_DEC_THROTTLE:
+		case HS_DEC_DIRTY_PAUSE: e->lane = LANE_MEMORY; break;
+		case HS_DEC_SYSCALL_ENTER:
+		case HS_DEC_SYSCALL_EXIT: e->lane = LANE_IO; break;
 		case HS_DEC_EXEC:
 		case HS_DEC_FORK:
 		case HS_DEC_EXIT:
@@ -1233,6 +1251,243 @@ static void find_hitch(rpt *r)
 		 r->hit_pid, r->frame_ms);
 }
 
+/* A begin..end span of one task: a reclaim stall or a system call. */
+typedef struct {
+	size_t b, e; /* event indices */
+	uint64_t ns;
+} span;
+
+static int span_cmp(const void *a, const void *b)
+{
+	const span *x = a, *y = b;
+	return (x->ns < y->ns) - (x->ns > y->ns);
+}
+
+/* Pairs begin and end events of one task (same pid and, for system calls, same call) in time order. */
+static size_t pair_spans(const rpt *r, hs_decoded_kind begin, hs_decoded_kind end, span **out)
+{
+	size_t n = 0, cap = 0;
+	span *v = NULL;
+	for (size_t i = 0; i < r->n_events; i++) {
+		const rpt_event *e = &r->events[i];
+		if (e->shape != end)
+			continue;
+		for (size_t k = i; k-- > 0;) {
+			const rpt_event *p = &r->events[k];
+			if (p->pid != e->pid || p->file != e->file || strcmp(p->subject, e->subject))
+				continue;
+			if (p->shape == end)
+				break; /* the task's previous span ended here: this end has no begin in the window */
+			if (p->shape != begin)
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				span *w = realloc(v, cap * sizeof *w);
+				if (!w)
+					goto out;
+				v = w;
+			}
+			v[n++] = (span){k, i, e->ts - p->ts};
+			break;
+		}
+	}
+out:
+	if (n > 1)
+		qsort(v, n, sizeof *v, span_cmp);
+	*out = v;
+	return n;
+}
+
+/* Tasks that stalled because memory was short: reclaim they did themselves (direct or in their memory cgroup),
+ * reclaim throttling and dirty-page pauses. */
+static void find_memory_stalls(rpt *r)
+{
+	span *sp = NULL;
+	size_t n = pair_spans(r, HS_DEC_RECLAIM_BEGIN, HS_DEC_RECLAIM_END, &sp);
+	size_t n_thr = 0, n_dirty = 0, first_thr = SIZE_MAX, first_dirty = SIZE_MAX, max_thr = SIZE_MAX;
+	uint64_t thr_us = 0, dirty_ms = 0, total = 0;
+	for (size_t i = 0; i < r->n_events; i++) {
+		const rpt_event *e = &r->events[i];
+		if (e->shape == HS_DEC_THROTTLE) {
+			n_thr++;
+			thr_us += (uint64_t)(e->v[1] > 0 ? e->v[1] : 0);
+			if (first_thr == SIZE_MAX)
+				first_thr = i;
+			if (max_thr == SIZE_MAX || e->v[1] > r->events[max_thr].v[1])
+				max_thr = i;
+		} else if (e->shape == HS_DEC_DIRTY_PAUSE && e->v[0] > 0) {
+			n_dirty++;
+			dirty_ms += (uint64_t)e->v[0];
+			if (first_dirty == SIZE_MAX || e->v[0] > r->events[first_dirty].v[0])
+				first_dirty = i;
+		}
+	}
+	if (!n && !n_thr && !n_dirty) {
+		free(sp);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		total += sp[i].ns;
+	uint64_t worst = n ? sp[0].ns : 0;
+	if (n_thr && (uint64_t)r->events[max_thr].v[1] * 1000u > worst)
+		worst = (uint64_t)r->events[max_thr].v[1] * 1000u;
+	if (n_dirty && (uint64_t)r->events[first_dirty].v[0] * 1000000u > worst)
+		worst = (uint64_t)r->events[first_dirty].v[0] * 1000000u;
+	uint64_t all = total + thr_us * 1000u + dirty_ms * 1000000u;
+	const rpt_event *who = n ? &r->events[sp[0].b] : n_thr ? &r->events[max_thr] : &r->events[first_dirty];
+	int impact = worst >= 50000000u || all >= 100000000u ? 65 : worst >= 10000000u ? 35 : 15;
+	rpt_finding *f = new_finding(r, "memory-stall", impact, who->ts, who->pid);
+	if (!f) {
+		free(sp);
+		return;
+	}
+	char when[32];
+	rpt_fmt_ts(who->ts, when, sizeof when);
+	snprintf(f->title, sizeof f->title,
+		 "Memory pressure: %zu reclaim stall%s (the longest %.1f ms, %s pid %d), %zu throttle%s, %zu dirty-page "
+		 "pause%s",
+		 n, n == 1 ? "" : "s", n ? (double)sp[0].ns / 1e6 : 0.0, n ? r->events[sp[0].b].comm : "-",
+		 n ? r->events[sp[0].b].pid : 0, n_thr, n_thr == 1 ? "" : "s", n_dirty, n_dirty == 1 ? "" : "s");
+	snprintf(f->verdict, sizeof f->verdict,
+		 "Tasks stalled for memory: %s (pid %d) at %s s, the longest stall %.1f ms; %.1f ms in all (%zu reclaim "
+		 "stalls, %zu throttles, %zu dirty-page pauses).",
+		 who->comm, who->pid, when, (double)worst / 1e6, (double)all / 1e6, n, n_thr, n_dirty);
+	snprintf(f->text, sizeof f->text,
+		 "A task that cannot get memory reclaims pages itself (direct reclaim, or inside its memory cgroup at "
+		 "the cgroup's limit) and runs none of its own code meanwhile: %.1f ms in %zu reclaim stalls, %.1f ms "
+		 "of reclaim throttling (%zu), %" PRIu64 " ms of dirty-page pauses (%zu).",
+		 (double)total / 1e6, n, (double)thr_us / 1e3, n_thr, dirty_ms, n_dirty);
+	snprintf(f->next, sizeof f->next,
+		 "who holds the memory (the OOM finding, rss_stat, the cgroup's memory.current and memory.events), "
+		 "whether the limit is too tight for the workload, swap and kswapd; for dirty-page pauses the disk's "
+		 "write speed and vm.dirty_ratio");
+	/* per task, the most stalled first */
+	struct {
+		int pid;
+		char comm[32];
+		uint64_t ns;
+		size_t n;
+	} per[8];
+	size_t np = 0;
+	for (size_t i = 0; i < n; i++) {
+		const rpt_event *b = &r->events[sp[i].b];
+		size_t k = 0;
+		while (k < np && per[k].pid != b->pid)
+			k++;
+		if (k == np && np < 8) {
+			per[np].pid = b->pid;
+			snprintf(per[np].comm, sizeof per[np].comm, "%s", b->comm);
+			per[np].ns = 0;
+			per[np].n = 0;
+			np++;
+		}
+		if (k < np) {
+			per[k].ns += sp[i].ns;
+			per[k].n++;
+		}
+	}
+	for (size_t a = 0; a < np; a++)
+		for (size_t b = a + 1; b < np; b++)
+			if (per[b].ns > per[a].ns) {
+				per[7] = per[a];
+				per[a] = per[b];
+				per[b] = per[7];
+			}
+	for (size_t k = 0; k < np && k < 4; k++)
+		add_note(f, "%s (pid %d): %zu reclaim stall%s, %.1f ms", per[k].comm, per[k].pid, per[k].n,
+			 per[k].n == 1 ? "" : "s", (double)per[k].ns / 1e6);
+	for (size_t i = 0; i < n && i < 3; i++) {
+		add_note(f, "stall of %.1f ms: %s/%s to %s/%s", (double)sp[i].ns / 1e6, r->events[sp[i].b].system,
+			 r->events[sp[i].b].name, r->events[sp[i].e].system, r->events[sp[i].e].name);
+		add_ev(f, sp[i].b);
+		add_ev(f, sp[i].e);
+	}
+	if (max_thr != SIZE_MAX)
+		add_ev(f, max_thr);
+	if (first_dirty != SIZE_MAX)
+		add_ev(f, first_dirty);
+	free(sp);
+}
+
+/* System calls the profile records as enter/exit pairs (the sync calls: fsync, fdatasync): how long each task
+ * waited in them, the longest first, and the calls that failed (ret < 0: for a sync call an I/O error). */
+static void find_syscalls(rpt *r)
+{
+	span *sp = NULL;
+	size_t n = pair_spans(r, HS_DEC_SYSCALL_ENTER, HS_DEC_SYSCALL_EXIT, &sp);
+	/* one finding per call: the names, in the order of their longest span */
+	for (size_t i = 0; i < n; i++) {
+		const char *call = r->events[sp[i].e].subject;
+		bool done = false;
+		for (size_t k = 0; k < i && !done; k++)
+			done = !strcmp(r->events[sp[k].e].subject, call);
+		if (done)
+			continue;
+		size_t cnt = 0, failed = 0, first_fail = SIZE_MAX;
+		uint64_t total = 0;
+		for (size_t k = i; k < n; k++) {
+			if (strcmp(r->events[sp[k].e].subject, call))
+				continue;
+			cnt++;
+			total += sp[k].ns;
+			if (r->events[sp[k].e].v[1] < 0) {
+				failed++;
+				if (first_fail == SIZE_MAX)
+					first_fail = k;
+			}
+		}
+		const rpt_event *b = &r->events[sp[i].b], *e = &r->events[sp[i].e];
+		int impact = failed ? 80 : sp[i].ns >= 100000000u ? 45 : sp[i].ns >= 20000000u ? 30 : 10;
+		rpt_finding *f = new_finding(r, "slow-syscall", impact, b->ts, b->pid);
+		if (!f)
+			break;
+		char when[32], fails[64] = "";
+		rpt_fmt_ts(b->ts, when, sizeof when);
+		if (failed)
+			snprintf(fails, sizeof fails, ", %zu failed", failed);
+		snprintf(f->title, sizeof f->title, "%s: %zu call%s, the longest %.1f ms (%s pid %d)%s", call, cnt,
+			 cnt == 1 ? "" : "s", (double)sp[i].ns / 1e6, b->comm, b->pid, fails);
+		if (failed) {
+			const rpt_event *x = &r->events[sp[first_fail].e];
+			snprintf(f->verdict, sizeof f->verdict,
+				 "%s failed %zu time%s: %s (pid %d) got %" PRId64 " at %s s (for a sync call an I/O error: "
+				 "the data may not be on disk).",
+				 call, failed, failed == 1 ? "" : "s", x->comm, x->pid, x->v[1], when);
+		} else {
+			snprintf(f->verdict, sizeof f->verdict,
+				 "%s (pid %d) waited %.1f ms in %s from %s s (%zu call%s, %.1f ms in all).", b->comm,
+				 b->pid, (double)sp[i].ns / 1e6, call, when, cnt, cnt == 1 ? "" : "s",
+				 (double)total / 1e6);
+		}
+		snprintf(f->text, sizeof f->text,
+			 "%zu %s call%s returned in the window, %.1f ms in all, the longest %.1f ms; the task can do "
+			 "nothing else until the call returns%s.",
+			 cnt, call, cnt == 1 ? "" : "s", (double)total / 1e6, (double)sp[i].ns / 1e6,
+			 failed ? "; a negative return is the error number (-5 is EIO)" : "");
+		snprintf(f->next, sizeof f->next,
+			 "the disk behind the file (the block events' issue-to-complete time, the device's queue and "
+			 "health), what else wrote at the time (writeback, dirty-page pauses), and the file (fd %" PRId64
+			 " of pid %d)",
+			 b->v[1], b->pid);
+		if (first_fail != SIZE_MAX) {
+			add_ev(f, sp[first_fail].b);
+			add_ev(f, sp[first_fail].e);
+		}
+		for (size_t k = i, shown = 0; k < n && shown < 3; k++) {
+			if (strcmp(r->events[sp[k].e].subject, call))
+				continue;
+			add_note(f, "%.1f ms: %s (pid %d), fd %" PRId64 ", returned %" PRId64, (double)sp[k].ns / 1e6,
+				 r->events[sp[k].b].comm, r->events[sp[k].b].pid, r->events[sp[k].b].v[1],
+				 r->events[sp[k].e].v[1]);
+			add_ev(f, sp[k].b);
+			add_ev(f, sp[k].e);
+			shown++;
+		}
+		(void)e;
+	}
+	free(sp);
+}
+
 static int finding_cmp(const void *a, const void *b)
 {
 	const rpt_finding *x = a, *y = b;
@@ -1270,6 +1525,8 @@ static void build_findings(rpt *r, const uint64_t *execs, size_t n_execs)
 	find_storm(r, execs, n_execs);
 	free(own);
 	find_retransmits(r);
+	find_memory_stalls(r);
+	find_syscalls(r);
 	find_silent_deaths(r);
 	find_activity(r);
 	/* A snapshot's trigger says which finding the moment is about (its hit's time and pid).
@@ -1295,11 +1552,13 @@ static void build_findings(rpt *r, const uint64_t *execs, size_t n_execs)
 		rpt_finding *f = &r->findings[k];
 		if (f->n_ev > 1)
 			qsort(f->ev, f->n_ev, sizeof *f->ev, cmp_ev_index);
-		if (f->impact > 100)
-			f->impact = 100;
 	}
+	/* sorted before the cap: the trigger's own finding (101) leads another program's crash (100) near the moment */
 	if (r->n_findings > 1)
 		qsort(r->findings, r->n_findings, sizeof *r->findings, finding_cmp);
+	for (size_t k = 0; k < r->n_findings; k++)
+		if (r->findings[k].impact > 100)
+			r->findings[k].impact = 100;
 }
 
 static void build_verdict(rpt *r)
@@ -1577,6 +1836,7 @@ int analyze_report(const analyze_opts *o)
 		    : r->n_findings && r->findings[0].impact >= 20 ? r->findings[0].ts
 								   : r->win_last;
 	build_verdict(r);
+	rpt_thread_build(r);
 
 	hs_strbuf txt = {0}, js = {0}, html = {0};
 	rpt_render_text(r, &txt);

@@ -26,6 +26,7 @@ typedef struct {
 	uint64_t missed;                        /* events the ring said it lost before some record */
 	uint64_t missed_unknown;                /* records after a loss of unknown size */
 	uint64_t *cpu_missed;                   /* [cpus] */
+	uint64_t n_switch, n_irq, n_softirq; /* scheduler and interrupt records (aggregated, not kept) */
 	/* from snapshot.json / run.json for this session, -1 when not said */
 	int wrapped;
 	int64_t overwritten, chunks_dropped, events_lost, bytes_lost_disk, ring_dropped;
@@ -68,6 +69,49 @@ typedef struct {
 	size_t n_notes;
 } rpt_finding;
 
+/* The thread the verdict names, over the window before the moment, from the ring's scheduler records. */
+typedef enum { TS_RUNNING, TS_RUNNABLE, TS_SLEEP, TS_DISK, TS_OTHER, TS_UNKNOWN, TS_N } rpt_tstate;
+typedef struct {
+	int pid, cpu, context; /* context: 0 a task, 1 a hard interrupt, 2 a softirq (hs_decoded_kind WAKE's v2) */
+	char comm[32];
+	unsigned n;
+} rpt_waker;
+typedef struct {
+	char name[32];
+	uint64_t ns;
+	unsigned n, threads;
+	bool soft;
+} rpt_share;
+typedef struct {
+	bool present;        /* a thread was chosen */
+	bool analysed;       /* its scheduler records were read */
+	char why[256];       /* why there is no split, or "" */
+	int pid;             /* a thread id (ftrace records name threads) */
+	char comm[32];
+	const char *basis;   /* the finding kind it comes from */
+	int file;            /* the file read (index into files), -1 */
+	uint64_t w0, w1;     /* the window: the frame for a hitch, else RPT_THREAD_WINDOW_NS before the moment */
+	uint64_t cov0, cov1; /* the part of it every CPU of the ring covers */
+	uint64_t born;       /* its fork, when in the covered part (else 0) */
+	uint64_t ns[TS_N];   /* the covered part of its life, by state; they sum to cov1 - max(cov0, born) */
+	unsigned preemptions, wakeups, switches_in;
+	uint64_t max_wake_wait; /* longest wake-up -> switch-in */
+	rpt_waker wakers[6];
+	size_t n_wakers;
+	rpt_share users[8]; /* CPU time by task name, the busiest first */
+	size_t n_users;
+	unsigned cpus;
+	uint64_t idle_ns, busy_ns;
+	bool irq_recorded, softirq_recorded;
+	uint64_t irq_ns, softirq_ns, irq_on_thread_ns;
+	rpt_share irqs[8]; /* hard and soft interrupts, the longest first */
+	size_t n_irqs;
+	uint64_t lost_in_window, lost_unknown_in_window;
+} rpt_thread;
+
+/* The window before the moment a crash, kill, OOM kill or stall is looked at over (a hitch uses its frame). */
+#define RPT_THREAD_WINDOW_NS 1000000000ull
+
 typedef struct {
 	const char *input;      /* PATH as given */
 	const char *input_kind; /* "snapshot", "run", "trace" */
@@ -96,6 +140,7 @@ typedef struct {
 	uint64_t moment; /* the reference time (ns): the trigger's first hit, else the strongest finding */
 	uint64_t win_first, win_last;
 	char verdict[2][1100];
+	rpt_thread thread;
 	bool damaged;
 	char clock[32];
 } rpt;
@@ -104,6 +149,9 @@ typedef struct {
 void rpt_fmt_ts(uint64_t ns, char *buf, size_t cap);
 /* Relative to the moment: "  -18.204 ms" within a second of it, else "   -2.351 s ". */
 void rpt_fmt_rel(const rpt *r, uint64_t ns, char *buf, size_t cap);
+
+/* Fills r->thread from the file with the most scheduler records (a second, windowed read of it). */
+void rpt_thread_build(rpt *r);
 
 void rpt_render_text(const rpt *r, hs_strbuf *sb);
 void rpt_render_json(const rpt *r, hs_strbuf *sb);

@@ -23,6 +23,145 @@ static size_t run_length(const rpt *r, const rpt_finding *f, size_t k)
 	return n;
 }
 
+/* ---- the thread before the moment (shared by the three) ---- */
+
+static const char *const tstate_names[TS_N] = {
+	"running",
+	"runnable, waiting for a CPU",
+	"sleeping (S: a timer, a lock, input)",
+	"blocked in D (uninterruptible: I/O, a kernel lock)",
+	"stopped, exiting or other",
+	"blocked, kind unknown (before its first record)",
+};
+static const char *const tstate_keys[TS_N] = {"running", "runnable", "sleeping", "uninterruptible", "other",
+					      "unknown"};
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+static void fmt_dur(uint64_t ns, char *buf, size_t cap)
+{
+	if (ns >= 1000000000ull)
+		snprintf(buf, cap, "%.3f s", (double)ns / 1e9);
+	else
+		snprintf(buf, cap, "%.1f ms", (double)ns / 1e6);
+}
+
+/* "a timer or device interrupt on cpu 1" / "bash (pid 12) on cpu 0" */
+static void fmt_waker(const rpt_waker *w, char *buf, size_t cap)
+{
+	if (w->context == 1)
+		snprintf(buf, cap, "a hard interrupt on cpu %d (a timer expiring, or a device)", w->cpu);
+	else if (w->context == 2)
+		snprintf(buf, cap, "a softirq on cpu %d (a timer, network or block completion)", w->cpu);
+	else if (w->pid == 0)
+		snprintf(buf, cap, "the idle task on cpu %d (an interrupt's work finished there)", w->cpu);
+	else
+		snprintf(buf, cap, "%s (pid %d) on cpu %d", w->comm, w->pid, w->cpu);
+}
+
+/* The lines the text and the HTML show: a title, then one sentence per line. */
+static size_t thread_lines(const rpt *r, char lines[][400], size_t cap)
+{
+	const rpt_thread *t = &r->thread;
+	size_t n = 0;
+	char a[32], b[32], d1[32], d2[32];
+	if (!t->present || cap < 12)
+		return 0;
+	fmt_dur(t->w1 - t->w0, d1, sizeof d1);
+	snprintf(lines[n++], 400, "%s (pid %d), the thread of the %s finding, over the %s before the moment%s",
+		 t->comm[0] ? t->comm : "?", t->pid, t->basis, d1,
+		 !strcmp(t->basis, "frame-hitch") ? " (the frame)" : "");
+	if (!t->analysed && t->why[0]) {
+		snprintf(lines[n++], 400, "no split: %s", t->why);
+		return n;
+	}
+	uint64_t cov = t->cov1 - t->cov0;
+	rpt_fmt_rel(r, t->cov0, a, sizeof a);
+	rpt_fmt_rel(r, t->cov1, b, sizeof b);
+	fmt_dur(cov, d2, sizeof d2);
+	snprintf(lines[n++], 400, "covered: %s of %s (%.0f %%), from %s to %s, by %s%s%s", d2, d1,
+		 pct(cov, t->w1 - t->w0), a + strspn(a, " "), b + strspn(b, " "), r->files[t->file].name,
+		 cov + 1000 < t->w1 - t->w0 ? ": the ring does not reach further back on every CPU" : "",
+		 t->lost_in_window || t->lost_unknown_in_window ? "" : "; no events lost in it");
+	if (t->lost_in_window || t->lost_unknown_in_window)
+		snprintf(lines[n++], 400,
+			 "WARNING: the ring lost %" PRIu64 " events (and %" PRIu64
+			 " losses of unknown size) inside the window: the split below may be wrong",
+			 t->lost_in_window, t->lost_unknown_in_window);
+	if (t->why[0])
+		snprintf(lines[n++], 400, "%s", t->why);
+	uint64_t life = t->cov1 - (t->born > t->cov0 ? t->born : t->cov0);
+	if (t->born) {
+		rpt_fmt_rel(r, t->born, a, sizeof a);
+		fmt_dur(life, d2, sizeof d2);
+		snprintf(lines[n++], 400, "it was born (forked) at %s: the split covers its %s of life", a + strspn(a, " "),
+			 d2);
+	}
+	for (int s = 0; s < TS_N; s++) {
+		if (!t->ns[s] && s > TS_DISK)
+			continue;
+		fmt_dur(t->ns[s], d1, sizeof d1);
+		snprintf(lines[n++], 400, "%5.1f %%  %-10s  %s", pct(t->ns[s], life), d1, tstate_names[s]);
+	}
+	if (t->max_wake_wait < 1000000u)
+		snprintf(d1, sizeof d1, "%.0f us", (double)t->max_wake_wait / 1e3); /* wake-up latencies are microseconds */
+	else
+		fmt_dur(t->max_wake_wait, d1, sizeof d1);
+	snprintf(lines[n++], 400,
+		 "%u wake-up%s, %u preemption%s, %u time%s given a CPU; the longest wait from a wake-up to a CPU: %s",
+		 t->wakeups, t->wakeups == 1 ? "" : "s", t->preemptions, t->preemptions == 1 ? "" : "s",
+		 t->switches_in, t->switches_in == 1 ? "" : "s", d1);
+	if (t->n_wakers) {
+		char buf[400] = "woken by: ";
+		for (size_t i = 0; i < t->n_wakers && i < 3; i++) {
+			char w[160];
+			fmt_waker(&t->wakers[i], w, sizeof w);
+			size_t l = strlen(buf);
+			snprintf(buf + l, sizeof buf - l, "%s%u x %s", i ? "; " : "", t->wakers[i].n, w);
+		}
+		snprintf(lines[n++], 400, "%s", buf);
+	} else {
+		snprintf(lines[n++], 400, "woken by: nobody in the window (it was not woken)");
+	}
+	uint64_t total = t->busy_ns + t->idle_ns;
+	char buf[400];
+	snprintf(buf, sizeof buf, "CPU time by task (%u CPUs, idle %.0f %%):", t->cpus, pct(t->idle_ns, total));
+	for (size_t i = 0; i < t->n_users && i < 5; i++) {
+		size_t l = strlen(buf);
+		fmt_dur(t->users[i].ns, d1, sizeof d1);
+		char tasks[24] = "";
+		if (t->users[i].threads > 1)
+			snprintf(tasks, sizeof tasks, ", %u tasks", t->users[i].threads);
+		snprintf(buf + l, sizeof buf - l, "%s %s %.1f %% (%s%s)", i ? "," : "", t->users[i].name,
+			 pct(t->users[i].ns, total), d1, tasks);
+	}
+	snprintf(lines[n++], 400, "%s", buf);
+	if (!t->irq_recorded && !t->softirq_recorded) {
+		snprintf(lines[n++], 400,
+			 "interrupts: not recorded (the ring has no interrupt handler or softirq events)");
+	} else {
+		fmt_dur(t->irq_ns, d1, sizeof d1);
+		fmt_dur(t->softirq_ns, d2, sizeof d2);
+		snprintf(buf, sizeof buf, "interrupts: hardirq %s, softirq %s (%.1f %% of the CPUs' time)",
+			 t->irq_recorded ? d1 : "not recorded", t->softirq_recorded ? d2 : "not recorded",
+			 pct(t->irq_ns + t->softirq_ns, total));
+		for (size_t i = 0; i < t->n_irqs && i < 4; i++) {
+			size_t l = strlen(buf);
+			fmt_dur(t->irqs[i].ns, d1, sizeof d1);
+			snprintf(buf + l, sizeof buf - l, "%s %s%s %s", i ? "," : ";", t->irqs[i].soft ? "softirq " : "",
+				 t->irqs[i].name, d1);
+		}
+		size_t l = strlen(buf);
+		fmt_dur(t->irq_on_thread_ns, d1, sizeof d1);
+		snprintf(buf + l, sizeof buf - l, "; %s of it taken from the thread while it ran", d1);
+		snprintf(lines[n++], 400, "%s", buf);
+	}
+	return n;
+}
+
 /* ---- text ---- */
 
 static void text_file(const rpt *r, const rpt_file *f, hs_strbuf *sb)
@@ -141,6 +280,13 @@ void rpt_render_text(const rpt *r, hs_strbuf *sb)
 		}
 		hs_sb_printf(sb, "   next: %s\n", f->next);
 	}
+	char tl[16][400];
+	size_t ntl = thread_lines(r, tl, 16);
+	if (ntl) {
+		hs_sb_printf(sb, "\nTHE THREAD BEFORE THE MOMENT: %s\n", tl[0]);
+		for (size_t i = 1; i < ntl; i++)
+			hs_sb_printf(sb, "  %s\n", tl[i]);
+	}
 	hs_sb_printf(sb, "\nCOVERAGE (what this report could see)\n");
 	char a[32], b[32];
 	rpt_fmt_ts(r->win_first, a, sizeof a);
@@ -168,6 +314,96 @@ static void json_i64_or_null(hs_json *j, const char *k, int64_t v)
 		hs_json_null(j);
 	else
 		hs_json_int(j, v);
+}
+
+static void json_thread(const rpt *r, hs_json *j)
+{
+	const rpt_thread *t = &r->thread;
+	hs_json_key(j, "thread");
+	if (!t->present) {
+		hs_json_null(j);
+		return;
+	}
+	hs_json_obj_begin(j);
+	hs_json_kint(j, "pid", t->pid);
+	hs_json_kstr(j, "comm", t->comm);
+	hs_json_kstr(j, "basis", t->basis);
+	hs_json_kuint(j, "window_first_ns", t->w0);
+	hs_json_kuint(j, "window_last_ns", t->w1);
+	hs_json_kbool(j, "analysed", t->analysed);
+	hs_json_kstr(j, "note", t->why[0] ? t->why : NULL);
+	if (t->analysed) {
+		hs_json_kstr(j, "file", r->files[t->file].name);
+		hs_json_kuint(j, "covered_first_ns", t->cov0);
+		hs_json_kuint(j, "covered_last_ns", t->cov1);
+		json_i64_or_null(j, "born_ns", t->born ? (int64_t)t->born : -1);
+		hs_json_kuint(j, "lost_events_in_window", t->lost_in_window);
+		hs_json_kuint(j, "lost_unknown_in_window", t->lost_unknown_in_window);
+		hs_json_key(j, "states_ns");
+		hs_json_obj_begin(j);
+		for (int s = 0; s < TS_N; s++)
+			hs_json_kuint(j, tstate_keys[s], t->ns[s]);
+		hs_json_obj_end(j);
+		hs_json_key(j, "states_percent");
+		hs_json_obj_begin(j);
+		for (int s = 0; s < TS_N; s++) {
+			hs_json_key(j, tstate_keys[s]);
+			hs_json_double(j, pct(t->ns[s], t->cov1 - (t->born > t->cov0 ? t->born : t->cov0)), 2);
+		}
+		hs_json_obj_end(j);
+		hs_json_kuint(j, "wakeups", t->wakeups);
+		hs_json_kuint(j, "preemptions", t->preemptions);
+		hs_json_kuint(j, "switches_in", t->switches_in);
+		hs_json_kuint(j, "max_wake_wait_ns", t->max_wake_wait);
+		hs_json_key(j, "wakers");
+		hs_json_arr_begin(j);
+		for (size_t i = 0; i < t->n_wakers; i++) {
+			const rpt_waker *w = &t->wakers[i];
+			hs_json_obj_begin(j);
+			hs_json_kstr(j, "context", w->context == 1 ? "hardirq" : w->context == 2 ? "softirq" : "thread");
+			json_i64_or_null(j, "pid", w->context ? -1 : w->pid);
+			hs_json_kstr(j, "comm", w->context ? NULL : w->comm);
+			hs_json_kint(j, "cpu", w->cpu);
+			hs_json_kuint(j, "count", w->n);
+			hs_json_obj_end(j);
+		}
+		hs_json_arr_end(j);
+		hs_json_kuint(j, "cpus", t->cpus);
+		hs_json_kuint(j, "idle_ns", t->idle_ns);
+		hs_json_kuint(j, "busy_ns", t->busy_ns);
+		hs_json_key(j, "cpu_users");
+		hs_json_arr_begin(j);
+		for (size_t i = 0; i < t->n_users; i++) {
+			hs_json_obj_begin(j);
+			hs_json_kstr(j, "comm", t->users[i].name);
+			hs_json_kuint(j, "threads", t->users[i].threads);
+			hs_json_kuint(j, "ns", t->users[i].ns);
+			hs_json_obj_end(j);
+		}
+		hs_json_arr_end(j);
+		hs_json_key(j, "interrupts");
+		if (!t->irq_recorded && !t->softirq_recorded) {
+			hs_json_null(j);
+		} else {
+			hs_json_obj_begin(j);
+			json_i64_or_null(j, "hardirq_ns", t->irq_recorded ? (int64_t)t->irq_ns : -1);
+			json_i64_or_null(j, "softirq_ns", t->softirq_recorded ? (int64_t)t->softirq_ns : -1);
+			hs_json_kuint(j, "on_thread_ns", t->irq_on_thread_ns);
+			hs_json_key(j, "top");
+			hs_json_arr_begin(j);
+			for (size_t i = 0; i < t->n_irqs; i++) {
+				hs_json_obj_begin(j);
+				hs_json_kstr(j, "name", t->irqs[i].name);
+				hs_json_kbool(j, "softirq", t->irqs[i].soft);
+				hs_json_kuint(j, "ns", t->irqs[i].ns);
+				hs_json_kuint(j, "count", t->irqs[i].n);
+				hs_json_obj_end(j);
+			}
+			hs_json_arr_end(j);
+			hs_json_obj_end(j);
+		}
+	}
+	hs_json_obj_end(j);
 }
 
 void rpt_render_json(const rpt *r, hs_strbuf *sb)
@@ -261,6 +497,7 @@ void rpt_render_json(const rpt *r, hs_strbuf *sb)
 		hs_json_obj_end(&j);
 	}
 	hs_json_arr_end(&j);
+	json_thread(r, &j);
 	hs_json_key(&j, "coverage");
 	hs_json_obj_begin(&j);
 	hs_json_key(&j, "files");
@@ -424,6 +661,8 @@ void rpt_render_html(const rpt *r, hs_strbuf *sb)
 		".cov{background:#f6f8fa;border:1px solid #ccd;padding:.5em 1em}.warn{color:#b00;font-weight:bold}\n"
 		"svg .lane0{fill:#fafafa}svg .lane1{fill:#f0f0f4}svg .ll{font:11px sans-serif;fill:#444}\n"
 		"svg .tick{stroke:#2c6fbb;stroke-width:2}svg .tick.alert{stroke:#c0392b;stroke-width:3}\n"
+		".thr{border:1px solid #ddd;border-radius:6px;padding:.5em 1em}.thr li{font-family:monospace;white-space:pre-wrap}\n"
+		".bar{display:flex;height:18px;border:1px solid #aaa;margin:.3em 0}.bar span{display:block;height:100%}\n"
 		"svg .moment{stroke:#c0392b;stroke-dasharray:4 3;stroke-width:2}svg .ml{font:11px sans-serif;fill:#c0392b}\n"
 		"</style></head><body>\n<h1>hindsight report</h1>\n<p>");
 	esc(sb, r->input);
@@ -493,6 +732,34 @@ void rpt_render_html(const rpt *r, hs_strbuf *sb)
 		hs_sb_append(sb, "<p><b>Next:</b> ");
 		esc(sb, f->next);
 		hs_sb_append(sb, "</p></div>\n");
+	}
+	/* The thread: a bar of its states (inline style widths: no script), then the text's own lines. */
+	char tl[16][400];
+	size_t ntl = thread_lines(r, tl, 16);
+	if (ntl) {
+		static const char *const colours[TS_N] = {"#2e8b57", "#e0a800", "#7fa7d9", "#c0392b", "#888", "#ccc"};
+		hs_sb_append(sb, "<h2>The thread before the moment</h2>\n<div class=\"thr\" id=\"thread\"><p>");
+		esc(sb, tl[0]);
+		hs_sb_append(sb, "</p>\n");
+		const rpt_thread *t = &r->thread;
+		if (t->analysed && t->cov1 > t->cov0) {
+			hs_sb_append(sb, "<div class=\"bar\">");
+			for (int s = 0; s < TS_N; s++) {
+				double p = pct(t->ns[s], t->cov1 - (t->born > t->cov0 ? t->born : t->cov0));
+				if (p < 0.05)
+					continue;
+				hs_sb_printf(sb, "<span style=\"width:%.2f%%;background:%s\" title=\"%s %.1f %%\"></span>", p,
+					     colours[s], tstate_names[s], p);
+			}
+			hs_sb_append(sb, "</div>\n");
+		}
+		hs_sb_append(sb, "<ul>");
+		for (size_t i = 1; i < ntl; i++) {
+			hs_sb_append(sb, "<li>");
+			esc(sb, tl[i]);
+			hs_sb_append(sb, "</li>");
+		}
+		hs_sb_append(sb, "</ul></div>\n");
 	}
 	/* The coverage box: the text renderer's own lines, so both always say the same. */
 	hs_strbuf cov = {0};
