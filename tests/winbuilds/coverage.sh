@@ -32,7 +32,10 @@ refuse "W10_1507 831" "$old" "event 831 .*does not exist"
 expect "W10_1507 summary DxgKrnl" "$old" "^  keyevents +Microsoft-Windows-DxgKrnl +0/4 present, missing: 540 541 547 548$"
 expect "W10_1507 summary PnP" "$old" "^  keyevents +Microsoft-Windows-Kernel-PnP +20/41 present, missing: 807 808 860 1102 "
 expect "W10_1507 summary Process" "$old" "^  keyevents +Microsoft-Windows-Kernel-Process +6/6 present$"
-expect "W10_1507 unknown TCPIP" "$old" "^  keyevents +Microsoft-Windows-TCPIP +64 ids unknown"
+# The system abort (1468) is missing, the abort request (1039) and its fallback, the retransmit timeout (1046), are not.
+expect "W10_1507 summary TCPIP" "$old" "^  keyevents +Microsoft-Windows-TCPIP +36/64 present, missing: 1468 "
+refuse "W10_1507 1039" "$old" "event 1039 .*does not exist"
+refuse "W10_1507 1046" "$old" "event 1046 .*does not exist"
 
 new10=$("$rc" --windows-build W10_20H2 rules/stutter.yaml) || { echo "FAIL: W10_20H2 exit $?"; fail=1; }
 expect "W10_20H2 PnP" "$new10" "^  keyevents +Microsoft-Windows-Kernel-PnP +22/41 present, missing: 860 1102 "
@@ -44,6 +47,8 @@ w11=$("$rc" --windows-build 22000 rules/stutter.yaml) || { echo "FAIL: W11_21H2 
 expect "W11_21H2 header" "$w11" "^rules/stutter.yaml: coverage on W11_21H2 \(Windows 11 21H2, build 22000\):$"
 expect "W11_21H2 PnP" "$w11" "^  keyevents +Microsoft-Windows-Kernel-PnP +40/41 present, missing: 860$"
 expect "W11_21H2 TDR still missing" "$w11" "warning\[HS150\]: event 540 "
+expect "W11_21H2 TCPIP" "$w11" "^  keyevents +Microsoft-Windows-TCPIP +63/64 present, missing: 1603$"
+expect "W11_21H2 total" "$w11" "^  total: 125 whitelisted ids: 117 present, 6 missing, 2 unknown \(no listing\), 0 disagree$"
 refuse "W11_21H2 1176" "$w11" "event 1176 .*does not exist"
 
 # --strict turns the coverage warnings into a failure (exit 1).
