@@ -151,8 +151,9 @@ int main(int argc, char **argv)
 	char **status = calloc((size_t)(argc - first), sizeof(char *));
 	/* Coverage per file (--windows-build), printed after the diagnostics like the status lines. */
 	struct {
-		hs_winbuild_cover *rows;
+		hs_winbuild_cover *rows; /* borrow names from rs, which lives until they are printed */
 		size_t n;
+		hs_ruleset *rs;
 	} *cover = calloc((size_t)(argc - first), sizeof *cover);
 	for (int i = first; i < argc; i++) {
 		hs_diags *d = hs_diags_new();
@@ -193,7 +194,10 @@ int main(int argc, char **argv)
 		if (status)
 			status[i - first] = strdup(line);
 		hs_diags_merge(all, d);
-		hs_rules_free(rs);
+		if (build && cover)
+			cover[i - first].rs = rs;
+		else
+			hs_rules_free(rs);
 		hs_diags_free(d);
 	}
 	hs_diags_sort(all);
@@ -206,8 +210,10 @@ int main(int argc, char **argv)
 	for (int i = 0; cover && build && i < argc - first; i++)
 		if (fmt == HS_FMT_TEXT && !quiet)
 			print_coverage(stdout, argv[first + i], build, cover[i].rows, cover[i].n);
-	for (int i = 0; cover && i < argc - first; i++)
+	for (int i = 0; cover && i < argc - first; i++) {
 		free(cover[i].rows);
+		hs_rules_free(cover[i].rs);
+	}
 	free(cover);
 	for (int i = 0; status && i < argc - first; i++)
 		free(status[i]);
