@@ -1362,7 +1362,7 @@ static void find_memory_stalls(rpt *r)
 		 "whether the limit is too tight for the workload, swap and kswapd; for dirty-page pauses the disk's "
 		 "write speed and vm.dirty_ratio");
 	/* per task, the most stalled first */
-	struct {
+	struct stalled {
 		int pid;
 		char comm[32];
 		uint64_t ns;
@@ -1389,13 +1389,19 @@ static void find_memory_stalls(rpt *r)
 	for (size_t a = 0; a < np; a++)
 		for (size_t b = a + 1; b < np; b++)
 			if (per[b].ns > per[a].ns) {
-				per[7] = per[a];
+				struct stalled x = per[a];
 				per[a] = per[b];
-				per[b] = per[7];
+				per[b] = x;
 			}
 	for (size_t k = 0; k < np && k < 4; k++)
 		add_note(f, "%s (pid %d): %zu reclaim stall%s, %.1f ms", per[k].comm, per[k].pid, per[k].n,
 			 per[k].n == 1 ? "" : "s", (double)per[k].ns / 1e6);
+	size_t empty = 0;
+	for (size_t i = 0; i < n; i++)
+		empty += r->events[sp[i].e].v[0] == 0;
+	if (empty)
+		add_note(f, "%zu of the %zu reclaim stalls freed no page: nothing was left to reclaim (no swap, or all of "
+			    "it in use), which is how an OOM kill begins", empty, n);
 	for (size_t i = 0; i < n && i < 3; i++) {
 		add_note(f, "stall of %.1f ms: %s/%s to %s/%s", (double)sp[i].ns / 1e6, r->events[sp[i].b].system,
 			 r->events[sp[i].b].name, r->events[sp[i].e].system, r->events[sp[i].e].name);
