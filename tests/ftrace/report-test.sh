@@ -195,6 +195,15 @@ echo "$out"
 head3=$(sed 1d <<<"$out")
 grep -qE "A frame of Frame in hs_frameloop \(pid $frame_pid\) took (9[5-9]|[1-3][0-9][0-9])\.[0-9] ms" <<<"$head3" ||
 	fail "the hitch verdict does not give hs_frameloop's ~100 ms frame"
+# The frame loop slept through its long frame (clock_nanosleep to the next frame's time): the thread section over the
+# frame finds it asleep, woken by the timer's interrupt.
+h1=$(head -1 <<<"$out")
+sed -n '/^THE THREAD BEFORE THE MOMENT/,/^$/p' "$h1/report.txt"
+hslp=$(sed -n '/^THE THREAD BEFORE/,/^$/p' "$h1/report.txt" | awk 'index($0, "sleeping (S") && $2 == "%" { print int($1); exit }')
+grep -q "^THE THREAD BEFORE THE MOMENT: hs_frameloop (pid $frame_pid), .* (the frame)" "$h1/report.txt" ||
+	fail "the hitch report has no thread section over the frame"
+((${hslp:-0} >= 80)) || fail "the frame loop slept through its long frame, the report says ${hslp:-?} % asleep"
+grep -qE '^  woken by: 1 x a (hard interrupt|softirq)' "$h1/report.txt" || fail "the timer's interrupt is not the frame loop's waker"
 
 # The same pages in a real browser, when there is one.
 if [[ -n $art && -d $src/tests/analyze/browser/node_modules/puppeteer-core ]] && command -v node >/dev/null; then
