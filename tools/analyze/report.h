@@ -92,6 +92,7 @@ typedef struct {
 	int file;            /* the file read (index into files), -1 */
 	uint64_t w0, w1;     /* the window: the frame for a hitch, else RPT_THREAD_WINDOW_NS before the moment */
 	uint64_t cov0, cov1; /* the part of it every CPU of the ring covers */
+	int cov_cpu;         /* the CPU whose lost or overwritten events cut it short, or -1 (the ring's start) */
 	uint64_t born;       /* its fork, when in the covered part (else 0) */
 	uint64_t ns[TS_N];   /* the covered part of its life, by state; they sum to cov1 - max(cov0, born) */
 	unsigned preemptions, wakeups, switches_in;

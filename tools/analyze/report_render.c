@@ -82,9 +82,13 @@ static size_t thread_lines(const rpt *r, char lines[][400], size_t cap)
 	rpt_fmt_rel(r, t->cov0, a, sizeof a);
 	rpt_fmt_rel(r, t->cov1, b, sizeof b);
 	fmt_dur(cov, d2, sizeof d2);
+	char cut[96] = "";
+	if (cov + 1000 < t->w1 - t->w0 && t->cov_cpu >= 0)
+		snprintf(cut, sizeof cut, ": cpu %d's older events are gone (its ring wrapped or lost them)", t->cov_cpu);
+	else if (cov + 1000 < t->w1 - t->w0)
+		snprintf(cut, sizeof cut, ": the ring holds nothing older (recording began, or a snapshot emptied it)");
 	snprintf(lines[n++], 400, "covered: %s of %s (%.0f %%), from %s to %s, by %s%s%s", d2, d1,
-		 pct(cov, t->w1 - t->w0), a + strspn(a, " "), b + strspn(b, " "), r->files[t->file].name,
-		 cov + 1000 < t->w1 - t->w0 ? ": the ring does not reach further back on every CPU" : "",
+		 pct(cov, t->w1 - t->w0), a + strspn(a, " "), b + strspn(b, " "), r->files[t->file].name, cut,
 		 t->lost_in_window || t->lost_unknown_in_window ? "" : "; no events lost in it");
 	if (t->lost_in_window || t->lost_unknown_in_window)
 		snprintf(lines[n++], 400,

@@ -359,9 +359,12 @@ void rpt_thread_build(rpt *r)
 	 * later on a CPU that lost events or whose ring wrapped (its older events are gone; an idle CPU of a ring
 	 * that did not wrap merely had nothing to say) */
 	t->cov0 = t->w0 > f->first_ns ? t->w0 : f->first_ns;
+	t->cov_cpu = -1;
 	for (unsigned cpu = 0; cpu < f->cpus; cpu++)
-		if (f->cpu_n[cpu] && (f->cpu_missed[cpu] || f->wrapped == 1) && f->cpu_first[cpu] > t->cov0)
+		if (f->cpu_n[cpu] && (f->cpu_missed[cpu] || f->wrapped == 1) && f->cpu_first[cpu] > t->cov0) {
 			t->cov0 = f->cpu_first[cpu];
+			t->cov_cpu = (int)cpu;
+		}
 	t->cov1 = t->w1 < f->last_ns ? t->w1 : f->last_ns;
 	if (t->cov1 <= t->cov0) {
 		snprintf(t->why, sizeof t->why, "%s does not cover the window: its events %s", f->name,

@@ -17,9 +17,11 @@
  * sa_handler, an exec filename and old_pid, ...): the kernel's tracepoint
  * layouts, format knowledge like Linux's signal numbering below. Where two
  * events share one layout the kernel's naming conventions tell them apart:
- * the two ends of an interrupt handler or a softirq by the "_entry" / "_exit"
- * ending of the event's name (a softirq's raise, the third of its layout, is
- * not decoded), a system call by the name after "sys_enter_" / "sys_exit_".
+ * an interrupt handler's two ends by the "_handler_entry" / "_handler_exit"
+ * ending of the event's name (the network stack's entry/exit pairs have a
+ * name and a ret too), a softirq's by "_entry" / "_exit" (its raise, the third
+ * of its layout, is not decoded), a system call by the name after
+ * "sys_enter_" / "sys_exit_".
  * Records without named fields
  * (ETL today) decode as HS_DEC_NONE.
  *

@@ -155,10 +155,11 @@ hs_decoded_kind hs_event_decode_kind(const hs_event *r, const char *alert)
 		return HS_DEC_SWITCH;
 	if (has_field(r, "pid") && has_field(r, "target_cpu") && has_field(r, "comm"))
 		return HS_DEC_WAKE;
-	/* an interrupt handler's two ends: its name, and its return value (a system call's exit has a number too) */
-	if (has_field(r, "name") && !has_field(r, "ret") && name_ends(r, "_entry"))
+	/* an interrupt handler's two ends, its name and its return value: by the "_handler_entry/exit" ending, as the
+	 * network stack's entry/exit pairs also carry a device name and a return value */
+	if (has_field(r, "name") && name_ends(r, "_handler_entry"))
 		return HS_DEC_IRQ_ENTRY;
-	if (has_field(r, "ret") && !has_field(r, "__syscall_nr") && name_ends(r, "_exit"))
+	if (has_field(r, "ret") && name_ends(r, "_handler_exit"))
 		return HS_DEC_IRQ_EXIT;
 	if (has_field(r, "vec") && name_ends(r, "_entry"))
 		return HS_DEC_SOFTIRQ_ENTRY;
