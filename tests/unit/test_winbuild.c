@@ -6,7 +6,7 @@
 
 static void test_builds(void)
 {
-	CHECK(hs_winbuild_count() >= 3);
+	CHECK(hs_winbuild_count() >= 4);
 	const hs_winbuild *first = hs_winbuild_at(0);
 	CHECK(first != NULL);
 	CHECK(hs_winbuild_at(hs_winbuild_count()) == NULL);
@@ -18,7 +18,8 @@ static void test_builds(void)
 	CHECK(hs_winbuild_find("w10_1507") == b);
 	CHECK(hs_winbuild_find("10240") == b);
 	CHECK(hs_winbuild_find("10240x") == NULL);
-	CHECK(hs_winbuild_find("19041") == NULL); /* 2004 is not in the data: no guessing from a neighbour */
+	CHECK(hs_winbuild_find("19041") == hs_winbuild_find("W10_2004"));
+	CHECK(hs_winbuild_find("22631") == NULL); /* W11 23H2 is not in the data: no guessing from a neighbour */
 	CHECK(hs_winbuild_find("") == NULL);
 	CHECK(hs_winbuild_find(NULL) == NULL);
 	CHECK(hs_winbuild_find("22000") == hs_winbuild_find("W11_21H2"));
@@ -59,7 +60,11 @@ static void test_lookup(void)
 	/* Id-only listings leave the columns NULL but count the versions' rows. */
 	CHECK_EQ_INT(hs_winbuild_lookup(old, "Microsoft-Windows-Kernel-Process", 1, &ev), HS_WINBUILD_PRESENT);
 	CHECK(ev && ev->rows == 3 && ev->level == NULL && ev->keywords == NULL);
-	/* A provider whose listing was not read is unknown, never missing. */
+	/* A provider whose listing was not read is unknown, never missing (2004 has no Kernel-Process listing). */
+	CHECK_EQ_INT(hs_winbuild_lookup(hs_winbuild_find("W10_2004"), "Microsoft-Windows-Kernel-Process", 1, NULL),
+		     HS_WINBUILD_UNKNOWN);
+	CHECK_EQ_INT(hs_winbuild_lookup(hs_winbuild_find("W10_2004"), "Microsoft-Windows-TCPIP", 1468, NULL),
+		     HS_WINBUILD_PRESENT);
 	CHECK_EQ_INT(hs_winbuild_lookup(w20, "Microsoft-Windows-DXGI", 42, NULL), HS_WINBUILD_UNKNOWN);
 	CHECK_EQ_INT(hs_winbuild_lookup(old, "No-Such-Provider", 1, NULL), HS_WINBUILD_UNKNOWN);
 	CHECK_EQ_INT(hs_winbuild_lookup(NULL, "Microsoft-Windows-Kernel-PnP", 1, NULL), HS_WINBUILD_UNKNOWN);

@@ -56,11 +56,17 @@ refuse "W11_21H2 1176" "$w11" "event 1176 .*does not exist"
 st=$?
 [ "$st" = 1 ] || { echo "FAIL: --strict with HS150 exited $st, not 1"; fail=1; }
 
+# A build between the reference ones: 2004 (19041) has TCPIP's system abort but no Kernel-Process listing.
+mid=$("$rc" --windows-build 19041 rules/stutter.yaml) || { echo "FAIL: W10_2004 exit $?"; fail=1; }
+expect "W10_2004 TCPIP" "$mid" "^  keyevents +Microsoft-Windows-TCPIP +59/64 present, missing: 1603 1544 1521 1524 1526$"
+expect "W10_2004 Process unknown" "$mid" "^  keyevents +Microsoft-Windows-Kernel-Process +6 ids unknown"
+
 # An unknown build is a usage error that lists the known ones.
-err=$("$rc" --windows-build 19041 rules/stutter.yaml 2>&1 >/dev/null)
+err=$("$rc" --windows-build 22631 rules/stutter.yaml 2>&1 >/dev/null)
 st=$?
 [ "$st" = 2 ] || { echo "FAIL: unknown build exited $st, not 2"; fail=1; }
 expect "unknown build list" "$err" "^  W10_1507 +10240  Windows 10 1507$"
+expect "unknown build list 2004" "$err" "^  W10_2004 +19041  Windows 10 2004$"
 
 [ "$fail" = 0 ] && echo "coverage: ok"
 exit $fail

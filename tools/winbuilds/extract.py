@@ -94,7 +94,7 @@ def file_commit(checkout, rel):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("checkout")
-    ap.add_argument("--builds", default="W10_1507,W10_20H2,W11_21H2")
+    ap.add_argument("--builds", default="W10_1507,W10_2004,W10_20H2,W11_21H2")
     ap.add_argument("--extra", action="append", default=["Microsoft-Windows-Kernel-PnP:830",
                                                          "Microsoft-Windows-Kernel-PnP:831",
                                                          "Microsoft-Windows-Kernel-PnP:832"])
