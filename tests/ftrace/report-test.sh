@@ -74,6 +74,8 @@ sleep 1.5
 # 2c. A real fsync of 32 MB (dd conv=fsync) on the test's own disk: the run's report lists the fsync waits.
 dd if=/dev/zero of="$tmp/fsync.bin" bs=1M count=32 conv=fsync status=none || fail "dd conv=fsync failed"
 rm -f "$tmp/fsync.bin"
+# ... and one that fails: fsync on a pipe is EINVAL (-22).
+dd if=/dev/zero bs=1 count=1 conv=fsync status=none 2>/dev/null | cat >/dev/null
 # 3. An OOM kill in a memory cgroup of 32 MB.
 mkdir "$cg" || fail "cannot create memory cgroup $cg"
 if [[ -f $cg/memory.limit_in_bytes ]]; then echo 32M >"$cg/memory.limit_in_bytes"; else echo 32M >"$cg/memory.max"; fi
@@ -233,6 +235,8 @@ grep -qE '^[0-9]+\. (Earlier .*: )?Process storm: ' "$dir/report.txt" ||
 n_true=$(sed -nE 's|^   - ([0-9]+) x /(usr/)?bin/true exec -> exit 0.*|\1|p' "$dir/report.txt" | head -1)
 [[ ${n_true:-0} -ge 200 ]] || fail "the run report does not collapse the 200 /bin/true runs into one line"
 grep -E 'Process storm|x /(usr/)?bin/true exec' "$dir/report.txt"
-grep -E '^[0-9]+\. (Earlier .*: )?fsync: [0-9]+ calls?, the longest [0-9.]+ ms \(dd pid [0-9]+\)' "$dir/report.txt" ||
+grep -E '^[0-9]+\. (Earlier .*: )?fsync: [0-9]+ calls?, the longest [0-9.]+ ms \(dd pid [0-9]+\)(, 1 failed)?  \[' "$dir/report.txt" ||
 	fail "the run report does not list dd's fsync wait"
+grep -qE 'fsync failed [0-9]+ times?: dd \(pid [0-9]+\) got -22 \(Invalid argument\)' "$dir/report.json" ||
+	fail "the run report does not give the fsync that failed on a pipe (EINVAL)"
 echo "report test: OK"
