@@ -1443,7 +1443,8 @@ static void find_syscalls(rpt *r)
 			}
 		}
 		const rpt_event *b = &r->events[sp[i].b], *e = &r->events[sp[i].e];
-		/* EIO, ENOSPC, EROFS, EDQUOT: the data may not be on disk; another error is the caller's (EBADF, EINVAL) */
+		/* EIO, ENOSPC, EROFS, EDQUOT: the data may not be on disk; another error is the caller's (EBADF,
+		 * EINVAL) */
 		int64_t err = first_fail != SIZE_MAX ? -r->events[sp[first_fail].e].v[1] : 0;
 		bool lost = err == 5 || err == 28 || err == 30 || err == 122;
 		int impact = lost ? 80 : failed ? 40 : sp[i].ns >= 100000000u ? 45 : sp[i].ns >= 20000000u ? 30 : 10;
@@ -1460,9 +1461,11 @@ static void find_syscalls(rpt *r)
 			const rpt_event *x = &r->events[sp[first_fail].e];
 			rpt_fmt_ts(x->ts, when, sizeof when);
 			/* the trace's errno numbers are Linux's, and so are this tool's (it reads Linux traces only) */
-			snprintf(f->verdict, sizeof f->verdict, "%s failed %zu time%s: %s (pid %d) got %" PRId64 " (%s) at %s s%s.",
-				 call, failed, failed == 1 ? "" : "s", x->comm, x->pid, x->v[1], strerror((int)err), when,
-				 lost ? ": the data may not be on disk" : ", an error of the call itself, not of the disk");
+			snprintf(f->verdict, sizeof f->verdict,
+				 "%s failed %zu time%s: %s (pid %d) got %" PRId64 " (%s) at %s s%s.", call, failed,
+				 failed == 1 ? "" : "s", x->comm, x->pid, x->v[1], strerror((int)err), when,
+				 lost ? ": the data may not be on disk"
+				      : ", an error of the call itself, not of the disk");
 		} else {
 			snprintf(f->verdict, sizeof f->verdict,
 				 "%s (pid %d) waited %.1f ms in %s from %s s (%zu call%s, %.1f ms in all).", b->comm,

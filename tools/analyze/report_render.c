@@ -84,7 +84,8 @@ static size_t thread_lines(const rpt *r, char lines[][400], size_t cap)
 	fmt_dur(cov, d2, sizeof d2);
 	char cut[96] = "";
 	if (cov + 1000 < t->w1 - t->w0 && t->cov_cpu >= 0)
-		snprintf(cut, sizeof cut, ": cpu %d's older events are gone (its ring wrapped or lost them)", t->cov_cpu);
+		snprintf(cut, sizeof cut, ": cpu %d's older events are gone (its ring wrapped or lost them)",
+			 t->cov_cpu);
 	else if (cov + 1000 < t->w1 - t->w0)
 		snprintf(cut, sizeof cut, ": the ring holds nothing older (recording began, or a snapshot emptied it)");
 	snprintf(lines[n++], 400, "covered: %s of %s (%.0f %%), from %s to %s, by %s%s%s", d2, d1,
@@ -101,8 +102,8 @@ static size_t thread_lines(const rpt *r, char lines[][400], size_t cap)
 	if (t->born) {
 		rpt_fmt_rel(r, t->born, a, sizeof a);
 		fmt_dur(life, d2, sizeof d2);
-		snprintf(lines[n++], 400, "it was born (forked) at %s: the split covers its %s of life", a + strspn(a, " "),
-			 d2);
+		snprintf(lines[n++], 400, "it was born (forked) at %s: the split covers its %s of life",
+			 a + strspn(a, " "), d2);
 	}
 	for (int s = 0; s < TS_N; s++) {
 		if (!t->ns[s] && s > TS_DISK)
@@ -111,7 +112,8 @@ static size_t thread_lines(const rpt *r, char lines[][400], size_t cap)
 		snprintf(lines[n++], 400, "%5.1f %%  %-10s  %s", pct(t->ns[s], life), d1, tstate_names[s]);
 	}
 	if (t->max_wake_wait < 1000000u)
-		snprintf(d1, sizeof d1, "%.0f us", (double)t->max_wake_wait / 1e3); /* wake-up latencies are microseconds */
+		/* wake-up latencies are microseconds */
+		snprintf(d1, sizeof d1, "%.0f us", (double)t->max_wake_wait / 1e3);
 	else
 		fmt_dur(t->max_wake_wait, d1, sizeof d1);
 	snprintf(lines[n++], 400,
@@ -155,8 +157,8 @@ static size_t thread_lines(const rpt *r, char lines[][400], size_t cap)
 		for (size_t i = 0; i < t->n_irqs && i < 4; i++) {
 			size_t l = strlen(buf);
 			fmt_dur(t->irqs[i].ns, d1, sizeof d1);
-			snprintf(buf + l, sizeof buf - l, "%s %s%s %s", i ? "," : ";", t->irqs[i].soft ? "softirq " : "",
-				 t->irqs[i].name, d1);
+			snprintf(buf + l, sizeof buf - l, "%s %s%s %s", i ? "," : ";",
+				 t->irqs[i].soft ? "softirq " : "", t->irqs[i].name, d1);
 		}
 		size_t l = strlen(buf);
 		fmt_dur(t->irq_on_thread_ns, d1, sizeof d1);
@@ -364,7 +366,10 @@ static void json_thread(const rpt *r, hs_json *j)
 		for (size_t i = 0; i < t->n_wakers; i++) {
 			const rpt_waker *w = &t->wakers[i];
 			hs_json_obj_begin(j);
-			hs_json_kstr(j, "context", w->context == 1 ? "hardirq" : w->context == 2 ? "softirq" : "thread");
+			hs_json_kstr(j, "context",
+				     w->context == 1   ? "hardirq"
+				     : w->context == 2 ? "softirq"
+							: "thread");
 			json_i64_or_null(j, "pid", w->context ? -1 : w->pid);
 			hs_json_kstr(j, "comm", w->context ? NULL : w->comm);
 			hs_json_kint(j, "cpu", w->cpu);
@@ -752,8 +757,9 @@ void rpt_render_html(const rpt *r, hs_strbuf *sb)
 				double p = pct(t->ns[s], t->cov1 - (t->born > t->cov0 ? t->born : t->cov0));
 				if (p < 0.05)
 					continue;
-				hs_sb_printf(sb, "<span style=\"width:%.2f%%;background:%s\" title=\"%s %.1f %%\"></span>", p,
-					     colours[s], tstate_names[s], p);
+				hs_sb_printf(sb,
+					     "<span style=\"width:%.2f%%;background:%s\" title=\"%s %.1f %%\"></span>",
+					     p, colours[s], tstate_names[s], p);
 			}
 			hs_sb_append(sb, "</div>\n");
 		}

@@ -71,7 +71,8 @@ static void credit_task(thr_ctx *c, int tid, const char *comm, uint64_t a, uint6
 		tid_slot *s = &c->tids[h];
 		if (s->tid == tid) {
 			s->ns += d;
-			snprintf(s->comm, sizeof s->comm, "%s", comm); /* its latest name: after an exec, the program's */
+			/* its latest name: after an exec, the program's */
+			snprintf(s->comm, sizeof s->comm, "%s", comm);
 			return;
 		}
 		if (s->tid < 0) {

@@ -95,8 +95,8 @@ static bool name_ends(const hs_event *r, const char *suffix)
 
 hs_task_state hs_linux_task_state(int64_t s)
 {
-	/* TASK_REPORT: 0x01 S, 0x02 D, 0x04 T, 0x08 t, 0x10 X, 0x20 Z, 0x40 P, 0x80 I; a bit above them (TASK_REPORT_MAX,
-	 * 0x100 on 4.14+) marks a preemption, the task still runnable */
+	/* TASK_REPORT: 0x01 S, 0x02 D, 0x04 T, 0x08 t, 0x10 X, 0x20 Z, 0x40 P, 0x80 I; a bit above them
+	 * (TASK_REPORT_MAX, 0x100 on 4.14+) marks a preemption, the task still runnable */
 	if (s & 0x100 && !(s & 0xff))
 		return HS_TASK_PREEMPTED;
 	if (!(s & 0xff))
@@ -347,7 +347,6 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		return true;
 	case HS_DEC_SWITCH: {
 		static const char *const st[] = {"R", "R+", "S", "D", "T", "X", "?"};
-		char s3[64] = "";
 		hs_event_field_int(r, "prev_pid", &a);
 		hs_event_field_int(r, "next_pid", &b);
 		hs_event_field_int(r, "prev_state", &c);
@@ -358,9 +357,9 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		e->v[0] = a;
 		e->v[1] = b;
 		e->v[2] = c;
-		snprintf(s3, sizeof s3, "%s", st[hs_linux_task_state(c)]);
-		snprintf(e->detail, sizeof e->detail, "%s (pid %" PRId64 ") leaves the CPU [%s] for %s (pid %" PRId64 ")",
-			 s1, a, s3, e->subject, b);
+		snprintf(e->detail, sizeof e->detail,
+			 "%s (pid %" PRId64 ") leaves the CPU [%s] for %s (pid %" PRId64 ")", s1, a,
+			 st[hs_linux_task_state(c)], e->subject, b);
 		return true;
 	}
 	case HS_DEC_WAKE:
@@ -375,8 +374,10 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		c = r->payload && r->payload_len > 2 ? r->payload[2] : 0;
 		e->v[2] = c & 0x08 ? 1 : c & 0x10 ? 2 : 0;
 		snprintf(e->detail, sizeof e->detail, "%s%s (pid %d) wakes %s (pid %" PRId64 ") for cpu %" PRId64,
-			 e->v[2] == 1 ? "an interrupt over " : e->v[2] == 2 ? "a softirq over " : "", comm, pid, e->subject, a,
-			 b);
+			 e->v[2] == 1   ? "an interrupt over "
+			 : e->v[2] == 2 ? "a softirq over "
+					: "",
+			 comm, pid, e->subject, a, b);
 		return true;
 	case HS_DEC_IRQ_ENTRY:
 		hs_event_field_str(r, "name", s2, sizeof s2);
