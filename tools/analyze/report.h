@@ -73,8 +73,9 @@ typedef struct {
 typedef enum { TS_RUNNING, TS_RUNNABLE, TS_SLEEP, TS_DISK, TS_OTHER, TS_UNKNOWN, TS_N } rpt_tstate;
 typedef struct {
 	int pid, cpu, context; /* context: 0 a task, 1 a hard interrupt, 2 a softirq (hs_decoded_kind WAKE's v2) */
-	char comm[32];
-	unsigned n;
+	char comm[32];         /* tasks are grouped by name: a shell loop's children each wake it once */
+	unsigned n, tasks;     /* wake-ups; tasks of that name (pid and cpu are the first's) */
+	int last_pid;
 } rpt_waker;
 typedef struct {
 	char name[32];

@@ -58,6 +58,8 @@ static void fmt_waker(const rpt_waker *w, char *buf, size_t cap)
 		snprintf(buf, cap, "a softirq on cpu %d (a timer, network or block completion)", w->cpu);
 	else if (w->pid == 0)
 		snprintf(buf, cap, "the idle task on cpu %d (an interrupt's work finished there)", w->cpu);
+	else if (w->tasks > 1)
+		snprintf(buf, cap, "%s (%u tasks of that name, the first pid %d)", w->comm, w->tasks, w->pid);
 	else
 		snprintf(buf, cap, "%s (pid %d) on cpu %d", w->comm, w->pid, w->cpu);
 }
@@ -374,6 +376,7 @@ static void json_thread(const rpt *r, hs_json *j)
 			hs_json_kstr(j, "comm", w->context ? NULL : w->comm);
 			hs_json_kint(j, "cpu", w->cpu);
 			hs_json_kuint(j, "count", w->n);
+			hs_json_kuint(j, "tasks", w->tasks);
 			hs_json_obj_end(j);
 		}
 		hs_json_arr_end(j);

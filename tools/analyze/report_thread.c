@@ -102,20 +102,25 @@ static void thread_to(thr_ctx *c, int st, int before, uint64_t ts)
 static void add_waker(rpt_thread *t, const hs_tracedat_record *rec, int context)
 {
 	int pid = context ? -1 : rec->pid;
-	for (size_t i = 0; i < t->n_wakers; i++)
-		if (t->wakers[i].pid == pid && t->wakers[i].context == context &&
-		    (context || !strcmp(t->wakers[i].comm, rec->comm ? rec->comm : ""))) {
-			t->wakers[i].n++;
+	char comm[32];
+	hs_utf8_clean(context ? "" : rec->comm ? rec->comm : "?", comm, sizeof comm);
+	for (size_t i = 0; i < t->n_wakers; i++) {
+		rpt_waker *w = &t->wakers[i];
+		if (w->context == context && !strcmp(w->comm, comm)) {
+			w->n++;
+			w->tasks += w->last_pid != pid; /* counts changes: distinct enough for a loop's children */
+			w->last_pid = pid;
 			return;
 		}
+	}
 	if (t->n_wakers == sizeof t->wakers / sizeof t->wakers[0])
 		return;
 	rpt_waker *w = &t->wakers[t->n_wakers++];
-	w->pid = pid;
+	w->pid = w->last_pid = pid;
 	w->cpu = rec->cpu;
 	w->context = context;
-	w->n = 1;
-	hs_utf8_clean(context ? "" : rec->comm ? rec->comm : "?", w->comm, sizeof w->comm);
+	w->n = w->tasks = 1;
+	memcpy(w->comm, comm, sizeof comm);
 }
 
 static void add_irq(rpt_thread *t, const char *name, bool soft, uint64_t d)
