@@ -5,7 +5,7 @@
 #include "../unit/check.h"
 #include "etw/cmdline.h"
 #include "etw/etw.h"
-#include "etw/realtime.h"
+#include "plan/etw_realtime.h"
 /* After windows.h (etw.h brings it). */
 #include <shellapi.h>
 #include "hindsight/backend.h"

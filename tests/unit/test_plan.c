@@ -1,9 +1,9 @@
 /* test_plan.c: unit tests for the planner: every number handed to ETW or tracefs, derived from the rules. */
 #include "check.h"
-#include "etw/etw_defs.h"
 #include "fixture.h"
 #include "hindsight/limits.h"
 #include "hindsight/plan.h"
+#include "plan/etw_defs.h"
 #include <stdint.h>
 
 static const char *const profile =

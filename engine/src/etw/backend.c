@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "etw/etw.h"
-#include "etw/realtime.h"
+#include "plan/etw_realtime.h"
 #include "hindsight/backend.h"
 #include "util/strbuf.h"
 

@@ -16,8 +16,8 @@
 #include <tdh.h>
 /* clang-format on */
 
-#include "etw/etw_defs.h"
 #include "hindsight/limits.h"
+#include "plan/etw_defs.h"
 
 /*
  * mingw-w64 10 (Debian 12) lacks these; the values and layouts are the Windows

@@ -1,9 +1,9 @@
 /* plan/match.c: ETW's enable-filter test (level, keywords, event-id whitelist, classic and kernel attribution) applied to recorded events against a plan. */
 #include <string.h>
 
-#include "etw/etw_defs.h"
 #include "hindsight/etl_kernel.h"
 #include "hindsight/plan_match.h"
+#include "plan/etw_defs.h"
 
 static bool guid_eq(const hs_guid *a, const hs_guid *b)
 {

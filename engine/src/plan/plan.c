@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "etw/etw_defs.h"
-#include "etw/realtime.h"
 #include "hindsight/limits.h"
+#include "plan/etw_defs.h"
+#include "plan/etw_realtime.h"
 #include "rules/rules_int.h"
 #include "util/arena.h"
 #include "util/compat.h"

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "etw/etw_defs.h"
 #include "hindsight/plan.h"
 #include "hindsight/winbuild.h"
+#include "plan/etw_defs.h"
 #include "util/json.h"
 #include "util/strbuf.h"
 

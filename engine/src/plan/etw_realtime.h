@@ -1,12 +1,12 @@
-/* etw/realtime.h: which ETW sessions also run in real-time mode (a consumer in the engine feeds the triggers); portable, so the planner can use it on any host. */
-#ifndef HS_ETW_REALTIME_H
-#define HS_ETW_REALTIME_H
+/* plan/etw_realtime.h: which ETW sessions also run in real-time mode (a consumer in the engine feeds the triggers); a plan-level decision the backend follows, on any host. */
+#ifndef HS_PLAN_ETW_REALTIME_H
+#define HS_PLAN_ETW_REALTIME_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "etw/etw_defs.h"
 #include "hindsight/plan.h"
+#include "plan/etw_defs.h"
 
 /*
  * A file-circular session runs with EVENT_TRACE_REAL_TIME_MODE as well (the

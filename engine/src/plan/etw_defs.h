@@ -1,6 +1,6 @@
-/* etw/etw_defs.h: ETW constants and layout facts the planner needs on any host; the Windows backend asserts them against the SDK. */
-#ifndef HS_ETW_DEFS_H
-#define HS_ETW_DEFS_H
+/* plan/etw_defs.h: the ETW constants and layout facts a Windows plan is expressed in, on any host; the Windows backend asserts them against the SDK. */
+#ifndef HS_PLAN_ETW_DEFS_H
+#define HS_PLAN_ETW_DEFS_H
 
 /* These are mechanism, not policy: fixed values of the Windows API
  * (evntrace.h, evntprov.h, wmistr.h), named as in the SDK with an HS_ prefix so
