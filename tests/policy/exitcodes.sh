@@ -47,16 +47,9 @@ done < <(grep -rnE '(^|[^A-Z_])EXIT_[A-Z]' "$src/engine/src/main.c" "$src/engine
 
 # The tools: no exit-status names of their own; they include hindsight/exitcodes.h and use HS_EXIT_*.
 # A definition is a #define of an *EXIT_* name, an enum constant *EXIT_* = a number or another exit name,
-# or an unprefixed EXIT_* enum constant (DEC_EXIT_GROUP, a decoder, is none of these). The one exception:
-# tools/analyze/analyze.h keeps "#define ANALYZE_EXIT_X HS_EXIT_Y" aliases while analyze/cpu.c, which is
-# being moved into the library, still spells the old names.
-alias_file=tools/analyze/analyze.h
-alias_re='^#[[:space:]]*define[[:space:]]+ANALYZE_EXIT_[A-Z_]+[[:space:]]+HS_EXIT_[A-Z_]+[[:space:]]*$'
+# or an unprefixed EXIT_* enum constant (DEC_EXIT_GROUP, a decoder, is none of these); no exceptions.
 while IFS= read -r hit; do
 	rel=${hit#"$src"/}
-	file=${rel%%:*}
-	body=${rel#*:*:}
-	[[ $file == "$alias_file" && $body =~ $alias_re ]] && continue
 	bad "a tool defines its own exit status (include hindsight/exitcodes.h, use HS_EXIT_*): $rel"
 done < <(grep -rnE '#[[:space:]]*define[[:space:]]+[A-Z0-9_]*EXIT_|(^|[^A-Za-z0-9_])[A-Z0-9_]*EXIT_[A-Z0-9_]*[[:space:]]*=[[:space:]]*([0-9]|[A-Z0-9_]*EXIT_)|enum[[:space:]]*\{([^}]*[^A-Za-z0-9_])?EXIT_' \
 	"$src/tools" --include='*.c' --include='*.h' || true)

@@ -12,13 +12,6 @@
 #include "hindsight/tracedat.h"
 #include "hindsight/json.h"
 
-/* Exit statuses are hindsight/exitcodes.h's. These old names remain only for
- * cpu.c, which is being split into the library; they go when it moves to
- * HS_EXIT_* (tests/policy/exitcodes.sh allows aliases here and nowhere else). */
-#define ANALYZE_EXIT_OK HS_EXIT_OK
-#define ANALYZE_EXIT_PROBLEMS HS_EXIT_FINDINGS
-#define ANALYZE_EXIT_USAGE HS_EXIT_USAGE
-
 typedef struct {
 	const char *file;       /* the trace */
 	bool json;              /* --json: one JSON document on stdout */

@@ -8,6 +8,7 @@
 #include "analyze.h"
 #include "hindsight/compat.h"
 #include "hindsight/cpu_profile.h"
+#include "hindsight/exitcodes.h"
 #include "hindsight/json.h"
 #include "hindsight/regex.h"
 #include "hindsight/strbuf.h"
@@ -170,7 +171,7 @@ static int write_folded(const hs_cpu_profile *a, const char *path)
 	FILE *f = hs_fopen(path, "w");
 	if (!f) {
 		fprintf(stderr, "analyze: %s: cannot create\n", path);
-		return ANALYZE_EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	for (uint32_t sid = 0; sid < hs_cpu_profile_view(a)->nstacks; sid++) {
 		size_t n;
@@ -188,7 +189,7 @@ static int write_folded(const hs_cpu_profile *a, const char *path)
 	}
 	if (fclose(f) != 0) {
 		fprintf(stderr, "analyze: %s: write failed\n", path);
-		return ANALYZE_EXIT_USAGE;
+		return HS_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -202,7 +203,7 @@ static int write_folded(const hs_cpu_profile *a, const char *path)
 static int write_speedscope(const hs_cpu_profile *a, const char *path, const char *trace)
 {
 	const hs_cpu_view *c = hs_cpu_profile_view(a);
-	int rc = ANALYZE_EXIT_USAGE;
+	int rc = HS_EXIT_USAGE;
 	hs_strbuf sb = {0};
 	uint32_t *remap = malloc((hs_cpu_profile_view(a)->nframes + 1) * sizeof(*remap));
 	uint32_t *used = malloc((hs_cpu_profile_view(a)->nframes + 1) * sizeof(*used));
@@ -304,7 +305,7 @@ int analyze_cpu(const analyze_opts *o)
 	hs_etl *etl = NULL;
 	hs_regex *re = NULL;
 	hs_cpu_profile *prof = NULL;
-	int rc = ANALYZE_EXIT_USAGE;
+	int rc = HS_EXIT_USAGE;
 	if (o->process) {
 		char err[256];
 		size_t off = 0;
@@ -314,13 +315,13 @@ int analyze_cpu(const analyze_opts *o)
 				fprintf(stderr, "analyze: --process /%s/: %s at offset %zu\n", o->process, err, off);
 			else
 				fprintf(stderr, "analyze: --process: %s\n", hs_strerror(st));
-			return ANALYZE_EXIT_USAGE;
+			return HS_EXIT_USAGE;
 		}
 	}
 	rc = analyze_open_etl(o->file, &etl);
 	if (rc)
 		goto fail;
-	rc = ANALYZE_EXIT_USAGE;
+	rc = HS_EXIT_USAGE;
 	hs_status st = hs_cpu_profile_build(etl, re, on_progress, NULL, &prof);
 	analyze_progress_done();
 	if (st != HS_OK) {
@@ -344,7 +345,7 @@ int analyze_cpu(const analyze_opts *o)
 			c->unresolved_keys);
 	rc = analyze_report_problems(etl);
 	if (!rc && c->undecodable)
-		rc = ANALYZE_EXIT_PROBLEMS;
+		rc = HS_EXIT_FINDINGS;
 fail:
 	hs_cpu_profile_free(prof);
 	hs_regex_free(re);
