@@ -235,7 +235,12 @@ size_t bench_find_session(const hs_plan *plan, hs_session_mode mode)
 hs_backend *bench_backend_start(const bench_plan *o)
 {
 	hs_backend *b = NULL;
-	hs_backend_opts opts = {.msg = g_log, .interrupts = NULL};
+	/* The backend's messages as the engine prints them, into the log; static:
+	 * the backend borrows the sink until it is freed. */
+	static hs_msg_file sink;
+	static hs_msg msg = {hs_msg_file_fn, &sink};
+	sink = (hs_msg_file){.f = g_log, .prefix = "engine"};
+	hs_backend_opts opts = {.msg = &msg, .interrupts = NULL};
 	if (hs_backend_start(&o->plan, g_dir, &opts, &b) != HS_OK) {
 		fprintf(stderr, "bench: cannot start the sessions (%s...)\n", o->name[0]);
 		return NULL;

@@ -349,7 +349,12 @@ static void one_session_init(one_session *o, const hs_plan *plan, size_t i, cons
 static hs_backend *start(one_session *o)
 {
 	hs_backend *b = NULL;
-	hs_backend_opts opts = {.msg = g_log, .interrupts = NULL};
+	/* The backend's messages as the engine prints them, into the log; static:
+	 * the backend borrows the sink until it is freed. */
+	static hs_msg_file sink;
+	static hs_msg msg = {hs_msg_file_fn, &sink};
+	sink = (hs_msg_file){.f = g_log, .prefix = "engine"};
+	hs_backend_opts opts = {.msg = &msg, .interrupts = NULL};
 	if (hs_backend_start(&o->plan, g_dir, &opts, &b) != HS_OK) {
 		fprintf(stderr, "bench: cannot start session %s\n", o->name);
 		return NULL;

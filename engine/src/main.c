@@ -7,6 +7,7 @@
 
 #include "hindsight/diag.h"
 #include "hindsight/exitcodes.h"
+#include "hindsight/msg.h"
 #include "hindsight/plan.h"
 #include "hindsight/rules.h"
 #include "hindsight/tracedat.h"
@@ -70,6 +71,20 @@ static void warn_memory(uint64_t bytes)
 }
 
 #ifdef HS_HAVE_BACKEND
+/* The engine's voice: the library reports through sinks (hindsight/msg.h) and
+ * the engine prints each message as one "engine: " line. Recording: the run's
+ * progress on stdout and its failures on stderr, the backend's lines all on
+ * stdout (one stream keeps main.log in order); both are teed to main.log. */
+#define ENGINE_PREFIX "engine"
+
+/* Launch mode's capture log speaks as each launcher always has: "launch: "
+ * from the Linux sampler, "engine: " from the Windows one. */
+#ifdef _WIN32
+#define LAUNCH_PREFIX ENGINE_PREFIX
+#else
+#define LAUNCH_PREFIX "launch"
+#endif
+
 /* The capture log of launch mode: a temporary file, gone when closed. */
 static FILE *capture_log(void)
 {
@@ -94,7 +109,9 @@ static int run_launch(const hs_plan *plan, const char *prog, const char *args, c
 	char **av = NULL;
 	FILE *log = capture_log();
 	hs_launch_opts o = {.prog = prog, .cwd = cwd, .out = out, .timeout_sec = timeout_sec,
-			    .interrupts = hs_os_stop_requests()};
+			    .interrupts = hs_os_stop_requests(), .detail = log};
+	hs_msg_file sink = {.f = log, .prefix = LAUNCH_PREFIX};
+	hs_msg msg = {hs_msg_file_fn, &sink};
 	hs_launch_result res;
 	if (!log) {
 		perror("engine: capture log");
@@ -107,7 +124,7 @@ static int run_launch(const hs_plan *plan, const char *prog, const char *args, c
 	}
 	o.argv = av;
 	hs_os_stop_handlers_install();
-	hs_status st = hs_launch_run(plan, &o, log, &res);
+	hs_status st = hs_launch_run(plan, &o, &msg, &res);
 	rewind(log);
 	char line[1024];
 	if (st == HS_OK) {
@@ -342,20 +359,28 @@ int main(int argc, char **argv)
 		rc = run_launch(plan, launch, launch_args, launch_cwd, launch_out, (unsigned)timeout_sec);
 		goto out;
 	}
+	hs_os_set_busy_prefix(ENGINE_PREFIX);
 	if (estimate_sec) {
-		rc = hs_estimate_live(rs, plan, path, (unsigned)estimate_sec, json);
+		/* stdout is the report's: every message goes to stderr. */
+		hs_msg_file est_sink = {.f = stderr, .prefix = ENGINE_PREFIX};
+		hs_msg est_msg = {hs_msg_file_fn, &est_sink};
+		rc = hs_estimate_live(rs, plan, path, (unsigned)estimate_sec, json, &est_msg, &est_msg);
 		goto out;
 	}
+	hs_msg_file run_sink = {.f = stdout, .err = stderr, .prefix = ENGINE_PREFIX};
+	hs_msg_file backend_sink = {.f = stdout, .prefix = ENGINE_PREFIX};
+	hs_msg run_msg = {hs_msg_file_fn, &run_sink}, backend_msg = {hs_msg_file_fn, &backend_sink};
 	if (replay) {
 		/* The recording mode on the replay backend: no kernel, no privilege. */
 		hs_record_opts ro = {.duration_s = (unsigned)duration_sec, .backend = &hs_backend_replay,
-				     .input = replay, .speed = replay_speed};
+				     .input = replay, .speed = replay_speed, .msg = &run_msg, .backend_msg = &backend_msg};
 		rc = hs_record_run_opts(rs, plan, path, &ro);
 		goto out;
 	}
 	if (!plan_only) {
 		/* Normal mode: record until SIGINT/SIGTERM; it prints the plan into main.log itself. */
-		rc = hs_record_run(rs, plan, path, (unsigned)duration_sec);
+		hs_record_opts ro = {.duration_s = (unsigned)duration_sec, .msg = &run_msg, .backend_msg = &backend_msg};
+		rc = hs_record_run_opts(rs, plan, path, &ro);
 		goto out;
 	}
 #endif

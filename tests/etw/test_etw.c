@@ -102,6 +102,15 @@ static FILE *msg_open(void)
 	return fopen("etw-test-messages.txt", "w+b");
 }
 
+/* The engine's sink over f: the messages read as the engine prints them. */
+static const hs_msg *msg_sink(FILE *f)
+{
+	static hs_msg_file sink;
+	static hs_msg m = {hs_msg_file_fn, &sink};
+	sink = (hs_msg_file){.f = f, .prefix = "engine"};
+	return &m;
+}
+
 static char *msg_take(FILE *f)
 {
 	char *s = slurp(f);
@@ -255,7 +264,7 @@ static void test_errors(void)
 	CHECK_CONTAINS(hs_etw_error_advice(ERROR_DISK_FULL), "200 MB");
 	CHECK_CONTAINS(hs_etw_error_advice(ERROR_NO_SYSTEM_RESOURCES), "logman query -ets");
 	FILE *m = msg_open();
-	CHECK_EQ_INT(hs_etw_report(m, ERROR_DISK_FULL, "StartTraceW(%s)", "X"), HS_EIO);
+	CHECK_EQ_INT(hs_etw_report(msg_sink(m), ERROR_DISK_FULL, "StartTraceW(%s)", "X"), HS_EIO);
 	char *text = msg_take(m);
 	CHECK_CONTAINS(text, "engine: StartTraceW(X) failed: ERROR_DISK_FULL (112): not enough free disk space");
 	free(text);
@@ -307,7 +316,7 @@ static run_result run_backend(const hs_plan *plan, bool snapshot)
 	FILE *m = msg_open();
 	static volatile int interrupts;
 	interrupts = 0;
-	hs_backend_opts o = {.msg = m, .interrupts = &interrupts};
+	hs_backend_opts o = {.msg = msg_sink(m), .interrupts = &interrupts};
 	hs_backend *b = NULL;
 	CreateDirectoryW(L"rec-run", NULL);
 	r.start = hs_backend_start(plan, "rec-run", &o, &b);
@@ -623,7 +632,7 @@ static void test_realtime(const hs_plan *plan)
 	FILE *m = msg_open();
 	static volatile int interrupts;
 	interrupts = 0;
-	hs_backend_opts o = {.msg = m, .interrupts = &interrupts};
+	hs_backend_opts o = {.msg = msg_sink(m), .interrupts = &interrupts};
 	hs_backend *b = NULL;
 	CreateDirectoryW(L"rec-run", NULL);
 	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_OK);
@@ -772,7 +781,7 @@ static void test_marker(const hs_plan *plan)
 	rec_reset();
 	rec_fail("EventRegister", 1, ERROR_ACCESS_DENIED);
 	FILE *m = msg_open();
-	hs_backend_opts o = {.msg = m};
+	hs_backend_opts o = {.msg = msg_sink(m)};
 	hs_backend *b = NULL;
 	CreateDirectoryW(L"rec-run", NULL);
 	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_OK);
@@ -795,7 +804,7 @@ static void test_marker(const hs_plan *plan)
 	seen_reset();
 	rec_fail("EventWriteString", 1, ERROR_MORE_DATA);
 	m = msg_open();
-	o = (hs_backend_opts){.msg = m};
+	o = (hs_backend_opts){.msg = msg_sink(m)};
 	b = NULL;
 	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_OK);
 	if (b) {
@@ -878,7 +887,7 @@ static void test_realtime_trigger(const hs_plan *plan)
 	FILE *m = msg_open();
 	static volatile int interrupts;
 	interrupts = 0;
-	hs_backend_opts o = {.msg = m, .interrupts = &interrupts};
+	hs_backend_opts o = {.msg = msg_sink(m), .interrupts = &interrupts};
 	hs_backend *b = NULL;
 	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_OK);
 	if (!b) {
@@ -965,7 +974,7 @@ static void test_realtime_present(const hs_plan *plan)
 	const ULONGLONG t0 = 2000ull * REC_QPC_PER_SECOND;
 	REC.qpc_now = t0;
 	FILE *m = msg_open();
-	hs_backend_opts o = {.msg = m};
+	hs_backend_opts o = {.msg = msg_sink(m)};
 	hs_backend *b = NULL;
 	CreateDirectoryW(L"rec-run", NULL);
 	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_OK);
@@ -1074,7 +1083,7 @@ static void test_realtime_fields(const hs_plan *plan)
 	REC.n_tdh_props = sizeof(schema) / sizeof(schema[0]);
 	FILE *m = msg_open();
 	static volatile int interrupts;
-	hs_backend_opts o = {.msg = m, .interrupts = &interrupts};
+	hs_backend_opts o = {.msg = msg_sink(m), .interrupts = &interrupts};
 	hs_backend *b = NULL;
 	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_OK);
 	if (!b) {
@@ -1147,7 +1156,7 @@ static void test_realtime_clocks(const hs_plan *plan)
 		REC.n_rt_events = 1;
 		FILE *m = msg_open();
 		static volatile int interrupts;
-		hs_backend_opts o = {.msg = m, .interrupts = &interrupts};
+		hs_backend_opts o = {.msg = msg_sink(m), .interrupts = &interrupts};
 		hs_backend *b = NULL;
 		CHECK_EQ_INT(hs_backend_start(&copy, "rec-run", &o, &b), HS_OK);
 		if (b) {
@@ -1182,7 +1191,7 @@ static void test_realtime_failures(const hs_plan *plan)
 	rec_reset();
 	rec_fail("OpenTraceW", 1, ERROR_ACCESS_DENIED);
 	m = msg_open();
-	o.msg = m;
+	o.msg = msg_sink(m);
 	b = NULL;
 	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_OK);
 	CHECK_EQ_INT(hs_backend_set_observer(b, observer, NULL), HS_EUNSUPPORTED);
@@ -1202,7 +1211,7 @@ static void test_realtime_failures(const hs_plan *plan)
 	rec_reset();
 	rec_fail("create_thread", 1, ERROR_NOT_ENOUGH_MEMORY);
 	m = msg_open();
-	o.msg = m;
+	o.msg = msg_sink(m);
 	b = NULL;
 	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_OK);
 	CHECK_CONTAINS(rec_log(), "CloseTrace handle=101 -> ok");
@@ -1218,7 +1227,7 @@ static void test_realtime_failures(const hs_plan *plan)
 	rec_reset();
 	seen_reset();
 	m = msg_open();
-	o.msg = m;
+	o.msg = msg_sink(m);
 	b = NULL;
 	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_OK);
 	CHECK_EQ_INT(hs_backend_set_observer(b, observer, NULL), HS_OK);
@@ -1238,7 +1247,7 @@ static void test_realtime_failures(const hs_plan *plan)
 	rec_reset();
 	rec_fail("StartTraceW", 2, ERROR_ACCESS_DENIED);
 	m = msg_open();
-	o.msg = m;
+	o.msg = msg_sink(m);
 	b = NULL;
 	CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_EPERM);
 	free(msg_take(m));
@@ -1265,7 +1274,8 @@ static launch_result run_launch(const hs_plan *plan, const char *out, unsigned t
 			    .timeout_sec = timeout, .interrupts = &interrupts};
 	launch_result r;
 	FILE *m = msg_open();
-	r.st = hs_launch_run(plan, &o, m, &r.res);
+	o.detail = m;
+	r.st = hs_launch_run(plan, &o, msg_sink(m), &r.res);
 	r.messages = msg_take(m);
 	return r;
 }

@@ -137,7 +137,7 @@ static int compare(const char *dir, const char *tag, int cpus, const int *fds, c
 			munmap(map, bytes[c]);
 	}
 	/* The old writer first: its comm table is then the one both files get. */
-	hs_dat_opts o = {.clock = "local", .compress = true, .kallsyms = true, .msg = stderr};
+	hs_dat_opts o = {.clock = "local", .compress = true, .kallsyms = true, .msg = NULL}; /* NULL: stderr */
 	hs_status s1 = hs_dat_write_opts(lib, cpus, files, &o);
 	uint64_t lib_bytes = o.file_bytes;
 	o.zcpu = z;

@@ -24,7 +24,7 @@ static hs_status write_zeros(const char *path, unsigned long long bytes, int *er
 	snprintf(p0, sizeof(p0), "/proc/self/fd/%d", fd);
 	snprintf(p1, sizeof(p1), "/proc/self/fd/%d", empty);
 	char *files[] = {p0, p1};
-	hs_dat_opts o = {.clock = "mono", .compress = true, .kallsyms = false, .msg = stderr};
+	hs_dat_opts o = {.clock = "mono", .compress = true, .kallsyms = false, .msg = NULL}; /* NULL: stderr */
 	hs_status st = hs_dat_write_opts(path, 2, files, &o);
 	*err = o.err;
 	close(fd);

@@ -213,7 +213,7 @@ int main(int argc, char **argv)
 	snprintf(s.mark, sizeof s.mark, "hindsight trgbe mark %d", (int)getpid());
 
 	const hs_backend_ops *ops = &hs_backend_ftrace;
-	hs_backend_opts opts = {.msg = stderr};
+	hs_backend_opts opts = {.msg = NULL}; /* NULL: messages on stderr */
 	hs_backend *b = NULL;
 	hs_status st = ops->start(plan, dir, &opts, &b);
 	CHECK(st == HS_OK, "start: %s", hs_strerror(st));

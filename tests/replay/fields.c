@@ -84,7 +84,7 @@ int main(int argc, char **argv)
 		perror("mkdtemp");
 		return 1;
 	}
-	hs_backend_opts opts = {.msg = stderr, .input = argv[2], .speed = 0};
+	hs_backend_opts opts = {.msg = NULL, .input = argv[2], .speed = 0}; /* NULL: messages on stderr */
 	const hs_backend_ops *ops = &hs_backend_replay;
 	hs_backend *b = NULL;
 	if (ops->start(plan, dir, &opts, &b) != HS_OK) {

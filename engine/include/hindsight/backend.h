@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "hindsight/msg.h"
 #include "hindsight/plan.h"
 #include "hindsight/status.h"
 
@@ -23,8 +24,10 @@
  * the opts' strings until free; the backend owns the kernel sessions it made
  * (or the input it replays) and removes them in stop (or free if stop was not
  * called). Status structs returned by session_status point into the backend
- * and stay valid until free. Messages for the user go to opts->msg (the
- * engine tees it to main.log). A handle goes back only to the table that made it.
+ * and stay valid until free. Messages for the user go to the sink opts->msg
+ * (hindsight/msg.h; borrowed until free; its source is the backend's name),
+ * which the engine prints and tees to main.log. A handle goes back only to
+ * the table that made it.
  */
 
 typedef struct hs_backend hs_backend;
@@ -66,7 +69,9 @@ struct hs_key_event {
 typedef void (*hs_key_event_fn)(void *ctx, const hs_key_event *ev);
 
 typedef struct {
-	FILE *msg; /* progress, warnings; NULL means stderr */
+	/* Progress, warnings and failures (hindsight/msg.h), called from the
+	 * backend's threads too; NULL: "source: text" lines on stderr. */
+	const hs_msg *msg;
 	/* Set by a signal handler; long operations check it to say they are busy. */
 	volatile int *interrupts;
 	/* Replay only (the kernel backends ignore them): the recorded trace.dat or

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "hindsight/limits.h"
+#include "hindsight/msg.h"
 #include "hindsight/plan.h"
 #include "hindsight/status.h"
 
@@ -24,12 +25,16 @@ typedef struct {
 	const char *cwd;         /* directory the program runs in, or NULL for ours */
 	const char *out;         /* output path, or NULL: next to the program, named from the session's output */
 	unsigned timeout_sec;    /* then the process group is killed; 0: none (the CLI passes its default, 600) */
-	bool quiet;              /* no progress lines on `log`, only the summary */
+	bool quiet;              /* no progress messages, only the summary */
 	/* Optional: a counter the caller's SIGINT/SIGTERM handler increments. The
 	 * program runs in its own process group, so a terminal's Ctrl+C reaches
 	 * only the engine: the first increment forwards SIGINT to the group, a
 	 * second one SIGKILL. */
 	const volatile int *interrupts;
+	/* Optional: where readers write their per-item detail lines as they are,
+	 * not messages (Windows: the image identities it could not add, one line
+	 * each); NULL: nowhere. */
+	FILE *detail;
 } hs_launch_opts;
 
 typedef struct {
@@ -59,13 +64,13 @@ typedef struct {
  * writes perf.data (temporary name, then rename). The sampling session's
  * tracefs events (if it names providers) are recorded for the same tree in
  * their own instance and written as a trace.dat next to it (events_path); the
- * instance is removed on every path. Progress and problems go to
- * `log` (may be NULL). Returns HS_OK when the file was written, whatever the
+ * instance is removed on every path. Progress and problems go to the sink
+ * `msg` (hindsight/msg.h, source "launch"; NULL: silent). Returns HS_OK when the file was written, whatever the
  * program's fate; HS_ENOENT when the program cannot be executed, HS_EPERM when
  * perf_event_open is refused, HS_EIO for I/O failures, HS_EINVAL for a plan
  * without a sampling session.
  */
-hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log, hs_launch_result *res);
+hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, const hs_msg *msg, hs_launch_result *res);
 
 /*
  * Splits an --args string into words the way a POSIX shell would for plain

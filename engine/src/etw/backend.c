@@ -4,14 +4,14 @@
 #include <string.h>
 
 #include "etw/etw.h"
-#include "plan/etw_realtime.h"
 #include "hindsight/backend.h"
+#include "plan/etw_realtime.h"
 #include "util/strbuf.h"
 
 struct hs_backend {
 	const hs_plan *plan;
 	const hs_etw_api *api;
-	FILE *msg;
+	const hs_msg *msg;
 	volatile int *interrupts;
 	char *run_dir;
 	hs_etw_session *s;
@@ -47,26 +47,28 @@ static void report_running(hs_backend *b, hs_etw_session *s)
 	const hs_plan_session *ps = s->ps;
 	const hs_plan_etw *e = &ps->etw;
 	double mib = (double)s->buffers * s->buffer_kb * 1024.0 / MIB;
-	fprintf(b->msg, "engine: session %s (%s) running: %lu buffers x %lu KB = %.1f MiB nonpaged", ps->session->name,
-		s->name_utf8, (unsigned long)s->buffers, (unsigned long)s->buffer_kb, mib);
+	hs_strbuf sb = {0};
+	hs_sb_printf(&sb, "session %s (%s) running: %lu buffers x %lu KB = %.1f MiB nonpaged", ps->session->name,
+		     s->name_utf8, (unsigned long)s->buffers, (unsigned long)s->buffer_kb, mib);
 	if (ps->session->mode == HS_MODE_BUFFERING)
-		fprintf(b->msg, "; the ring keeps the newest %.1f MiB of events, saved on Ctrl+C\n", mib);
+		hs_sb_printf(&sb, "; the ring keeps the newest %.1f MiB of events, saved on Ctrl+C", mib);
 	else
-		fprintf(b->msg, "; %s, circular, at most %lu MB\n", ps->session->output, (unsigned long)e->max_file_mb);
+		hs_sb_printf(&sb, "; %s, circular, at most %lu MB", ps->session->output, (unsigned long)e->max_file_mb);
+	hs_etw_say(b->msg, HS_MSG_INFO, "%s", sb.oom ? "out of memory" : hs_sb_cstr(&sb));
+	hs_sb_free(&sb);
 	if (!s->buffers)
-		fprintf(b->msg,
-			"engine: warning: ETW reports no buffers for %s, so it is not really running; ETW on this "
-			"system may be a stub (as under Wine) and nothing will be recorded\n",
-			s->name_utf8);
+		hs_etw_say(b->msg, HS_MSG_WARN,
+			   "warning: ETW reports no buffers for %s, so it is not really running; ETW on this "
+			   "system may be a stub (as under Wine) and nothing will be recorded",
+			   s->name_utf8);
 	else if (ps->session->mode == HS_MODE_BUFFERING && s->buffers < e->min_buffers)
-		fprintf(b->msg,
-			"engine: warning: ETW gave %s %lu of the %lu buffers asked for; the ring covers %.0f%% of the "
-			"planned history\n",
-			s->name_utf8, (unsigned long)s->buffers, (unsigned long)e->min_buffers,
-			100.0 * s->buffers / e->min_buffers);
-	fprintf(b->msg, "engine: %s: %zu of %zu providers enabled, %zu whitelisted event ids in kernel filters\n",
-		ps->session->name, s->providers_enabled, ps->n_providers, s->events_enabled);
-	fflush(b->msg);
+		hs_etw_say(b->msg, HS_MSG_WARN,
+			   "warning: ETW gave %s %lu of the %lu buffers asked for; the ring covers %.0f%% of the "
+			   "planned history",
+			   s->name_utf8, (unsigned long)s->buffers, (unsigned long)e->min_buffers,
+			   100.0 * s->buffers / e->min_buffers);
+	hs_etw_say(b->msg, HS_MSG_INFO, "%s: %zu of %zu providers enabled, %zu whitelisted event ids in kernel filters",
+		   ps->session->name, s->providers_enabled, ps->n_providers, s->events_enabled);
 }
 
 /* The consumer of a session just started in real-time mode, before any
@@ -79,14 +81,16 @@ static hs_status open_consumer(hs_backend *b, size_t i)
 {
 	hs_etw_session *s = &b->s[i];
 	if (hs_etw_rt_open(&b->rt[i], s, i, b->api, b->msg) == HS_OK) {
-		fprintf(b->msg, "engine: session %s: real-time consumer attached; triggers see its events about 1 s "
-			"after they happen\n", s->ps->session->name);
+		hs_etw_say(b->msg, HS_MSG_INFO,
+			   "session %s: real-time consumer attached; triggers see its events about 1 s "
+			   "after they happen",
+			   s->ps->session->name);
 		return HS_OK;
 	}
-	fprintf(b->msg,
-		"engine: session %s: no real-time consumer, so triggers cannot see its events (only manual snapshots "
-		"work); starting it again without real-time mode\n",
-		s->ps->session->name);
+	hs_etw_say(b->msg, HS_MSG_WARN,
+		   "session %s: no real-time consumer, so triggers cannot see its events (only manual snapshots "
+		   "work); starting it again without real-time mode",
+		   s->ps->session->name);
 	hs_status st = hs_etw_session_stop(s, b->api, b->msg);
 	if (st != HS_OK)
 		return st;
@@ -122,39 +126,42 @@ static void report_marker(hs_backend *b)
 {
 	const hs_etw_marker *m = &b->marker;
 	if (!m->registered) {
-		fputs("engine: no trigger marker on Windows: no session enables a catalog provider with a `means: marker` "
-		      "event (rules/providers/windows.yaml: Hindsight-Marker) that lets it through\n", b->msg);
+		hs_etw_say(b->msg, HS_MSG_WARN,
+			   "no trigger marker on Windows: no session enables a catalog provider with a `means: marker` "
+			   "event (rules/providers/windows.yaml: Hindsight-Marker) that lets it through");
 		return;
 	}
 	char gt[37];
 	hs_guid_format(&m->provider->guid, gt);
-	fprintf(b->msg, "engine: trigger markers: %s {%s} (EventWriteString, level %u, keyword 0x%llx) into", m->provider->name,
-		gt, (unsigned)m->level, (unsigned long long)m->keyword);
+	hs_strbuf sb = {0};
+	hs_sb_printf(&sb, "trigger markers: %s {%s} (EventWriteString, level %u, keyword 0x%llx) into",
+		     m->provider->name, gt, (unsigned)m->level, (unsigned long long)m->keyword);
 	const char *sep = " ";
 	for (size_t i = 0; i < b->n; i++)
 		for (size_t k = 0; k < b->s[i].ps->n_providers; k++)
 			if (hs_etw_marker_passes(m, &b->s[i].ps->providers[k])) {
-				fprintf(b->msg, "%s%s", sep, b->s[i].ps->session->name);
+				hs_sb_printf(&sb, "%s%s", sep, b->s[i].ps->session->name);
 				sep = ", ";
 			}
-	fputc('\n', b->msg);
-	fflush(b->msg);
+	hs_etw_say(b->msg, HS_MSG_INFO, "%s", sb.oom ? "out of memory" : hs_sb_cstr(&sb));
+	hs_sb_free(&sb);
 }
 
 static hs_status etw_start(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts, hs_backend **out)
 {
 	*out = NULL;
-	FILE *msg = opts && opts->msg ? opts->msg : stderr;
+	const hs_msg *msg = opts ? opts->msg : NULL;
 	const hs_etw_api *api = hs_etw_api_get();
 	BOOL admin = FALSE;
 	DWORD err = api->is_admin(&admin);
 	if (err != ERROR_SUCCESS)
 		return hs_etw_report(msg, err, "checking for Administrator rights");
 	if (!admin) {
-		fputs("engine: recording needs an elevated terminal: ETW kernel sessions are for administrators.\n"
-		      "engine: close this terminal, open a new one with \"Run as administrator\" and run the same command "
-		      "again; `engine --plan` works without it.\n",
-		      msg);
+		hs_etw_say(msg, HS_MSG_ERROR,
+			   "recording needs an elevated terminal: ETW kernel sessions are for administrators.");
+		hs_etw_say(msg, HS_MSG_ERROR,
+			   "close this terminal, open a new one with \"Run as administrator\" and run the same "
+			   "command again; `engine --plan` works without it.");
 		return HS_EPERM;
 	}
 	hs_backend *b = calloc(1, sizeof(*b));
@@ -176,8 +183,10 @@ static hs_status etw_start(const hs_plan *plan, const char *run_dir, const hs_ba
 		const hs_plan_session *ps = &plan->sessions[i];
 		hs_etw_session *s = &b->s[i];
 		if (ps->session->mode == HS_MODE_SAMPLING) {
-			fprintf(msg, "engine: session %s is a sampling session: it runs with --launch PROG, not in "
-				"recording mode\n", ps->session->name);
+			hs_etw_say(msg, HS_MSG_ERROR,
+				   "session %s is a sampling session: it runs with --launch PROG, not in "
+				   "recording mode",
+				   ps->session->name);
 			st = HS_EINVAL;
 			goto fail;
 		}
@@ -185,8 +194,9 @@ static hs_status etw_start(const hs_plan *plan, const char *run_dir, const hs_ba
 		if (st == HS_OK && ps->session->mode == HS_MODE_FILE_CIRCULAR)
 			st = output_path(b, ps->session->output, s->file);
 		if (st != HS_OK) {
-			fprintf(msg, "engine: session %s: its name or output path is too long for ETW (%d characters)\n",
-				ps->session->name, HS_ETW_MAX_NAME_CHARS);
+			hs_etw_say(msg, HS_MSG_ERROR,
+				   "session %s: its name or output path is too long for ETW (%d characters)",
+				   ps->session->name, HS_ETW_MAX_NAME_CHARS);
 			goto fail;
 		}
 	}
@@ -269,9 +279,8 @@ static hs_status etw_snapshot(hs_backend *b, size_t session, const char *path, b
 		return st;
 	ss->snapshots++;
 	char *p = hs_etw_narrow(file);
-	fprintf(b->msg, "engine: ring %s saved to %s (%.1f MiB, %.2f s)\n", s->ps->session->name, p ? p : "?",
-		(double)size / MIB, ss->snapshot_s);
-	fflush(b->msg);
+	hs_etw_say(b->msg, HS_MSG_INFO, "ring %s saved to %s (%.1f MiB, %.2f s)", s->ps->session->name, p ? p : "?",
+		   (double)size / MIB, ss->snapshot_s);
 	free(p);
 	return HS_OK;
 }
@@ -325,10 +334,11 @@ static hs_status close_consumers(hs_backend *b)
 			rc = HS_EIO;
 		hs_etw_rt_stats c;
 		hs_etw_rt_counts(rt, &c);
-		fprintf(b->msg, "engine: %s real-time: %llu events of its providers, %llu dropped (queue full), %llu cut "
-			"at %d bytes\n",
-			b->s[i].ps->session->name, (unsigned long long)c.queued + c.dropped, (unsigned long long)c.dropped,
-			(unsigned long long)c.truncated, HS_ETW_RT_MAX_USERDATA);
+		hs_etw_say(b->msg, HS_MSG_INFO,
+			   "%s real-time: %llu events of its providers, %llu dropped (queue full), %llu cut "
+			   "at %d bytes",
+			   b->s[i].ps->session->name, (unsigned long long)c.queued + c.dropped,
+			   (unsigned long long)c.dropped, (unsigned long long)c.truncated, HS_ETW_RT_MAX_USERDATA);
 		if (hs_etw_rt_free(rt))
 			b->rt[i] = NULL;
 	}
@@ -390,9 +400,11 @@ static hs_status etw_stop(hs_backend *b)
 			continue;
 		}
 		if (s->events_lost || s->log_buffers_lost)
-			fprintf(b->msg, "engine: %s lost %lu events and %lu buffers (raise buffer_size_kb or the buffer "
-				"counts in the rules)\n",
-				s->ps->session->name, (unsigned long)s->events_lost, (unsigned long)s->log_buffers_lost);
+			hs_etw_say(b->msg, HS_MSG_WARN,
+				   "%s lost %lu events and %lu buffers (raise buffer_size_kb or the buffer "
+				   "counts in the rules)",
+				   s->ps->session->name, (unsigned long)s->events_lost,
+				   (unsigned long)s->log_buffers_lost);
 		/* STOP writes the circular file's last buffers; only then is it complete. */
 		if (s->file[0] && (st = hs_etw_check_output(b->api, s->file, "the key-event file", b->msg, NULL)) != HS_OK)
 			rc = st;

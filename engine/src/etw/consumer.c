@@ -359,7 +359,7 @@ static void rt_destroy(hs_etw_rt *rt)
 	free(rt);
 }
 
-hs_status hs_etw_rt_open(hs_etw_rt **out, hs_etw_session *s, size_t session, const hs_etw_api *api, FILE *msg)
+hs_status hs_etw_rt_open(hs_etw_rt **out, hs_etw_session *s, size_t session, const hs_etw_api *api, const hs_msg *msg)
 {
 	*out = NULL;
 	hs_etw_rt *rt = calloc(1, sizeof(*rt));
@@ -477,7 +477,7 @@ ULONG hs_etw_rt_clock(const hs_etw_rt *rt)
 	return rt->clock;
 }
 
-hs_status hs_etw_rt_close(hs_etw_rt *rt, FILE *msg)
+hs_status hs_etw_rt_close(hs_etw_rt *rt, const hs_msg *msg)
 {
 	if (rt->joined)
 		return HS_OK;
@@ -493,8 +493,9 @@ hs_status hs_etw_rt_close(hs_etw_rt *rt, FILE *msg)
 	DWORD err = rt->api->join_thread(rt->thread, HS_ETW_RT_JOIN_MS);
 	if (err != ERROR_SUCCESS) {
 		if (err == WAIT_TIMEOUT)
-			fprintf(msg, "engine: the real-time consumer of %s did not end within %d ms of CloseTrace\n",
-				rt->s->name_utf8, HS_ETW_RT_JOIN_MS);
+			hs_etw_say(msg, HS_MSG_WARN,
+				   "the real-time consumer of %s did not end within %d ms of CloseTrace",
+				   rt->s->name_utf8, HS_ETW_RT_JOIN_MS);
 		else
 			hs_etw_report(msg, err, "waiting for the real-time consumer of %s", rt->s->name_utf8);
 		return HS_EIO;

@@ -104,19 +104,25 @@ hs_status hs_etw_error_status(ULONG err)
 	return e ? e->status : HS_EIO;
 }
 
-hs_status hs_etw_report(FILE *msg, ULONG err, const char *what_fmt, ...)
+void hs_etw_say(const hs_msg *msg, hs_msg_level level, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	hs_msg_vsay(msg, level, "etw", fmt, ap);
+	va_end(ap);
+}
+
+hs_status hs_etw_report(const hs_msg *msg, ULONG err, const char *what_fmt, ...)
 {
 	hs_strbuf sb = {0};
 	va_list ap;
 	va_start(ap, what_fmt);
-	hs_sb_append(&sb, "engine: ");
 	hs_sb_vprintf(&sb, what_fmt, ap);
 	va_end(ap);
 	const char *name = hs_etw_error_name(err);
-	hs_sb_printf(&sb, " failed: %s (%lu): %s\n", name ? name : "Win32 error", (unsigned long)err,
+	hs_sb_printf(&sb, " failed: %s (%lu): %s", name ? name : "Win32 error", (unsigned long)err,
 		     hs_etw_error_advice(err));
-	fputs(hs_sb_cstr(&sb), msg);
-	fflush(msg);
+	hs_etw_say(msg, HS_MSG_ERROR, "%s", sb.oom ? "out of memory for a Win32 error message" : hs_sb_cstr(&sb));
 	hs_sb_free(&sb);
 	return hs_etw_error_status(err);
 }

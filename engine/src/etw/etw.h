@@ -68,9 +68,10 @@ const char *hs_etw_error_name(ULONG err);
 /* What the error means for a tracing call and what the user should do. */
 const char *hs_etw_error_advice(ULONG err);
 hs_status hs_etw_error_status(ULONG err);
-/* "engine: <what> failed: ERROR_X (n): advice" on msg. Returns hs_etw_error_status(err). */
-hs_status hs_etw_report(FILE *msg, ULONG err, const char *what_fmt, ...)
-	HS_PRINTF_FMT(3, 4);
+/* Messages for the user through the backend's sink (source "etw"; NULL: stderr). */
+void hs_etw_say(const hs_msg *msg, hs_msg_level level, const char *fmt, ...) HS_PRINTF_FMT(3, 4);
+/* "<what> failed: ERROR_X (n): advice", an error on msg. Returns hs_etw_error_status(err). */
+hs_status hs_etw_report(const hs_msg *msg, ULONG err, const char *what_fmt, ...) HS_PRINTF_FMT(3, 4);
 
 /* ---- one kernel session ---- */
 
@@ -95,19 +96,19 @@ typedef struct {
 hs_status hs_etw_session_init(hs_etw_session *s, const hs_plan_session *ps, const char *file);
 /* StartTraceW. On ERROR_ALREADY_EXISTS a session of that name is left from
  * an engine that died: it is stopped (the user told) and the start retried once. */
-hs_status hs_etw_session_start(hs_etw_session *s, const hs_etw_api *api, FILE *msg);
+hs_status hs_etw_session_start(hs_etw_session *s, const hs_etw_api *api, const hs_msg *msg);
 /* EnableTraceEx2 per provider and the classic stack list. A provider Windows
  * refuses is reported and skipped; access denied or no resources fail. */
-hs_status hs_etw_session_enable(hs_etw_session *s, const hs_etw_api *api, FILE *msg);
+hs_status hs_etw_session_enable(hs_etw_session *s, const hs_etw_api *api, const hs_msg *msg);
 /* EVENT_TRACE_CONTROL_QUERY into the session's counters. */
-hs_status hs_etw_session_query(hs_etw_session *s, const hs_etw_api *api, FILE *msg);
+hs_status hs_etw_session_query(hs_etw_session *s, const hs_etw_api *api, const hs_msg *msg);
 /* EVENT_CONTROL_CODE_CAPTURE_STATE to every provider whose rules ask for it. */
-void hs_etw_session_capture_state(hs_etw_session *s, const hs_etw_api *api, FILE *msg);
+void hs_etw_session_capture_state(hs_etw_session *s, const hs_etw_api *api, const hs_msg *msg);
 /* EVENT_TRACE_CONTROL_FLUSH; for a buffering session `file` is the new file
  * the ring is written to. */
-hs_status hs_etw_session_flush(hs_etw_session *s, const hs_etw_api *api, const WCHAR *file, FILE *msg);
+hs_status hs_etw_session_flush(hs_etw_session *s, const hs_etw_api *api, const WCHAR *file, const hs_msg *msg);
 /* EVENT_TRACE_CONTROL_STOP (final counters kept). Safe to call twice. */
-hs_status hs_etw_session_stop(hs_etw_session *s, const hs_etw_api *api, FILE *msg);
+hs_status hs_etw_session_stop(hs_etw_session *s, const hs_etw_api *api, const hs_msg *msg);
 
 /* ---- the real-time consumer of one session (consumer.c) ---- */
 
@@ -128,7 +129,7 @@ typedef struct {
 
 /* The consumer of session `s` (index `session` in the plan). A failure is
  * reported on msg (OpenTraceW's or the thread's error) and nothing is left open. */
-hs_status hs_etw_rt_open(hs_etw_rt **out, hs_etw_session *s, size_t session, const hs_etw_api *api, FILE *msg);
+hs_status hs_etw_rt_open(hs_etw_rt **out, hs_etw_session *s, size_t session, const hs_etw_api *api, const hs_msg *msg);
 /* Hands every queued event to fn (NULL: discards them) as an hs_key_event:
  * system = the plan provider's name, name = the plan event's for the id (the
  * opcode for classic events) or "?", ts_ns in the session's clock
@@ -141,7 +142,7 @@ void hs_etw_rt_counts(const hs_etw_rt *rt, hs_etw_rt_stats *out);
 ULONG hs_etw_rt_clock(const hs_etw_rt *rt);
 /* CloseTrace, then waits up to HS_ETW_RT_JOIN_MS for ProcessTrace's thread.
  * HS_EIO when it did not end (then hs_etw_rt_free keeps the memory). Safe to call twice. */
-hs_status hs_etw_rt_close(hs_etw_rt *rt, FILE *msg);
+hs_status hs_etw_rt_close(hs_etw_rt *rt, const hs_msg *msg);
 /* Frees a closed consumer; false (and nothing freed) while its thread may still run. */
 bool hs_etw_rt_free(hs_etw_rt *rt);
 
@@ -191,15 +192,15 @@ void hs_etw_marker_plan(hs_etw_marker *m, const hs_plan *plan);
 bool hs_etw_marker_passes(const hs_etw_marker *m, const hs_plan_provider *pp);
 /* EventRegister. A failure is reported on msg and leaves the marker off
  * (the recording goes on without it). */
-void hs_etw_marker_register(hs_etw_marker *m, const hs_etw_api *api, FILE *msg);
+void hs_etw_marker_register(hs_etw_marker *m, const hs_etw_api *api, const hs_msg *msg);
 /* EventWriteString. HS_EUNSUPPORTED when not registered or no session lets it through. */
-hs_status hs_etw_marker_write(hs_etw_marker *m, const hs_etw_api *api, const char *text, FILE *msg);
+hs_status hs_etw_marker_write(hs_etw_marker *m, const hs_etw_api *api, const char *text, const hs_msg *msg);
 /* EventUnregister; safe to call twice. */
-void hs_etw_marker_unregister(hs_etw_marker *m, const hs_etw_api *api, FILE *msg);
+void hs_etw_marker_unregister(hs_etw_marker *m, const hs_etw_api *api, const hs_msg *msg);
 
 /* Checks that ETW really wrote `path`: HS_OK when it exists and is not
  * empty; otherwise says so on msg (with `what`, e.g. "the ring snapshot"). */
-hs_status hs_etw_check_output(const hs_etw_api *api, const WCHAR *path, const char *what, FILE *msg,
+hs_status hs_etw_check_output(const hs_etw_api *api, const WCHAR *path, const char *what, const hs_msg *msg,
 			      ULONGLONG *size);
 
 #endif

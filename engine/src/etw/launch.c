@@ -1,5 +1,6 @@
 /* etw/launch.c: launch mode on Windows: a private system-logger session samples CPU while one program runs, then a merged .etl. */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,13 +19,32 @@
 
 typedef struct {
 	const hs_etw_api *api;
-	FILE *log;
+	const hs_msg *msg;
+	FILE *detail; /* hs_launch_opts.detail */
 	hs_etw_session s;
 	WCHAR raw[HS_ETW_MAX_NAME_CHARS];
 	WCHAR out[HS_ETW_MAX_NAME_CHARS];
 	bool interval_set, old_interval_known;
 	TRACE_PROFILE_INTERVAL old_interval;
 } launch;
+
+/* Launch mode's own messages (source "launch"); the session helpers say theirs as "etw". */
+static void say(const hs_msg *msg, hs_msg_level level, const char *fmt, ...) HS_PRINTF_FMT(3, 4);
+static void say(const hs_msg *msg, hs_msg_level level, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	hs_msg_vsay(msg, level, "launch", fmt, ap);
+	va_end(ap);
+}
+
+static void quiet(void *ctx, hs_msg_level level, const char *source, const char *text)
+{
+	(void)ctx;
+	(void)level;
+	(void)source;
+	(void)text;
+}
 
 static const hs_plan_session *sampling_session(const hs_plan *plan)
 {
@@ -58,12 +78,12 @@ static hs_status full_wide(launch *L, const char *path, WCHAR *out)
 	WCHAR rel[HS_ETW_MAX_NAME_CHARS];
 	hs_status st = hs_etw_widen(path, rel, HS_ETW_MAX_NAME_CHARS);
 	if (st != HS_OK) {
-		fprintf(L->log, "engine: %s: path too long for ETW (%d characters at most)\n", path,
-			HS_ETW_MAX_NAME_CHARS);
+		say(L->msg, HS_MSG_ERROR, "%s: path too long for ETW (%d characters at most)", path,
+		    HS_ETW_MAX_NAME_CHARS);
 		return st;
 	}
 	DWORD err = L->api->full_path(rel, out, HS_ETW_MAX_NAME_CHARS);
-	return err == ERROR_SUCCESS ? HS_OK : hs_etw_report(L->log, err, "resolving %s", path);
+	return err == ERROR_SUCCESS ? HS_OK : hs_etw_report(L->msg, err, "resolving %s", path);
 }
 
 /* The profile timer is global to the machine: remember what it was. */
@@ -81,13 +101,13 @@ static void set_interval(launch *L, uint32_t interval_100ns)
 	TRACE_PROFILE_INTERVAL want = {.Source = 0, .Interval = interval_100ns};
 	err = L->api->TraceSetInformation(L->s.handle, TraceSampledProfileIntervalInfo, &want, sizeof(want));
 	if (err != ERROR_SUCCESS) {
-		hs_etw_report(L->log, err, "setting the sample interval to %" PRIu32 " x 100 ns", interval_100ns);
-		fprintf(L->log, "engine: sampling at this machine's current rate instead\n");
+		hs_etw_report(L->msg, err, "setting the sample interval to %" PRIu32 " x 100 ns", interval_100ns);
+		say(L->msg, HS_MSG_WARN, "sampling at this machine's current rate instead");
 		return;
 	}
 	L->interval_set = true;
-	fprintf(L->log, "engine: CPU sample interval %" PRIu32 " x 100 ns (%.0f Hz)\n", interval_100ns,
-		1e7 / interval_100ns);
+	say(L->msg, HS_MSG_INFO, "CPU sample interval %" PRIu32 " x 100 ns (%.0f Hz)", interval_100ns,
+	    1e7 / interval_100ns);
 }
 
 static void restore_interval(launch *L)
@@ -100,7 +120,7 @@ static void restore_interval(launch *L)
 							    : (TRACE_PROFILE_INTERVAL){.Source = 0, .Interval = 10000};
 	ULONG err = L->api->TraceSetInformation(L->s.handle, TraceSampledProfileIntervalInfo, &back, sizeof(back));
 	if (err != ERROR_SUCCESS)
-		hs_etw_report(L->log, err, "restoring the machine's sample interval (%lu x 100 ns)",
+		hs_etw_report(L->msg, err, "restoring the machine's sample interval (%lu x 100 ns)",
 			      (unsigned long)back.Interval);
 }
 
@@ -187,44 +207,47 @@ static hs_status merge(launch *L, const char *raw_utf8, const char *out_utf8, hs
 	DWORD err = L->api->create_merged_trace(L->out, in, 1, MERGE_FLAGS);
 	if (err == ERROR_SUCCESS || err == ERROR_INSUFFICIENT_BUFFER) {
 		if (err == ERROR_INSUFFICIENT_BUFFER)
-			fprintf(L->log, "engine: the merge lost some events (ERROR_INSUFFICIENT_BUFFER); the file is usable\n");
-		fprintf(L->log, "engine: merged with KernelTraceControl.dll (image identities, volume mapping)\n");
+			say(L->msg, HS_MSG_WARN,
+			    "the merge lost some events (ERROR_INSUFFICIENT_BUFFER); the file is usable");
+		say(L->msg, HS_MSG_INFO, "merged with KernelTraceControl.dll (image identities, volume mapping)");
 		return HS_OK;
 	}
 	if (err == ERROR_MOD_NOT_FOUND || err == ERROR_PROC_NOT_FOUND)
-		fprintf(L->log, "engine: KernelTraceControl.dll (Windows Performance Toolkit) is not installed; adding "
-				"the image identities with hindsight's own writer\n");
+		say(L->msg, HS_MSG_WARN,
+		    "KernelTraceControl.dll (Windows Performance Toolkit) is not installed; adding "
+		    "the image identities with hindsight's own writer");
 	else
-		hs_etw_report(L->log, err, "CreateMergedTraceFile; adding the image identities with hindsight's own "
-					   "writer instead");
+		hs_etw_report(L->msg, err,
+			      "CreateMergedTraceFile; adding the image identities with hindsight's own "
+			      "writer instead");
 	volume_map vm;
 	volume_map_init(&vm, L->api);
-	hs_imageid_opts io = {.map = map_kernel_path, .map_ctx = &vm, .log = L->log};
+	hs_imageid_opts io = {.map = map_kernel_path, .map_ctx = &vm, .log = L->detail};
 	hs_imageid_report rep;
 	memset(&rep, 0, sizeof(rep));
 	hs_status st = hs_etl_add_image_ids(raw_utf8, out_utf8, &io, &rep);
 	if (st != HS_OK) {
-		fprintf(L->log, "engine: cannot add image identities to %s: %s\n", raw_utf8, hs_strerror(st));
+		say(L->msg, HS_MSG_ERROR, "cannot add image identities to %s: %s", raw_utf8, hs_strerror(st));
 	} else {
-		fprintf(L->log, "engine: image identities: %" PRIu32 " images, %" PRIu32 " with a PDB identity, %" PRIu32
-				" without, %" PRIu32 " unreadable\n",
-			rep.images, rep.images_rsds, rep.images_no_rsds, rep.images_failed);
+		say(L->msg, HS_MSG_INFO,
+		    "image identities: %" PRIu32 " images, %" PRIu32 " with a PDB identity, %" PRIu32
+		    " without, %" PRIu32 " unreadable",
+		    rep.images, rep.images_rsds, rep.images_no_rsds, rep.images_failed);
 		res->build_ids = rep.images_rsds;
 	}
 	hs_imageid_report_free(&rep);
 	return st;
 }
 
-hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log, hs_launch_result *res)
+hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, const hs_msg *msg, hs_launch_result *res)
 {
 	memset(res, 0, sizeof(*res));
 	res->exit_code = -1;
-	FILE *devnull = NULL;
-	if (!log)
-		log = devnull = fopen("NUL", "w");
-	if (!log)
-		return HS_EIO;
-	launch L = {.api = hs_etw_api_get(), .log = log};
+	/* NULL is silent (launch.h); the session helpers' NULL would be stderr. */
+	static const hs_msg silent = {quiet, NULL};
+	if (!msg)
+		msg = &silent;
+	launch L = {.api = hs_etw_api_get(), .msg = msg, .detail = o->detail};
 	const hs_etw_api *api = L.api;
 	HANDLE proc = NULL;
 	char *cmd = NULL;
@@ -234,30 +257,30 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 
 	const hs_plan_session *ps = sampling_session(plan);
 	if (!ps) {
-		fprintf(log, "engine: the profile has no sampling session for Windows; launch mode needs one\n");
+		say(msg, HS_MSG_ERROR, "the profile has no sampling session for Windows; launch mode needs one");
 		goto out;
 	}
 	BOOL admin = FALSE;
 	DWORD err = api->is_admin(&admin);
 	if (err != ERROR_SUCCESS || !admin) {
-		fputs("engine: launch mode needs an elevated terminal: kernel CPU sampling is for administrators.\n"
-		      "engine: close this terminal, open a new one with \"Run as administrator\" and run the same command "
-		      "again.\n",
-		      log);
+		say(msg, HS_MSG_ERROR,
+		    "launch mode needs an elevated terminal: kernel CPU sampling is for administrators.");
+		say(msg, HS_MSG_ERROR,
+		    "close this terminal, open a new one with \"Run as administrator\" and run the same command again.");
 		st = HS_EPERM;
 		goto out;
 	}
 	/* Without it the profile source cannot be configured or enabled. */
 	err = api->enable_privilege(L"SeSystemProfilePrivilege");
 	if (err != ERROR_SUCCESS) {
-		st = hs_etw_report(log, err, "enabling SeSystemProfilePrivilege");
+		st = hs_etw_report(msg, err, "enabling SeSystemProfilePrivilege");
 		if (st == HS_OK || st == HS_ENOENT)
 			st = HS_EPERM;
 		goto out;
 	}
 	st = output_path(ps, o, res->out_path, sizeof(res->out_path));
 	if (st != HS_OK) {
-		fprintf(log, "engine: the output path is too long\n");
+		say(msg, HS_MSG_ERROR, "the output path is too long");
 		goto out;
 	}
 	/* The session writes an unmerged file next to the output (same
@@ -280,7 +303,7 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 
 	cmd = hs_win_cmdline(o->prog, o->argv);
 	if (!cmd) {
-		fprintf(log, "engine: cannot build the command line (a quote in the program name?)\n");
+		say(msg, HS_MSG_ERROR, "cannot build the command line (a quote in the program name?)");
 		st = HS_EINVAL;
 		goto out;
 	}
@@ -289,7 +312,7 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 	WCHAR wcwd[HS_ETW_MAX_NAME_CHARS];
 	if (!wcmd || hs_etw_widen(cmd, wcmd, wcap) != HS_OK ||
 	    (o->cwd && hs_etw_widen(o->cwd, wcwd, HS_ETW_MAX_NAME_CHARS) != HS_OK)) {
-		fprintf(log, "engine: the command line or --cwd is not valid UTF-8 or too long\n");
+		say(msg, HS_MSG_ERROR, "the command line or --cwd is not valid UTF-8 or too long");
 		st = HS_EINVAL;
 		goto out;
 	}
@@ -297,26 +320,24 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 	if ((st = hs_etw_session_init(&L.s, ps, NULL)) != HS_OK)
 		goto out;
 	memcpy(L.s.file, L.raw, sizeof(L.s.file));
-	if ((st = hs_etw_session_start(&L.s, api, log)) != HS_OK)
+	if ((st = hs_etw_session_start(&L.s, api, msg)) != HS_OK)
 		goto out;
 	set_interval(&L, ps->etw.sample_interval_100ns);
-	if ((st = hs_etw_session_enable(&L.s, api, log)) != HS_OK)
+	if ((st = hs_etw_session_enable(&L.s, api, msg)) != HS_OK)
 		goto out;
-	hs_etw_session_query(&L.s, api, log);
-	fprintf(log, "engine: session %s running: %lu buffers x %lu KB\n", L.s.name_utf8, (unsigned long)L.s.buffers,
-		(unsigned long)L.s.buffer_kb);
+	hs_etw_session_query(&L.s, api, msg);
+	say(msg, HS_MSG_INFO, "session %s running: %lu buffers x %lu KB", L.s.name_utf8, (unsigned long)L.s.buffers,
+	    (unsigned long)L.s.buffer_kb);
 
 	DWORD pid = 0;
 	err = api->create_process(NULL, wcmd, o->cwd ? wcwd : NULL, &proc, &pid);
 	if (err != ERROR_SUCCESS) {
-		st = hs_etw_report(log, err, "starting %s", cmd);
+		st = hs_etw_report(msg, err, "starting %s", cmd);
 		if (err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND)
 			st = HS_ENOENT;
 		goto out;
 	}
-	fprintf(log, "engine: started %s (pid %lu)%s\n", cmd, (unsigned long)pid,
-		o->timeout_sec ? "" : ", no timeout");
-	fflush(log);
+	say(msg, HS_MSG_INFO, "started %s (pid %lu)%s", cmd, (unsigned long)pid, o->timeout_sec ? "" : ", no timeout");
 	uint64_t waited_ms = 0;
 	int seen = 0;
 	for (;;) {
@@ -324,14 +345,14 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 		if (err == ERROR_SUCCESS)
 			break;
 		if (err != WAIT_TIMEOUT) {
-			st = hs_etw_report(log, err, "waiting for pid %lu", (unsigned long)pid);
+			st = hs_etw_report(msg, err, "waiting for pid %lu", (unsigned long)pid);
 			api->terminate_process(proc, 1);
 			goto out;
 		}
 		waited_ms += HS_LAUNCH_POLL_MS;
 		if (o->timeout_sec && waited_ms >= (uint64_t)o->timeout_sec * 1000u) {
-			fprintf(log, "engine: %s still runs after %u s (--timeout-sec); terminating it\n", cmd,
-				o->timeout_sec);
+			say(msg, HS_MSG_WARN, "%s still runs after %u s (--timeout-sec); terminating it", cmd,
+			    o->timeout_sec);
 			res->timed_out = true;
 			api->terminate_process(proc, 1);
 			api->wait_process(proc, 5000);
@@ -343,9 +364,10 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 		if (n > seen) {
 			seen = n;
 			if (n == 1) {
-				fprintf(log, "engine: Ctrl+C: waiting for the program to exit (press again to end it)\n");
+				say(msg, HS_MSG_INFO,
+				    "Ctrl+C: waiting for the program to exit (press again to end it)");
 			} else {
-				fprintf(log, "engine: terminating the program\n");
+				say(msg, HS_MSG_INFO, "terminating the program");
 				api->terminate_process(proc, 1);
 				api->wait_process(proc, 5000);
 				break;
@@ -356,24 +378,24 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 	DWORD code = 0;
 	if (api->exit_code(proc, &code) == ERROR_SUCCESS)
 		res->exit_code = (int)code;
-	fprintf(log, "engine: the program exited with code %lu (0x%08lX)\n", (unsigned long)code, (unsigned long)code);
+	say(msg, HS_MSG_INFO, "the program exited with code %lu (0x%08lX)", (unsigned long)code, (unsigned long)code);
 
 	restore_interval(&L);
-	st = hs_etw_session_stop(&L.s, api, log);
+	st = hs_etw_session_stop(&L.s, api, msg);
 	res->events_lost = L.s.events_lost;
 	res->lost = L.s.log_buffers_lost;
 	if (st != HS_OK)
 		goto out;
 	if (L.s.events_lost || L.s.log_buffers_lost)
-		fprintf(log, "engine: ETW lost %lu events and %lu buffers (raise the buffer counts in the rules)\n",
-			(unsigned long)L.s.events_lost, (unsigned long)L.s.log_buffers_lost);
+		say(msg, HS_MSG_WARN, "ETW lost %lu events and %lu buffers (raise the buffer counts in the rules)",
+		    (unsigned long)L.s.events_lost, (unsigned long)L.s.log_buffers_lost);
 	ULONGLONG raw_size = 0;
-	if ((st = hs_etw_check_output(api, L.raw, "the kernel trace", log, &raw_size)) != HS_OK)
+	if ((st = hs_etw_check_output(api, L.raw, "the kernel trace", msg, &raw_size)) != HS_OK)
 		goto out;
 	if ((st = merge(&L, raw_utf8, res->out_path, res)) != HS_OK)
 		goto out;
 	ULONGLONG out_size = 0;
-	if ((st = hs_etw_check_output(api, L.out, "the merged trace", log, &out_size)) != HS_OK)
+	if ((st = hs_etw_check_output(api, L.out, "the merged trace", msg, &out_size)) != HS_OK)
 		goto out;
 	res->file_bytes = out_size;
 	api->delete_file(L.raw);
@@ -387,22 +409,19 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 	res->samples = tc.samples;
 	res->mmaps = tc.images;
 	res->tasks = tc.processes;
-	fprintf(log, "engine: %s: %" PRIu64 " CPU samples, %" PRIu64 " stacks, %" PRIu64 " image and %" PRIu64
-		     " process events\n",
-		res->out_path, tc.samples, tc.stacks, tc.images, tc.processes);
+	say(msg, HS_MSG_INFO,
+	    "%s: %" PRIu64 " CPU samples, %" PRIu64 " stacks, %" PRIu64 " image and %" PRIu64 " process events",
+	    res->out_path, tc.samples, tc.stacks, tc.images, tc.processes);
 	if (!tc.samples)
-		fprintf(log, "engine: warning: no CPU samples in the trace (was the program too short-lived?)\n");
+		say(msg, HS_MSG_WARN, "warning: no CPU samples in the trace (was the program too short-lived?)");
 	st = HS_OK;
 out:
 	restore_interval(&L);
 	if (L.s.running)
-		hs_etw_session_stop(&L.s, api, log);
+		hs_etw_session_stop(&L.s, api, msg);
 	if (proc)
 		api->close_handle(proc);
 	free(cmd);
 	free(wcmd);
-	fflush(log);
-	if (devnull)
-		fclose(devnull);
 	return st;
 }

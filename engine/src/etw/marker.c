@@ -90,24 +90,24 @@ void hs_etw_marker_plan(hs_etw_marker *m, const hs_plan *plan)
 		}
 }
 
-void hs_etw_marker_register(hs_etw_marker *m, const hs_etw_api *api, FILE *msg)
+void hs_etw_marker_register(hs_etw_marker *m, const hs_etw_api *api, const hs_msg *msg)
 {
 	if (!m->provider || m->registered)
 		return;
 	char gt[37];
 	hs_guid_format(&m->provider->guid, gt);
 	if (m->blocked)
-		fprintf(msg,
-			"engine: warning: %zu session(s) enable %s but their level, keywords or id filter keep its "
-			"marker event (id %d) out\n",
-			m->blocked, m->provider->name, m->event->id);
+		hs_etw_say(msg, HS_MSG_WARN,
+			   "warning: %zu session(s) enable %s but their level, keywords or id filter keep its "
+			   "marker event (id %d) out",
+			   m->blocked, m->provider->name, m->event->id);
 	if (!m->sessions)
 		return;
 	/* No enable callback: EventWriteString asks ETW, which knows the sessions. */
 	ULONG err = api->EventRegister(&m->guid, NULL, NULL, &m->reg);
 	if (err != ERROR_SUCCESS) {
 		hs_etw_report(msg, err, "EventRegister(%s {%s})", m->provider->name, gt);
-		fputs("engine: snapshots are taken without a marker in the trace\n", msg);
+		hs_etw_say(msg, HS_MSG_WARN, "snapshots are taken without a marker in the trace");
 		return;
 	}
 	m->registered = true;
@@ -138,14 +138,14 @@ static WCHAR *marker_text(const char *text)
 	return w;
 }
 
-hs_status hs_etw_marker_write(hs_etw_marker *m, const hs_etw_api *api, const char *text, FILE *msg)
+hs_status hs_etw_marker_write(hs_etw_marker *m, const hs_etw_api *api, const char *text, const hs_msg *msg)
 {
 	if (!m->registered)
 		return HS_EUNSUPPORTED;
 	WCHAR *w = marker_text(text);
 	if (!w) {
 		m->failed++;
-		fputs("engine: the marker text is not valid UTF-8; no marker written\n", msg);
+		hs_etw_say(msg, HS_MSG_ERROR, "the marker text is not valid UTF-8; no marker written");
 		return HS_EINVAL;
 	}
 	ULONG err = api->EventWriteString(m->reg, m->level, m->keyword, w);
@@ -158,7 +158,7 @@ hs_status hs_etw_marker_write(hs_etw_marker *m, const hs_etw_api *api, const cha
 	return HS_OK;
 }
 
-void hs_etw_marker_unregister(hs_etw_marker *m, const hs_etw_api *api, FILE *msg)
+void hs_etw_marker_unregister(hs_etw_marker *m, const hs_etw_api *api, const hs_msg *msg)
 {
 	if (!m->registered)
 		return;

@@ -50,7 +50,7 @@ static void props_for_start(hs_etw_props *pr, const hs_etw_session *s)
 	}
 }
 
-hs_status hs_etw_session_start(hs_etw_session *s, const hs_etw_api *api, FILE *msg)
+hs_status hs_etw_session_start(hs_etw_session *s, const hs_etw_api *api, const hs_msg *msg)
 {
 	hs_etw_props pr;
 	props_for_start(&pr, s);
@@ -59,10 +59,10 @@ hs_status hs_etw_session_start(hs_etw_session *s, const hs_etw_api *api, FILE *m
 		/* Our names are fixed per profile, so this is an engine that was
 		 * killed (or a second one): its kernel session outlived it and would
 		 * keep pinning memory and writing files. */
-		fprintf(msg,
-			"engine: a trace session named %s is still running (left by an engine that did not stop "
-			"cleanly, or another engine with the same rules); stopping it and starting afresh\n",
-			s->name_utf8);
+		hs_etw_say(msg, HS_MSG_WARN,
+			   "a trace session named %s is still running (left by an engine that did not stop "
+			   "cleanly, or another engine with the same rules); stopping it and starting afresh",
+			   s->name_utf8);
 		hs_etw_props ctl;
 		hs_etw_props_for_control(&ctl, NULL);
 		ULONG stop = api->ControlTraceW(0, s->name, &ctl.p, EVENT_TRACE_CONTROL_STOP);
@@ -80,7 +80,7 @@ hs_status hs_etw_session_start(hs_etw_session *s, const hs_etw_api *api, FILE *m
 	return HS_OK;
 }
 
-hs_status hs_etw_session_enable(hs_etw_session *s, const hs_etw_api *api, FILE *msg)
+hs_status hs_etw_session_enable(hs_etw_session *s, const hs_etw_api *api, const hs_msg *msg)
 {
 	const hs_plan_session *ps = s->ps;
 	for (size_t i = 0; i < ps->n_providers; i++) {
@@ -90,9 +90,10 @@ hs_status hs_etw_session_enable(hs_etw_session *s, const hs_etw_api *api, FILE *
 		size_t ids = pp->whitelist ? pp->n_events : 0;
 		hs_etw_enable en;
 		if (hs_etw_enable_build(&en, pp) != HS_OK) {
-			fprintf(msg, "engine: %s {%s}: more than %d event ids in one filter; the provider is skipped "
-				"(rulecheck reports this as an error)\n",
-				pp->provider->name, gt, HS_ETW_MAX_FILTER_IDS);
+			hs_etw_say(msg, HS_MSG_WARN,
+				   "%s {%s}: more than %d event ids in one filter; the provider is skipped "
+				   "(rulecheck reports this as an error)",
+				   pp->provider->name, gt, HS_ETW_MAX_FILTER_IDS);
 			s->providers_failed++;
 			s->events_skipped += ids;
 			continue;
@@ -105,8 +106,8 @@ hs_status hs_etw_session_enable(hs_etw_session *s, const hs_etw_api *api, FILE *
 			/* These say the session as a whole cannot work. */
 			if (err == ERROR_ACCESS_DENIED || err == ERROR_NO_SYSTEM_RESOURCES || err == ERROR_INVALID_HANDLE)
 				return st;
-			fprintf(msg, "engine: %s is skipped; the session records the other providers\n",
-				pp->provider->name);
+			hs_etw_say(msg, HS_MSG_WARN, "%s is skipped; the session records the other providers",
+				   pp->provider->name);
 			s->providers_failed++;
 			s->events_skipped += ids;
 			continue;
@@ -122,18 +123,18 @@ hs_status hs_etw_session_enable(hs_etw_session *s, const hs_etw_api *api, FILE *
 		if (err != ERROR_SUCCESS) {
 			hs_etw_report(msg, err, "TraceSetInformation(TraceStackTracingInfo, %zu events) on %s", n,
 				      s->name_utf8);
-			fprintf(msg, "engine: %s records events without call stacks\n", s->name_utf8);
+			hs_etw_say(msg, HS_MSG_WARN, "%s records events without call stacks", s->name_utf8);
 		}
 	}
 	if (ps->n_providers && !s->providers_enabled) {
-		fprintf(msg, "engine: no provider of session %s could be enabled; it would record nothing\n",
-			s->name_utf8);
+		hs_etw_say(msg, HS_MSG_ERROR, "no provider of session %s could be enabled; it would record nothing",
+			   s->name_utf8);
 		return HS_EIO;
 	}
 	return HS_OK;
 }
 
-hs_status hs_etw_session_query(hs_etw_session *s, const hs_etw_api *api, FILE *msg)
+hs_status hs_etw_session_query(hs_etw_session *s, const hs_etw_api *api, const hs_msg *msg)
 {
 	if (!s->running)
 		return HS_OK; /* the counters from STOP are final */
@@ -146,7 +147,7 @@ hs_status hs_etw_session_query(hs_etw_session *s, const hs_etw_api *api, FILE *m
 	return HS_OK;
 }
 
-void hs_etw_session_capture_state(hs_etw_session *s, const hs_etw_api *api, FILE *msg)
+void hs_etw_session_capture_state(hs_etw_session *s, const hs_etw_api *api, const hs_msg *msg)
 {
 	for (size_t i = 0; i < s->ps->n_providers; i++) {
 		const hs_plan_provider *pp = &s->ps->providers[i];
@@ -164,7 +165,7 @@ void hs_etw_session_capture_state(hs_etw_session *s, const hs_etw_api *api, FILE
 	}
 }
 
-hs_status hs_etw_session_flush(hs_etw_session *s, const hs_etw_api *api, const WCHAR *file, FILE *msg)
+hs_status hs_etw_session_flush(hs_etw_session *s, const hs_etw_api *api, const WCHAR *file, const hs_msg *msg)
 {
 	hs_etw_props ctl;
 	hs_etw_props_for_control(&ctl, file);
@@ -175,7 +176,7 @@ hs_status hs_etw_session_flush(hs_etw_session *s, const hs_etw_api *api, const W
 	return HS_OK;
 }
 
-hs_status hs_etw_session_stop(hs_etw_session *s, const hs_etw_api *api, FILE *msg)
+hs_status hs_etw_session_stop(hs_etw_session *s, const hs_etw_api *api, const hs_msg *msg)
 {
 	if (!s->running)
 		return HS_OK;
@@ -184,8 +185,8 @@ hs_status hs_etw_session_stop(hs_etw_session *s, const hs_etw_api *api, FILE *ms
 	ULONG err = api->ControlTraceW(s->handle, NULL, &ctl.p, EVENT_TRACE_CONTROL_STOP);
 	s->running = false;
 	if (err == ERROR_WMI_INSTANCE_NOT_FOUND) {
-		fprintf(msg, "engine: session %s was already stopped by someone else (logman, xperf, wpr?)\n",
-			s->name_utf8);
+		hs_etw_say(msg, HS_MSG_ERROR, "session %s was already stopped by someone else (logman, xperf, wpr?)",
+			   s->name_utf8);
 		return HS_EIO;
 	}
 	if (err != ERROR_SUCCESS)
@@ -194,7 +195,7 @@ hs_status hs_etw_session_stop(hs_etw_session *s, const hs_etw_api *api, FILE *ms
 	return HS_OK;
 }
 
-hs_status hs_etw_check_output(const hs_etw_api *api, const WCHAR *path, const char *what, FILE *msg,
+hs_status hs_etw_check_output(const hs_etw_api *api, const WCHAR *path, const char *what, const hs_msg *msg,
 			      ULONGLONG *size)
 {
 	ULONGLONG sz = 0;
@@ -204,15 +205,15 @@ hs_status hs_etw_check_output(const hs_etw_api *api, const WCHAR *path, const ch
 	char *p = hs_etw_narrow(path);
 	hs_status st = HS_OK;
 	if (err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND) {
-		fprintf(msg,
-			"engine: Windows reported success, but %s was not written: %s does not exist. Nothing of it "
-			"was recorded (ETW on this system may be a stub, as under Wine).\n",
-			what, p ? p : "?");
+		hs_etw_say(msg, HS_MSG_ERROR,
+			   "Windows reported success, but %s was not written: %s does not exist. Nothing of it "
+			   "was recorded (ETW on this system may be a stub, as under Wine).",
+			   what, p ? p : "?");
 		st = HS_EIO;
 	} else if (err != ERROR_SUCCESS) {
 		st = hs_etw_report(msg, err, "checking %s (%s)", what, p ? p : "?");
 	} else if (sz == 0) {
-		fprintf(msg, "engine: %s at %s is empty: no events reached it\n", what, p ? p : "?");
+		hs_etw_say(msg, HS_MSG_ERROR, "%s at %s is empty: no events reached it", what, p ? p : "?");
 		st = HS_EIO;
 	}
 	free(p);

@@ -20,17 +20,12 @@
 #include "ftrace/ftrace.h"
 #include "hindsight/limits.h"
 
-void hs_ftrace_say(hs_backend *b, const char *fmt, ...)
+void hs_ftrace_say(hs_backend *b, hs_msg_level level, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	/* One line at a time: the rewrite and snapshot threads speak too. */
-	flockfile(b->msg);
-	fputs("engine: ", b->msg);
-	vfprintf(b->msg, fmt, ap);
-	fputc('\n', b->msg);
-	fflush(b->msg);
-	funlockfile(b->msg);
+	/* The sink keeps lines whole: the rewrite and snapshot threads speak too. */
+	hs_msg_vsay(b->msg, level, "ftrace", fmt, ap);
 	va_end(ap);
 }
 
@@ -107,10 +102,10 @@ static hs_status ensure_tracefs(hs_backend *b)
 		return HS_OK;
 	/* libtracefs looks for a mount; make the standard one when there is none. */
 	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) && errno != EBUSY) {
-		hs_ftrace_say(b, "cannot mount tracefs at /sys/kernel/tracing: %s", strerror(errno));
+		hs_ftrace_say(b, HS_MSG_ERROR, "cannot mount tracefs at /sys/kernel/tracing: %s", strerror(errno));
 		return errno == EPERM ? HS_EPERM : HS_EIO;
 	}
-	hs_ftrace_say(b, "mounted tracefs at /sys/kernel/tracing");
+	hs_ftrace_say(b, HS_MSG_INFO, "mounted tracefs at /sys/kernel/tracing");
 	return tracefs_tracing_dir() ? HS_OK : HS_EIO;
 }
 
@@ -122,7 +117,7 @@ static hs_status open_chunk(hs_backend *b, session *s, unsigned cpu)
 		return HS_ENOMEM;
 	sc->fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (sc->fd < 0)
-		hs_ftrace_say(b, "cannot create %s: %s", p, strerror(errno));
+		hs_ftrace_say(b, HS_MSG_ERROR, "cannot create %s: %s", p, strerror(errno));
 	free(p);
 	sc->cur_bytes = 0;
 	sc->chunk_bytes[sc->cur % HS_LINUX_STREAM_CHUNKS] = 0;
@@ -147,55 +142,58 @@ static hs_status setup_session(hs_backend *b, session *s)
 		s->st.snapshot_cpu_first_ns = s->snap_first_ns;
 		s->st.snapshot_cpu_last_ns = s->snap_last_ns;
 	}
-	if ((st = hs_ftrace_remove_stale(name, "engine", b->msg)) != HS_OK)
+	if ((st = hs_ftrace_remove_stale(name, "ftrace", b->msg)) != HS_OK)
 		return st;
 	s->inst = tracefs_instance_create(name);
 	if (!s->inst) {
-		hs_ftrace_say(b, "cannot create tracefs instance '%s': %s", name, strerror(errno));
+		hs_ftrace_say(b, HS_MSG_ERROR, "cannot create tracefs instance '%s': %s", name, strerror(errno));
 		return errno == EPERM || errno == EACCES ? HS_EPERM : HS_EIO;
 	}
 	tracefs_trace_off(s->inst);
 	double t0 = hs_ftrace_now_s();
 	if (tracefs_instance_set_buffer_size(s->inst, ps->linux_.per_cpu_kb, -1) < 0) {
-		hs_ftrace_say(b, "%s: cannot size the ring to %" PRIu64 " KB per CPU: %s", name, ps->linux_.per_cpu_kb,
-		    strerror(errno));
+		hs_ftrace_say(b, HS_MSG_ERROR, "%s: cannot size the ring to %" PRIu64 " KB per CPU: %s", name,
+			      ps->linux_.per_cpu_kb, strerror(errno));
 		return HS_EIO;
 	}
 	ssize_t real = tracefs_instance_get_buffer_size(s->inst, 0);
 	s->st.real_per_cpu_kb = real > 0 ? (uint64_t)real : 0;
-	hs_ftrace_say(b, "%s: ring %" PRIu64 " KB per CPU x %u CPUs (asked %" PRIu64 " KB; sized in %.0f ms), overwrite %s, "
-	       "clock %s",
-	    name, s->st.real_per_cpu_kb, b->cpus, ps->linux_.per_cpu_kb, (hs_ftrace_now_s() - t0) * 1e3,
-	    ps->linux_.overwrite ? "on" : "off", rs->clock ? rs->clock : "(kernel default)");
+	hs_ftrace_say(b, HS_MSG_INFO,
+		      "%s: ring %" PRIu64 " KB per CPU x %u CPUs (asked %" PRIu64
+		      " KB; sized in %.0f ms), overwrite %s, "
+		      "clock %s",
+		      name, s->st.real_per_cpu_kb, b->cpus, ps->linux_.per_cpu_kb, (hs_ftrace_now_s() - t0) * 1e3,
+		      ps->linux_.overwrite ? "on" : "off", rs->clock ? rs->clock : "(kernel default)");
 	if ((ps->linux_.overwrite ? tracefs_option_enable(s->inst, TRACEFS_OPTION_OVERWRITE)
 				  : tracefs_option_disable(s->inst, TRACEFS_OPTION_OVERWRITE)) < 0) {
-		hs_ftrace_say(b, "%s: cannot set overwrite mode", name);
+		hs_ftrace_say(b, HS_MSG_ERROR, "%s: cannot set overwrite mode", name);
 		return HS_EIO;
 	}
 	if (rs->clock && tracefs_instance_file_write(s->inst, "trace_clock", rs->clock) < 0) {
-		hs_ftrace_say(b, "%s: the kernel has no trace clock '%s'", name, rs->clock);
+		hs_ftrace_say(b, HS_MSG_ERROR, "%s: the kernel has no trace clock '%s'", name, rs->clock);
 		return HS_EIO;
 	}
-	if ((st = hs_ftrace_copy_trace_marker(s->inst, ps, "engine", b->msg)) != HS_OK)
+	if ((st = hs_ftrace_copy_trace_marker(s->inst, ps, "ftrace", b->msg)) != HS_OK)
 		return st;
 	/* mark() writes here; opened once, closed before the instance goes. */
 	s->marker_fd = tracefs_instance_file_open(s->inst, "trace_marker", O_WRONLY | O_CLOEXEC);
 	if (s->marker_fd < 0)
-		hs_ftrace_say(b, "%s: cannot open trace_marker (%s): triggers cannot mark this session's trace", name,
+		hs_ftrace_say(b, HS_MSG_WARN,
+			      "%s: cannot open trace_marker (%s): triggers cannot mark this session's trace", name,
 			      strerror(errno));
-	st = hs_ftrace_enable_events(s->inst, b->tep, ps, "engine", b->msg, &s->ev);
+	st = hs_ftrace_enable_events(s->inst, b->tep, ps, "ftrace", b->msg, &s->ev);
 	s->st.events_enabled = s->ev.enabled;
 	s->st.events_skipped = s->ev.skipped;
 	if (st != HS_OK)
 		return st;
-	hs_ftrace_say(b, "%s: %zu event%s or systems enabled, %zu skipped", name, s->st.events_enabled,
-	    s->st.events_enabled == 1 ? "" : "s", s->st.events_skipped);
+	hs_ftrace_say(b, HS_MSG_INFO, "%s: %zu event%s or systems enabled, %zu skipped", name, s->st.events_enabled,
+		      s->st.events_enabled == 1 ? "" : "s", s->st.events_skipped);
 	if (rs->mode != HS_MODE_FILE_CIRCULAR) {
 		/* libtracecmd cannot write 2 GiB or more of one CPU: say so now,
 		 * not when the moment is being saved. */
 		char why[256];
 		if (hs_dat_check_cpu_bytes(s->st.real_per_cpu_kb * 1024, why, sizeof why) != HS_OK)
-			hs_ftrace_say(b, "%s: WARNING: %s", name, why);
+			hs_ftrace_say(b, HS_MSG_WARN, "%s: WARNING: %s", name, why);
 		return HS_OK;
 	}
 
@@ -210,7 +208,7 @@ static hs_status setup_session(hs_backend *b, session *s)
 	if (!s->chunk_dir)
 		return HS_ENOMEM;
 	if (mkdir(s->chunk_dir, 0700) && errno != EEXIST) {
-		hs_ftrace_say(b, "cannot create %s: %s", s->chunk_dir, strerror(errno));
+		hs_ftrace_say(b, HS_MSG_ERROR, "cannot create %s: %s", s->chunk_dir, strerror(errno));
 		return HS_EIO;
 	}
 	/* Each CPU gets an equal share of the bound, in whole sub-buffers, cut
@@ -219,7 +217,8 @@ static hs_status setup_session(hs_backend *b, session *s)
 	s->cpu_budget = total / b->cpus;
 	s->cpu_budget -= s->cpu_budget % b->subbuf;
 	if (s->cpu_budget < b->subbuf) {
-		hs_ftrace_say(b, "%s: max_file_mb %" PRIu64 " is less than one %zu-byte page per CPU for %u CPUs", name,
+		hs_ftrace_say(b, HS_MSG_ERROR,
+			      "%s: max_file_mb %" PRIu64 " is less than one %zu-byte page per CPU for %u CPUs", name,
 			      rs->max_file_mb, b->subbuf, b->cpus);
 		return HS_EINVAL;
 	}
@@ -235,7 +234,8 @@ static hs_status setup_session(hs_backend *b, session *s)
 			return HS_ENOMEM;
 		s->sc[c].tcpu = tracefs_cpu_open(s->inst, (int)c, true);
 		if (!s->sc[c].tcpu) {
-			hs_ftrace_say(b, "%s: cannot open the ring of CPU %u: %s", name, c, strerror(errno));
+			hs_ftrace_say(b, HS_MSG_ERROR, "%s: cannot open the ring of CPU %u: %s", name, c,
+				      strerror(errno));
 			return HS_EIO;
 		}
 		if ((st = open_chunk(b, s, c)) != HS_OK)
@@ -249,7 +249,7 @@ static hs_status load_tep(hs_backend *b)
 {
 	/* Formats of the systems the plan names: to verify filters and to name
 	 * streamed events for the observer. */
-	b->tep = hs_ftrace_load_formats(b->plan->sessions, b->plan->n_sessions, "engine", b->msg);
+	b->tep = hs_ftrace_load_formats(b->plan->sessions, b->plan->n_sessions, "ftrace", b->msg);
 	return b->tep ? HS_OK : HS_EIO;
 }
 
@@ -302,7 +302,7 @@ static hs_status ftrace_start(const hs_plan *plan, const char *run_dir, const hs
 		return HS_ENOMEM;
 	b->plan = plan;
 	b->run_dir = run_dir;
-	b->msg = opts && opts->msg ? opts->msg : stderr;
+	b->msg = opts ? opts->msg : NULL;
 	b->interrupts = opts ? opts->interrupts : NULL;
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	b->cpus = ncpu > 0 ? (unsigned)ncpu : 1;
@@ -524,13 +524,16 @@ static hs_status append_page(hs_backend *b, session *s, unsigned cpu, const void
 		if ((err == ENOSPC || err == EDQUOT) && drop_oldest(s, cpu))
 			continue;
 		if (err != ENOSPC && err != EDQUOT) {
-			hs_ftrace_say(b, "%s: writing CPU %u's chunk: %s", s->ps->session->logger_name, cpu, strerror(err));
+			hs_ftrace_say(b, HS_MSG_ERROR, "%s: writing CPU %u's chunk: %s", s->ps->session->logger_name,
+				      cpu, strerror(err));
 			return HS_EIO;
 		}
 		if (!s->st.bytes_lost_disk)
-			hs_ftrace_say(b, "%s: the disk is full and CPU %u has no older chunk to drop: key events are being "
-					 "lost until space is freed",
-				      s->ps->session->logger_name, cpu);
+			hs_ftrace_say(
+				b, HS_MSG_WARN,
+				"%s: the disk is full and CPU %u has no older chunk to drop: key events are being "
+				"lost until space is freed",
+				s->ps->session->logger_name, cpu);
 		s->st.bytes_lost_disk += n;
 		return HS_OK;
 	}
@@ -557,7 +560,8 @@ static hs_status drain_cpu(hs_backend *b, size_t si, unsigned cpu, bool flush)
 		if (n < 0 && errno == EAGAIN)
 			n = 0;
 		if (n < 0) {
-			hs_ftrace_say(b, "%s: reading CPU %u's ring: %s", s->ps->session->logger_name, cpu, strerror(errno));
+			hs_ftrace_say(b, HS_MSG_ERROR, "%s: reading CPU %u's ring: %s", s->ps->session->logger_name,
+				      cpu, strerror(errno));
 			return HS_EIO;
 		}
 		if (n == 0)
@@ -646,7 +650,7 @@ static hs_status rebuild_run(rebuild_job *j)
 			goto out;
 		int out = open(files[c], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (out < 0) {
-			hs_ftrace_say(b, "cannot create %s: %s", files[c], strerror(errno));
+			hs_ftrace_say(b, HS_MSG_ERROR, "cannot create %s: %s", files[c], strerror(errno));
 			st = HS_EIO;
 			goto out;
 		}
@@ -808,7 +812,8 @@ static hs_status flush_stream(hs_backend *b, size_t si, const char *path, bool f
 	s->next_flush = now + (double)s->ps->session->flush_interval_s;
 	hs_status bg = force ? rebuild_finish(b, s) : rebuild_collect(s, false);
 	if (bg != HS_OK)
-		hs_ftrace_say(b, "%s: rewriting %s failed; the previous file is kept and the next flush tries again",
+		hs_ftrace_say(b, HS_MSG_WARN,
+			      "%s: rewriting %s failed; the previous file is kept and the next flush tries again",
 			      s->ps->session->logger_name, s->output);
 	if (!s->dirty && !path)
 		return bg; /* nothing new: the file on disk is current */
@@ -897,9 +902,11 @@ static hs_status ftrace_snapshot(hs_backend *b, size_t session_i, const char *pa
 		if (b->s[i].ps->session->mode == HS_MODE_FILE_CIRCULAR)
 			reserve += 2 * b->s[i].st.bytes_in_file;
 	if (!final && !hs_ftrace_room_for(p, reserve)) {
-		hs_ftrace_say(b, "%s: no room for %s (the engine keeps %.1f MB free for the key-event files and run.json); "
-				 "the ring keeps its events",
-			      s->ps->session->logger_name, p, (double)reserve / 1048576.0);
+		hs_ftrace_say(
+			b, HS_MSG_WARN,
+			"%s: no room for %s (the engine keeps %.1f MB free for the key-event files and run.json); "
+			"the ring keeps its events",
+			s->ps->session->logger_name, p, (double)reserve / 1048576.0);
 		return HS_EIO;
 	}
 	/* Freeze first, here at the caller's priority: the snapshot thread runs at
@@ -945,7 +952,8 @@ static hs_status ftrace_mark(hs_backend *b, const char *text)
 		/* EBADF: the ring is off (frozen by a snapshot, or after the final
 		 * one); nothing to mark there, and nothing wrong. */
 		if (w < 0 && errno != EBADF) {
-			hs_ftrace_say(b, "%s: cannot write trace_marker: %s", s->ps->session->logger_name, strerror(errno));
+			hs_ftrace_say(b, HS_MSG_ERROR, "%s: cannot write trace_marker: %s", s->ps->session->logger_name,
+				      strerror(errno));
 			st = HS_EIO;
 		}
 	}
@@ -997,8 +1005,8 @@ static void close_session(hs_backend *b, session *s)
 		tracefs_trace_off(s->inst);
 		/* Every fd on the instance must be closed first, or rmdir says EBUSY. */
 		if (tracefs_instance_destroy(s->inst) < 0)
-			hs_ftrace_say(b, "could not remove tracefs instance '%s': %s", s->ps->session->logger_name,
-			    strerror(errno));
+			hs_ftrace_say(b, HS_MSG_ERROR, "could not remove tracefs instance '%s': %s",
+				      s->ps->session->logger_name, strerror(errno));
 		tracefs_instance_free(s->inst);
 		s->inst = NULL;
 	}

@@ -49,7 +49,7 @@ typedef struct {
 struct hs_backend {
 	const hs_plan *plan;
 	const char *run_dir;
-	FILE *msg;
+	const hs_msg *msg; /* opts->msg, borrowed; NULL: stderr */
 	volatile int *interrupts;
 	unsigned cpus;
 	size_t subbuf;
@@ -77,8 +77,8 @@ struct hs_backend {
 	_Atomic uint64_t dat_header_bytes;
 };
 
-/* Messages for the user, "engine: " first, flushed (the engine tees them to main.log). */
-void hs_ftrace_say(hs_backend *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Messages for the user, through the sink the backend was started with (source "ftrace"). */
+void hs_ftrace_say(hs_backend *b, hs_msg_level level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 double hs_ftrace_now_s(void);
 /* "a/b", malloc'd; NULL when out of memory. */
 char *hs_ftrace_path_join(const char *a, const char *b);

@@ -377,8 +377,8 @@ hs_status hs_dat_write_opts(const char *path, int ncpu, char *const *cpu_files, 
 	goto out;
 fail:
 	err = errno;
-	if (o->msg && !(o->quiet_enospc && (err == ENOSPC || err == EDQUOT)))
-		fprintf(o->msg, "engine: failed %s %s: %s\n", step, tmp ? tmp : path, strerror(err));
+	if (!(o->quiet_enospc && (err == ENOSPC || err == EDQUOT)))
+		hs_msg_say(o->msg, HS_MSG_ERROR, "ftrace", "failed %s %s: %s", step, tmp ? tmp : path, strerror(err));
 	if (h)
 		tracecmd_output_close(h);
 	if (fd >= 0)
@@ -402,7 +402,7 @@ out:
 }
 
 hs_status hs_dat_write(const char *path, const char *clock, int ncpu, char *const *cpu_files,
-		       struct hs_dat_event_list *events, bool kallsyms, FILE *msg)
+		       struct hs_dat_event_list *events, bool kallsyms, const hs_msg *msg)
 {
 	hs_dat_opts o = {.clock = clock, .events = events, .kallsyms = kallsyms, .msg = msg};
 	return hs_dat_write_opts(path, ncpu, cpu_files, &o);

@@ -127,22 +127,22 @@ static hs_status configure(hs_backend *b, session *s, hs_ftrace_detect *d)
 	const char *name = d->name;
 	char clock[32];
 	if (tracefs_instance_set_buffer_size(d->inst, HS_LINUX_DETECT_BUFFER_KB, -1) < 0) {
-		hs_ftrace_say(b, "%s: cannot size the ring to %d KB per CPU: %s", name, HS_LINUX_DETECT_BUFFER_KB,
-			      strerror(errno));
+		hs_ftrace_say(b, HS_MSG_ERROR, "%s: cannot size the ring to %d KB per CPU: %s", name,
+			      HS_LINUX_DETECT_BUFFER_KB, strerror(errno));
 		return HS_EIO;
 	}
 	if (tracefs_option_disable(d->inst, TRACEFS_OPTION_OVERWRITE) < 0) {
-		hs_ftrace_say(b, "%s: cannot turn overwrite off", name);
+		hs_ftrace_say(b, HS_MSG_ERROR, "%s: cannot turn overwrite off", name);
 		return HS_EIO;
 	}
 	const char *want = s->ps->session->clock;
 	if (!want && current_clock(s->inst, clock, sizeof clock))
 		want = clock;
 	if (want && tracefs_instance_file_write(d->inst, "trace_clock", want) < 0) {
-		hs_ftrace_say(b, "%s: the kernel has no trace clock '%s'", name, want);
+		hs_ftrace_say(b, HS_MSG_ERROR, "%s: the kernel has no trace clock '%s'", name, want);
 		return HS_EIO;
 	}
-	return hs_ftrace_copy_trace_marker(d->inst, &d->ps, "engine", b->msg);
+	return hs_ftrace_copy_trace_marker(d->inst, &d->ps, "ftrace", b->msg);
 }
 
 static hs_status make(hs_backend *b, session *s, size_t si, hs_ftrace_detect *d)
@@ -158,25 +158,26 @@ static hs_status make(hs_backend *b, session *s, size_t si, hs_ftrace_detect *d)
 			    (st = add_event(d, s->ps, pt->events[e].system, pt->events[e].name)) != HS_OK)
 				return st;
 	}
-	if ((st = hs_ftrace_remove_stale(d->name, "engine", b->msg)) != HS_OK)
+	if ((st = hs_ftrace_remove_stale(d->name, "ftrace", b->msg)) != HS_OK)
 		return st;
 	if (!(d->inst = tracefs_instance_create(d->name))) {
-		hs_ftrace_say(b, "cannot create tracefs instance '%s': %s", d->name, strerror(errno));
+		hs_ftrace_say(b, HS_MSG_ERROR, "cannot create tracefs instance '%s': %s", d->name, strerror(errno));
 		return HS_EIO;
 	}
 	tracefs_trace_off(d->inst);
 	if ((st = configure(b, s, d)) != HS_OK)
 		return st;
 	/* The session's self-exclusion (set_event_notrace_pid, event-fork) comes with the enables. */
-	if ((st = hs_ftrace_enable_events(d->inst, b->tep, &d->ps, "engine", b->msg, &d->ev)) != HS_OK)
+	if ((st = hs_ftrace_enable_events(d->inst, b->tep, &d->ps, "ftrace", b->msg, &d->ev)) != HS_OK)
 		return st;
 	if (!d->ev.enabled) {
-		hs_ftrace_say(b, "%s: none of the watched events could be enabled", d->name);
+		hs_ftrace_say(b, HS_MSG_ERROR, "%s: none of the watched events could be enabled", d->name);
 		return HS_EIO;
 	}
 	for (unsigned c = 0; c < b->cpus; c++)
 		if (!(d->tcpu[c] = tracefs_cpu_open(d->inst, (int)c, true))) {
-			hs_ftrace_say(b, "%s: cannot open the ring of CPU %u: %s", d->name, c, strerror(errno));
+			hs_ftrace_say(b, HS_MSG_ERROR, "%s: cannot open the ring of CPU %u: %s", d->name, c,
+				      strerror(errno));
 			return HS_EIO;
 		}
 	return HS_OK;
@@ -193,7 +194,7 @@ hs_status hs_ftrace_detect_setup(hs_backend *b, size_t si)
 	hs_plan_detect_name(logger, name, cap);
 	if (!hs_plan_session_has_trigger_copy(b->plan, si)) {
 		/* No trigger watches it now; one a dead engine left (older rules) goes. */
-		if (tracefs_instance_exists(name) && hs_ftrace_remove_stale(name, "engine", b->msg) == HS_OK)
+		if (tracefs_instance_exists(name) && hs_ftrace_remove_stale(name, "ftrace", b->msg) == HS_OK)
 			hs_ftrace_release(name);
 		free(name);
 		return HS_OK;
@@ -217,7 +218,7 @@ hs_status hs_ftrace_detect_setup(hs_backend *b, size_t si)
 		size_t n = 0;
 		for (size_t i = 0; i < d->ps.n_providers; i++)
 			n += d->ps.providers[i].n_events;
-		hs_ftrace_say(b,
+		hs_ftrace_say(b, HS_MSG_INFO,
 			      "%s: trigger detection: %zu watched event%s recorded again in a %d KB-per-CPU ring, read "
 			      "with partial pages every wake-up",
 			      d->name, n, n == 1 ? "" : "s", HS_LINUX_DETECT_BUFFER_KB);
@@ -225,7 +226,7 @@ hs_status hs_ftrace_detect_setup(hs_backend *b, size_t si)
 	}
 	/* The session records as before; only the detection waits for its flushes. */
 	if (st != HS_ENOMEM)
-		hs_ftrace_say(b,
+		hs_ftrace_say(b, HS_MSG_WARN,
 			      "%s: no trigger detection instance (%s): triggers see this session's events when its "
 			      "pages are read (full pages, or at its flush every %" PRIu64 " s)",
 			      logger, hs_strerror(st), s->ps->session->flush_interval_s);
@@ -269,7 +270,7 @@ hs_status hs_ftrace_detect_drain(hs_backend *b, size_t si)
 				 * keep trying on the next polls, say it once. */
 				if (!d->said)
 					hs_ftrace_say(
-						b,
+						b, HS_MSG_WARN,
 						"%s: reading CPU %u's ring: %s; the triggers miss what it holds until a "
 						"read succeeds",
 						d->name, c, strerror(errno));
@@ -308,7 +309,8 @@ void hs_ftrace_detect_close(hs_backend *b, session *s)
 	if (d->inst) {
 		tracefs_trace_off(d->inst);
 		if (tracefs_instance_destroy(d->inst) < 0)
-			hs_ftrace_say(b, "could not remove tracefs instance '%s': %s", d->name, strerror(errno));
+			hs_ftrace_say(b, HS_MSG_ERROR, "could not remove tracefs instance '%s': %s", d->name,
+				      strerror(errno));
 		tracefs_instance_free(d->inst);
 		d->inst = NULL;
 	}

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "hindsight/msg.h"
 #include "hindsight/status.h"
 
 /* libtracecmd's event list for the format section (same layout as its private
@@ -25,7 +26,7 @@ struct hs_dat_event_list {
  * the kernel has since forgotten keeps its name.
  */
 hs_status hs_dat_write(const char *path, const char *clock, int ncpu, char *const *cpu_files,
-		       struct hs_dat_event_list *events, bool kallsyms, FILE *msg);
+		       struct hs_dat_event_list *events, bool kallsyms, const hs_msg *msg);
 
 /* One CPU's data in trace.dat v7's compressed chunk layout (datz.c): the
  * chunk count, then per chunk its compressed and raw sizes and one zstd frame. */
@@ -57,7 +58,7 @@ typedef struct {
 	 * stops, to learn header_bytes before deciding how much ring data fits a
 	 * nearly full disk; nothing is created at `path`. */
 	bool header_only;
-	FILE *msg;
+	const hs_msg *msg;
 	int err;               /* out: errno of the failure, 0 on success */
 	uint64_t header_bytes; /* out: bytes before the CPU data (headers, kallsyms, comms) */
 	uint64_t file_bytes;   /* out: the finished file's size */

@@ -18,17 +18,14 @@
  * one global namespace of instance names, whatever the rules' run folder. */
 #define HS_FTRACE_LOCK_DIR "/run/hindsight"
 
-static void say(const char *who, FILE *msg, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(const char *who, FILE *msg, const char *fmt, ...)
+/* `who` is the component the message comes from (the backend, launch mode). */
+static void say(const char *who, const hs_msg *msg, hs_msg_level level, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void say(const char *who, const hs_msg *msg, hs_msg_level level, const char *fmt, ...)
 {
 	va_list ap;
-	if (!msg)
-		return;
 	va_start(ap, fmt);
-	fprintf(msg, "%s: ", who);
-	vfprintf(msg, fmt, ap);
-	fputc('\n', msg);
-	fflush(msg);
+	hs_msg_vsay(msg, level, who, fmt, ap);
 	va_end(ap);
 }
 
@@ -87,7 +84,7 @@ static hs_status write_owner(int fd, const char *note)
 	return HS_OK;
 }
 
-hs_status hs_ftrace_claim(const char *name, const char *who, FILE *msg, long *prev_pid, char **prev_note)
+hs_status hs_ftrace_claim(const char *name, const char *who, const hs_msg *msg, long *prev_pid, char **prev_note)
 {
 	hs_status st = HS_ENOMEM;
 	char *path = NULL, *old = NULL;
@@ -101,7 +98,8 @@ hs_status hs_ftrace_claim(const char *name, const char *who, FILE *msg, long *pr
 	if (strchr(name, '/') || !(path = lock_path(name)))
 		return strchr(name, '/') ? HS_EINVAL : HS_ENOMEM;
 	if (mkdir(HS_FTRACE_LOCK_DIR, 0700) && errno != EEXIST) {
-		say(who, msg, "cannot create %s (%s): a second engine with the same instance names would not be noticed",
+		say(who, msg, HS_MSG_WARN,
+		    "cannot create %s (%s): a second engine with the same instance names would not be noticed",
 		    HS_FTRACE_LOCK_DIR, strerror(errno));
 		free(path);
 		return HS_OK; /* the lock protects; it is not needed to record */
@@ -115,7 +113,7 @@ hs_status hs_ftrace_claim(const char *name, const char *who, FILE *msg, long *pr
 		struct stat by_fd, by_path;
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 		if (fd < 0) {
-			say(who, msg,
+			say(who, msg, HS_MSG_WARN,
 			    "cannot open %s (%s): a second engine with the same instance names would not be noticed",
 			    path, strerror(errno));
 			free(path);
@@ -129,7 +127,8 @@ hs_status hs_ftrace_claim(const char *name, const char *who, FILE *msg, long *pr
 		fd = -1;
 	}
 	if (fd < 0) {
-		say(who, msg, "%s keeps being replaced; another engine is starting and stopping with these names", path);
+		say(who, msg, HS_MSG_ERROR,
+		    "%s keeps being replaced; another engine is starting and stopping with these names", path);
 		st = HS_EIO;
 		goto fail;
 	}
@@ -138,7 +137,7 @@ hs_status hs_ftrace_claim(const char *name, const char *who, FILE *msg, long *pr
 		struct flock who_has = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
 		st = HS_EIO;
 		if (err != EAGAIN && err != EACCES) {
-			say(who, msg, "cannot lock %s: %s", path, strerror(err));
+			say(who, msg, HS_MSG_ERROR, "cannot lock %s: %s", path, strerror(err));
 			goto fail;
 		}
 		/* The kernel knows the holder; the file's first line is a fallback. */
@@ -146,13 +145,14 @@ hs_status hs_ftrace_claim(const char *name, const char *who, FILE *msg, long *pr
 		if (!pid && (old = read_all(fd)))
 			pid = strtol(old, NULL, 10);
 		if (pid > 0)
-			say(who, msg,
+			say(who, msg, HS_MSG_ERROR,
 			    "tracefs instance '%s' belongs to a running engine, pid %ld (it holds %s); stop that engine "
 			    "first, or give this profile other logger_name values",
 			    name, pid, path);
 		else
-			say(who, msg, "tracefs instance '%s' belongs to a running engine (it holds %s); stop it first",
-			    name, path);
+			say(who, msg, HS_MSG_ERROR,
+			    "tracefs instance '%s' belongs to a running engine (it holds %s); stop it first", name,
+			    path);
 		goto fail;
 	}
 	/* Ours now. A file with something in it is from an owner that died
@@ -171,7 +171,7 @@ hs_status hs_ftrace_claim(const char *name, const char *who, FILE *msg, long *pr
 	}
 	st = HS_EIO;
 	if (write_owner(fd, NULL) != HS_OK) {
-		say(who, msg, "cannot write %s: %s", path, strerror(errno));
+		say(who, msg, HS_MSG_ERROR, "cannot write %s: %s", path, strerror(errno));
 		goto fail;
 	}
 	st = HS_ENOMEM;
@@ -225,7 +225,7 @@ void hs_ftrace_release(const char *name)
 /* An instance with a session's name can only be ours from an engine that died
  * (instances outlive their creator and keep tracing into pinned memory): the
  * name's lock says so, since a live owner still holds it. */
-hs_status hs_ftrace_remove_stale(const char *name, const char *who, FILE *msg)
+hs_status hs_ftrace_remove_stale(const char *name, const char *who, const hs_msg *msg)
 {
 	hs_status st = hs_ftrace_claim(name, who, msg, NULL, NULL);
 	if (st != HS_OK)
@@ -239,16 +239,16 @@ hs_status hs_ftrace_remove_stale(const char *name, const char *who, FILE *msg)
 	int err = errno;
 	tracefs_instance_free(old);
 	if (rc) {
-		say(who, msg, "tracefs instance '%s' exists and cannot be removed (%s)%s", name, strerror(err),
-		    err == EBUSY ? ": another engine is probably running; stop it first" : "");
+		say(who, msg, HS_MSG_ERROR, "tracefs instance '%s' exists and cannot be removed (%s)%s", name,
+		    strerror(err), err == EBUSY ? ": another engine is probably running; stop it first" : "");
 		return HS_EIO;
 	}
-	say(who, msg, "removed tracefs instance '%s' left by an engine that did not stop cleanly", name);
+	say(who, msg, HS_MSG_INFO, "removed tracefs instance '%s' left by an engine that did not stop cleanly", name);
 	return HS_OK;
 }
 
 struct tep_handle *hs_ftrace_load_formats(const hs_plan_session *sessions, size_t n_sessions, const char *who,
-					  FILE *msg)
+					  const hs_msg *msg)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < n_sessions; i++)
@@ -269,7 +269,7 @@ struct tep_handle *hs_ftrace_load_formats(const hs_plan_session *sessions, size_
 	struct tep_handle *tep = tracefs_local_events_system(NULL, sys);
 	free(sys);
 	if (!tep)
-		say(who, msg, "cannot read the event formats from tracefs");
+		say(who, msg, HS_MSG_ERROR, "cannot read the event formats from tracefs");
 	return tep;
 }
 
@@ -312,9 +312,8 @@ static bool same_filter(const char *want, const char *got)
 /* Filter first, then enable, so an event never flows unfiltered. A failed
  * filter write clears the old filter in the kernel, so on any doubt the event
  * stays disabled and the user is told why. */
-static hs_status enable_event(struct tracefs_instance *inst, struct tep_handle *tep, const char *iname,
-			      const char *sys, const hs_plan_event *pe, const char *who, FILE *msg,
-			      hs_ftrace_events *ev)
+static hs_status enable_event(struct tracefs_instance *inst, struct tep_handle *tep, const char *iname, const char *sys,
+			      const hs_plan_event *pe, const char *who, const hs_msg *msg, hs_ftrace_events *ev)
 {
 	const char *name = pe->name;
 	/* The ftrace system's events (print: trace_marker writes; bputs, bprint:
@@ -322,12 +321,14 @@ static hs_status enable_event(struct tracefs_instance *inst, struct tep_handle *
 	 * whenever the instance traces. A whitelist naming one takes it as on. */
 	if (!strcmp(sys, "ftrace")) {
 		if (!tep_find_event_by_name(tep, sys, name)) {
-			say(who, msg, "%s: event %s:%s does not exist in this kernel; skipped", iname, sys, name);
+			say(who, msg, HS_MSG_WARN, "%s: event %s:%s does not exist in this kernel; skipped", iname, sys,
+			    name);
 			goto skip;
 		}
 		if (pe->filter)
-			say(who, msg, "%s: the kernel cannot filter %s:%s (the ftrace system has no filter files): its filter "
-				      "\"%s\" is not applied, every one is recorded",
+			say(who, msg, HS_MSG_WARN,
+			    "%s: the kernel cannot filter %s:%s (the ftrace system has no filter files): its filter "
+			    "\"%s\" is not applied, every one is recorded",
 			    iname, sys, name, pe->filter);
 		ev->enabled++;
 		return HS_OK;
@@ -336,12 +337,14 @@ static hs_status enable_event(struct tracefs_instance *inst, struct tep_handle *
 		struct tep_event *te = tep_find_event_by_name(tep, sys, name);
 		char *err = NULL, *back = NULL;
 		if (!te) {
-			say(who, msg, "%s: event %s:%s does not exist in this kernel; skipped", iname, sys, name);
+			say(who, msg, HS_MSG_WARN, "%s: event %s:%s does not exist in this kernel; skipped", iname, sys,
+			    name);
 			goto skip;
 		}
 		if (tracefs_filter_string_verify(te, pe->filter, &err) < 0) {
-			say(who, msg, "%s: filter of %s:%s rejected before writing (%s); event left disabled", iname, sys,
-			    name, err ? err : "invalid");
+			say(who, msg, HS_MSG_WARN,
+			    "%s: filter of %s:%s rejected before writing (%s); event left disabled", iname, sys, name,
+			    err ? err : "invalid");
 			free(err);
 			goto skip;
 		}
@@ -350,7 +353,7 @@ static hs_status enable_event(struct tracefs_instance *inst, struct tep_handle *
 		back = tracefs_event_file_read(inst, sys, name, "filter", NULL);
 		if (rc < 0 || !back || !same_filter(pe->filter, back)) {
 			char *log = tracefs_error_last(inst);
-			say(who, msg,
+			say(who, msg, HS_MSG_WARN,
 			    "%s: the kernel refused the filter of %s:%s (filter file: %s; error_log: %s); event left "
 			    "disabled",
 			    iname, sys, name, back ? back : "unreadable", log ? log : "empty");
@@ -362,7 +365,7 @@ static hs_status enable_event(struct tracefs_instance *inst, struct tep_handle *
 		free(back);
 	}
 	if (tracefs_event_enable(inst, sys, name) < 0) {
-		say(who, msg, "%s: event %s:%s cannot be enabled (%s); skipped", iname, sys, name,
+		say(who, msg, HS_MSG_WARN, "%s: event %s:%s cannot be enabled (%s); skipped", iname, sys, name,
 		    errno == ENOENT ? "not in this kernel" : strerror(errno));
 		goto skip;
 	}
@@ -380,7 +383,7 @@ skip:
  * the snapshot writer's workers, say. A session scoped by set_event_pid (launch
  * mode) already leaves the engine out; there the exclusion is not written, so
  * it can never swallow the launched tree, whenever that tree was forked. */
-static hs_status exclude_self(struct tracefs_instance *inst, const char *iname, const char *who, FILE *msg)
+static hs_status exclude_self(struct tracefs_instance *inst, const char *iname, const char *who, const hs_msg *msg)
 {
 	char *scope = tracefs_instance_file_read(inst, "set_event_pid", NULL);
 	bool scoped = scope && strspn(scope, " \t\n") != strlen(scope);
@@ -388,8 +391,10 @@ static hs_status exclude_self(struct tracefs_instance *inst, const char *iname, 
 	if (scoped)
 		return HS_OK;
 	if (!tracefs_file_exists(inst, "set_event_notrace_pid")) {
-		say(who, msg, "%s: this kernel has no set_event_notrace_pid (before 5.8): the engine's own events are "
-			      "recorded too", iname);
+		say(who, msg, HS_MSG_WARN,
+		    "%s: this kernel has no set_event_notrace_pid (before 5.8): the engine's own events are "
+		    "recorded too",
+		    iname);
 		return HS_OK;
 	}
 	hs_status st = HS_ENOMEM;
@@ -401,7 +406,7 @@ static hs_status exclude_self(struct tracefs_instance *inst, const char *iname, 
 	list[0] = 0;
 	st = HS_EIO;
 	if (!d) {
-		say(who, msg,
+		say(who, msg, HS_MSG_WARN,
 		    "%s: cannot list the engine's threads (/proc/self/task: %s): its own events are recorded too",
 		    iname, strerror(errno));
 		st = HS_OK;
@@ -423,8 +428,10 @@ static hs_status exclude_self(struct tracefs_instance *inst, const char *iname, 
 	}
 	if (tracefs_option_enable(inst, TRACEFS_OPTION_EVENT_FORK) < 0 ||
 	    tracefs_instance_file_write(inst, "set_event_notrace_pid", list) < 0) {
-		say(who, msg, "%s: cannot leave the engine (threads %s) out of its events: %s; its own events are recorded "
-			      "too", iname, list, strerror(errno));
+		say(who, msg, HS_MSG_WARN,
+		    "%s: cannot leave the engine (threads %s) out of its events: %s; its own events are recorded "
+		    "too",
+		    iname, list, strerror(errno));
 		st = HS_OK;
 		goto out;
 	}
@@ -437,7 +444,7 @@ out:
 }
 
 hs_status hs_ftrace_enable_events(struct tracefs_instance *inst, struct tep_handle *tep, const hs_plan_session *ps,
-				  const char *who, FILE *msg, hs_ftrace_events *ev)
+				  const char *who, const hs_msg *msg, hs_ftrace_events *ev)
 {
 	const char *iname = ps->session->logger_name;
 	/* Before any event is enabled, so not one of the engine's gets in. */
@@ -452,7 +459,8 @@ hs_status hs_ftrace_enable_events(struct tracefs_instance *inst, struct tep_hand
 				continue;
 			}
 			if (tracefs_event_enable(inst, sys, NULL) < 0) {
-				say(who, msg, "%s: system %s cannot be enabled (not in this kernel?); skipped", iname, sys);
+				say(who, msg, HS_MSG_WARN,
+				    "%s: system %s cannot be enabled (not in this kernel?); skipped", iname, sys);
 				ev->skipped++;
 				continue;
 			}
@@ -469,19 +477,20 @@ hs_status hs_ftrace_enable_events(struct tracefs_instance *inst, struct tep_hand
 }
 
 hs_status hs_ftrace_copy_trace_marker(struct tracefs_instance *inst, const hs_plan_session *ps, const char *who,
-				      FILE *msg)
+				      const hs_msg *msg)
 {
 	if (!ps->linux_.copy_trace_marker)
 		return HS_OK;
 	const char *iname = ps->session->logger_name;
 	if (!tracefs_file_exists(inst, "options/copy_trace_marker")) {
-		say(who, msg, "%s: this kernel lacks options/copy_trace_marker (Linux 6.17+): the applications' trace_marker "
-			      "writes cannot reach this session, so the trace_marker frame source cannot work",
+		say(who, msg, HS_MSG_WARN,
+		    "%s: this kernel lacks options/copy_trace_marker (Linux 6.17+): the applications' trace_marker "
+		    "writes cannot reach this session, so the trace_marker frame source cannot work",
 		    iname);
 		return HS_EIO;
 	}
 	if (tracefs_instance_file_write(inst, "options/copy_trace_marker", "1") < 0) {
-		say(who, msg, "%s: cannot set options/copy_trace_marker: %s", iname, strerror(errno));
+		say(who, msg, HS_MSG_ERROR, "%s: cannot set options/copy_trace_marker: %s", iname, strerror(errno));
 		return HS_EIO;
 	}
 	return HS_OK;
@@ -571,7 +580,8 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
-hs_status hs_ftrace_rescue_chunks(const hs_plan_session *ps, const char *run_dir, long pid, const char *who, FILE *msg)
+hs_status hs_ftrace_rescue_chunks(const hs_plan_session *ps, const char *run_dir, long pid, const char *who,
+				  const hs_msg *msg)
 {
 	const hs_session *rs = ps->session;
 	hs_status st = HS_ENOMEM;
@@ -617,8 +627,8 @@ hs_status hs_ftrace_rescue_chunks(const hs_plan_session *ps, const char *run_dir
 	closedir(d);
 	d = NULL;
 	if (!n_ids) {
-		say(who, msg, "removed %s, an empty chunk folder of the engine (pid %ld) that did not stop cleanly", dir,
-		    pid);
+		say(who, msg, HS_MSG_INFO,
+		    "removed %s, an empty chunk folder of the engine (pid %ld) that did not stop cleanly", dir, pid);
 		remove_dir(dir);
 		st = HS_OK;
 		goto done;
@@ -642,7 +652,7 @@ hs_status hs_ftrace_rescue_chunks(const hs_plan_session *ps, const char *run_dir
 		}
 		int fd = open(files[c], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (fd < 0) {
-			say(who, msg, "cannot create %s: %s", files[c], strerror(errno));
+			say(who, msg, HS_MSG_ERROR, "cannot create %s: %s", files[c], strerror(errno));
 			st = HS_EIO;
 			goto undone;
 		}
@@ -657,14 +667,14 @@ hs_status hs_ftrace_rescue_chunks(const hs_plan_session *ps, const char *run_dir
 				break;
 		}
 		if (close(fd) || st != HS_OK) {
-			say(who, msg, "cannot gather the chunks of CPU %u in %s", c, dir);
+			say(who, msg, HS_MSG_ERROR, "cannot gather the chunks of CPU %u in %s", c, dir);
 			st = HS_EIO;
 			goto undone;
 		}
 	}
 	if (!events) {
 		/* Nothing whole to add: the .dat it may have written stays as it is. */
-		say(who, msg,
+		say(who, msg, HS_MSG_INFO,
 		    "removed %s, the chunk folder of the engine (pid %ld) that did not stop cleanly: its %zu chunk "
 		    "files hold no whole page of events",
 		    dir, pid, n_ids);
@@ -683,13 +693,13 @@ hs_status hs_ftrace_rescue_chunks(const hs_plan_session *ps, const char *run_dir
 	}
 	st = hs_dat_write(out, rs->clock, (int)ncpu, files, ev.list, false, msg);
 	if (st == HS_OK)
-		say(who, msg,
+		say(who, msg, HS_MSG_INFO,
 		    "rebuilt %s from the %zu chunk files the engine (pid %ld) left when it was killed: %" PRIu64
 		    " key events, including those after its last flush; removed %s",
 		    out, n_ids, pid, events, dir);
 undone:
 	if (st != HS_OK)
-		say(who, msg,
+		say(who, msg, HS_MSG_ERROR,
 		    "could not rebuild %s from the chunks the engine (pid %ld) left (%s); it stays as that engine "
 		    "last wrote it, and %s is removed",
 		    out, pid, hs_strerror(st), dir);

@@ -21,7 +21,7 @@ typedef struct {
 	size_t enabled, skipped;
 } hs_ftrace_events;
 
-/* Messages go to `msg` as "<who>: ...". */
+/* Messages go to the sink `msg` with `who` as their source (hindsight/msg.h; NULL: stderr). */
 
 /* A file-circular session's chunks: run_dir/.<output>.chunks/cpu<N>.<seq>,
  * seq growing as the stream rotates. The backend writes them; a later engine
@@ -39,7 +39,7 @@ typedef struct {
  * *prev_note (malloc'd, or NULL) are what an owner that died holding the name
  * left with hs_ftrace_claim_note; either pointer may be NULL.
  */
-hs_status hs_ftrace_claim(const char *name, const char *who, FILE *msg, long *prev_pid, char **prev_note);
+hs_status hs_ftrace_claim(const char *name, const char *who, const hs_msg *msg, long *prev_pid, char **prev_note);
 /* Leaves a one-line note (the run folder) with a claimed name for whoever
  * claims it after this process dies without releasing it. */
 hs_status hs_ftrace_claim_note(const char *name, const char *note);
@@ -50,7 +50,7 @@ void hs_ftrace_release(const char *name);
 /* Claims the name (see hs_ftrace_claim; fails while a live engine holds it),
  * then removes an instance of that name, which can only be left by an engine
  * that died (and says so). HS_EIO when it exists and cannot be removed. */
-hs_status hs_ftrace_remove_stale(const char *name, const char *who, FILE *msg);
+hs_status hs_ftrace_remove_stale(const char *name, const char *who, const hs_msg *msg);
 
 /* For a file-circular session: the chunks an engine (pid) killed while
  * recording into run_dir left behind. Their events are newer than the .dat it
@@ -58,18 +58,19 @@ hs_status hs_ftrace_remove_stale(const char *name, const char *who, FILE *msg);
  * then the chunk folder is removed, also when the rebuild fails (which is
  * said, and leaves the old .dat as it was). HS_OK when there is none. */
 hs_status hs_ftrace_rescue_chunks(const hs_plan_session *ps, const char *run_dir, long pid, const char *who,
-				  FILE *msg);
+				  const hs_msg *msg);
 
 /* Event formats of every system the sessions name (to verify filters and to
  * name records). NULL on failure, with a message. Free with tep_free. */
-struct tep_handle *hs_ftrace_load_formats(const hs_plan_session *sessions, size_t n, const char *who, FILE *msg);
+struct tep_handle *hs_ftrace_load_formats(const hs_plan_session *sessions, size_t n, const char *who,
+					  const hs_msg *msg);
 
 /* Enables the session's providers on `inst`: whitelisted events with their
  * filters verified, written and read back (filter before enable), or whole
  * systems. Events the kernel lacks or whose filter it refuses stay disabled
  * and are counted as skipped; only HS_ENOMEM fails. */
 hs_status hs_ftrace_enable_events(struct tracefs_instance *inst, struct tep_handle *tep, const hs_plan_session *ps,
-				  const char *who, FILE *msg, hs_ftrace_events *ev);
+				  const char *who, const hs_msg *msg, hs_ftrace_events *ev);
 void hs_ftrace_events_free(hs_ftrace_events *ev);
 
 /* options/copy_trace_marker when the plan asks for it (hs_plan_linux): the
@@ -77,6 +78,6 @@ void hs_ftrace_events_free(hs_ftrace_events *ev);
  * "B|pid|Name") are copied into this instance. HS_EIO, after saying so, when
  * the kernel lacks the option (Linux 6.17+) or refuses it. */
 hs_status hs_ftrace_copy_trace_marker(struct tracefs_instance *inst, const hs_plan_session *ps, const char *who,
-				      FILE *msg);
+				      const hs_msg *msg);
 
 #endif

@@ -323,7 +323,7 @@ static void *snapshot_thread(void *arg)
 	for (unsigned c = 0; c < b->cpus; c++) {
 		cpu_job *j = &jobs[c];
 		if (j->err) {
-			hs_ftrace_say(b, "%s: cannot drain CPU %u: %s", name, c, strerror(j->err));
+			hs_ftrace_say(b, HS_MSG_ERROR, "%s: cannot drain CPU %u: %s", name, c, strerror(j->err));
 			goto out;
 		}
 		events += j->events;
@@ -334,7 +334,7 @@ static void *snapshot_thread(void *arg)
 			zipped = false;
 		char why[256];
 		if (hs_dat_check_cpu_bytes(j->bytes, why, sizeof(why)) != HS_OK)
-			hs_ftrace_say(b, "%s: CPU %u holds %s", name, c, why);
+			hs_ftrace_say(b, HS_MSG_WARN, "%s: CPU %u holds %s", name, c, why);
 	}
 
 	/* Keep everything unless the disk cannot take it: the file is compressed,
@@ -367,9 +367,11 @@ static void *snapshot_thread(void *arg)
 		/* The comms grow between snapshots: a margin on the measured size. */
 		hdr += hdr / 8 + (64u << 10);
 		budget = room > hdr ? (uint64_t)((double)(room - hdr) / ratio * 0.9) : 0;
-		hs_ftrace_say(b, "%s: %.1f MB of ring data, %.1f MB free for it (%.1f MB of it for the headers): keeping "
-				 "the newest that fits at the sampled compression ratio %.3f",
-			      name, (double)bytes / 1048576.0, (double)room / 1048576.0, (double)hdr / 1048576.0, ratio);
+		hs_ftrace_say(b, HS_MSG_WARN,
+			      "%s: %.1f MB of ring data, %.1f MB free for it (%.1f MB of it for the headers): keeping "
+			      "the newest that fits at the sampled compression ratio %.3f",
+			      name, (double)bytes / 1048576.0, (double)room / 1048576.0, (double)hdr / 1048576.0,
+			      ratio);
 	}
 	hs_dat_opts o = {.clock = s->ps->session->clock, .events = s->ev.list, .kallsyms = true, .compress = true,
 			 .quiet_enospc = true, .msg = b->msg};
@@ -380,14 +382,15 @@ static void *snapshot_thread(void *arg)
 			hs_status zst = zip_kept(jobs, b->cpus, z);
 			t_zip += hs_ftrace_now_s() - tz;
 			if (zst != HS_OK) {
-				hs_ftrace_say(b, "%s: cannot compress the ring data: %s", name, hs_strerror(zst));
+				hs_ftrace_say(b, HS_MSG_ERROR, "%s: cannot compress the ring data: %s", name,
+					      hs_strerror(zst));
 				st = zst;
 				goto out;
 			}
 			o.zcpu = z;
 			o.page_size = subbuf;
 		} else if (cut_files(jobs, b->cpus, subbuf, paths, 64)) {
-			hs_ftrace_say(b, "%s: cannot cut the ring data: %s", name, strerror(errno));
+			hs_ftrace_say(b, HS_MSG_ERROR, "%s: cannot cut the ring data: %s", name, strerror(errno));
 			goto out;
 		}
 		kept_bytes = kept_events = 0;
@@ -402,15 +405,17 @@ static void *snapshot_thread(void *arg)
 		if (st == HS_OK || (o.err != ENOSPC && o.err != EDQUOT))
 			break;
 		if (try + 1 >= HS_LINUX_SNAPSHOT_DISKFULL_TRIES) {
-			hs_ftrace_say(b, "%s: the disk is full: %s not written, even with %.1f MB of %.1f MB of ring data", name,
-				      path, (double)kept_bytes / 1048576.0, (double)bytes / 1048576.0);
+			hs_ftrace_say(b, HS_MSG_ERROR,
+				      "%s: the disk is full: %s not written, even with %.1f MB of %.1f MB of ring data",
+				      name, path, (double)kept_bytes / 1048576.0, (double)bytes / 1048576.0);
 			break;
 		}
 		/* Kernel symbols are worth less than the events when both do not fit. */
 		room = hs_ftrace_room_for(path, sj->reserve);
 		if (o.kallsyms && o.header_bytes == 0) {
 			o.kallsyms = false;
-			hs_ftrace_say(b, "%s: the disk is full: leaving kernel symbols out of %s", name, path);
+			hs_ftrace_say(b, HS_MSG_WARN, "%s: the disk is full: leaving kernel symbols out of %s", name,
+				      path);
 		}
 		budget = (budget == UINT64_MAX ? kept_bytes : budget) * 6 / 10;
 	}
@@ -441,15 +446,17 @@ static void *snapshot_thread(void *arg)
 				if (page_ts(&jobs[c], jobs[c].npages - 1) > newest)
 					newest = page_ts(&jobs[c], jobs[c].npages - 1);
 			}
-		hs_ftrace_say(b, "%s: DROPPED the oldest %.1f MB of %.1f MB of ring data (%" PRIu64 " of %" PRIu64
-				 " events) to fit the disk or libtracecmd's limit; %s keeps the last %.3f s",
+		hs_ftrace_say(b, HS_MSG_WARN,
+			      "%s: DROPPED the oldest %.1f MB of %.1f MB of ring data (%" PRIu64 " of %" PRIu64
+			      " events) to fit the disk or libtracecmd's limit; %s keeps the last %.3f s",
 			      name, (double)(bytes - kept_bytes) / 1048576.0, (double)bytes / 1048576.0,
 			      events - kept_events, events, path,
 			      kept_from <= newest ? (double)(newest - kept_from) / 1e9 : 0.0);
 	}
 	if (st == HS_OK)
-		hs_ftrace_say(b, "%s: wrote %s: %" PRIu64 " events (ring entries %" PRIu64 "%s), %.1f MB raw -> %.1f MB, "
-				 "drain %.3f s, compression %.3f s (%s), total %.3f s",
+		hs_ftrace_say(b, HS_MSG_INFO,
+			      "%s: wrote %s: %" PRIu64 " events (ring entries %" PRIu64 "%s), %.1f MB raw -> %.1f MB, "
+			      "drain %.3f s, compression %.3f s (%s), total %.3f s",
 			      name, path, kept_events, entries,
 			      events == entries ? (kept_events == events ? ", all of them" : ", the newest")
 						: ", MISMATCH",

@@ -34,7 +34,7 @@ typedef struct {
 
 typedef struct {
 	const hs_launch_opts *o;
-	FILE *log;
+	const hs_msg *msg;
 	hs_launch_result *res;
 	hs_ring *rings;
 	size_t n_rings;
@@ -51,16 +51,21 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void logf_(hs_launch *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void logf_(hs_launch *l, const char *fmt, ...)
+static void logf_(hs_launch *l, hs_msg_level level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void logf_(hs_launch *l, hs_msg_level level, const char *fmt, ...)
 {
-	if (!l->log)
-		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vfprintf(l->log, fmt, ap);
+	hs_msg_vsay(l->msg, level, "launch", fmt, ap);
 	va_end(ap);
-	fflush(l->log);
+}
+
+static void quiet(void *ctx, hs_msg_level level, const char *source, const char *text)
+{
+	(void)ctx;
+	(void)level;
+	(void)source;
+	(void)text;
 }
 
 static const hs_plan_session *sampling_session(const hs_plan *plan)
@@ -173,7 +178,7 @@ static size_t ring_drain(hs_launch *l, hs_ring *g)
 			/* Records are 8-byte aligned and sized, so a header never wraps. */
 			memcpy(&h, data + (tail & mask), sizeof h);
 			if (h.size < sizeof h || h.size > head - tail) {
-				logf_(l, "launch: corrupt record in a ring (size %u); rest of this drain skipped\n",
+				logf_(l, HS_MSG_WARN, "corrupt record in a ring (size %u); rest of this drain skipped",
 				      (unsigned)h.size);
 				tail = head;
 				break;
@@ -236,14 +241,15 @@ static hs_status rings_open(hs_launch *l, struct perf_event_attr *attr, pid_t ch
 			/* perf_event_paranoid >= 2 without CAP_PERFMON: user frames only. */
 			attr->exclude_kernel = 1;
 			l->res->kernel_excluded = true;
-			logf_(l, "launch: kernel sampling refused (%s): recording user frames only\n", strerror(errno));
+			logf_(l, HS_MSG_WARN, "kernel sampling refused (%s): recording user frames only",
+			      strerror(errno));
 			cpu--;
 			continue;
 		}
 		if (fd < 0) {
 			if (errno == ENODEV || errno == ENOENT)
 				continue; /* offline CPU */
-			logf_(l, "launch: perf_event_open(cpu-clock, cpu %ld): %s\n", cpu, strerror(errno));
+			logf_(l, HS_MSG_ERROR, "perf_event_open(cpu-clock, cpu %ld): %s", cpu, strerror(errno));
 			return errno == EACCES || errno == EPERM ? HS_EPERM : HS_EIO;
 		}
 		hs_ring *g = &l->rings[l->n_rings++];
@@ -252,12 +258,13 @@ static hs_status rings_open(hs_launch *l, struct perf_event_attr *attr, pid_t ch
 		g->base = mmap(NULL, g->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (g->base == MAP_FAILED) {
 			g->base = NULL;
-			logf_(l, "launch: mmap of the cpu %ld ring (%zu bytes): %s\n", cpu, g->map_bytes, strerror(errno));
+			logf_(l, HS_MSG_ERROR, "mmap of the cpu %ld ring (%zu bytes): %s", cpu, g->map_bytes,
+			      strerror(errno));
 			return HS_EIO;
 		}
 	}
 	if (l->n_rings == 0) {
-		logf_(l, "launch: no CPU accepted a cpu-clock event\n");
+		logf_(l, HS_MSG_ERROR, "no CPU accepted a cpu-clock event");
 		return HS_EIO;
 	}
 	return HS_OK;
@@ -309,10 +316,14 @@ static const char *sig_name(int sig)
 	return s ? s : "?";
 }
 
-hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log, hs_launch_result *res)
+hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, const hs_msg *msg, hs_launch_result *res)
 {
+	/* NULL is silent (launch.h); the tracefs helpers' NULL would be stderr. */
+	static const hs_msg silent = {quiet, NULL};
+	if (!msg)
+		msg = &silent;
 	hs_status st = HS_EINVAL;
-	hs_launch l = {.o = o, .log = log, .res = res, .io = HS_OK};
+	hs_launch l = {.o = o, .msg = msg, .res = res, .io = HS_OK};
 	char path[HS_LAUNCH_MAX_PATH_CHARS];
 	int go[2] = {-1, -1}, err[2] = {-1, -1};
 	pid_t child = -1;
@@ -328,17 +339,17 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 
 	const hs_plan_session *ps = plan ? sampling_session(plan) : NULL;
 	if (!ps || !o || !o->prog) {
-		logf_(&l, "launch: the plan has no sampling session (use a profile with mode: sampling)\n");
+		logf_(&l, HS_MSG_ERROR, "the plan has no sampling session (use a profile with mode: sampling)");
 		return HS_EINVAL;
 	}
 	uint64_t hz = ps->linux_.sample_hz;
 	if (hz == 0 || hz > HS_LINUX_MAX_SAMPLE_HZ || !ps->session->output) {
-		logf_(&l, "launch: session %s needs sample_hz (1..%d) and output\n", ps->session->name,
+		logf_(&l, HS_MSG_ERROR, "session %s needs sample_hz (1..%d) and output", ps->session->name,
 		      HS_LINUX_MAX_SAMPLE_HZ);
 		return HS_EINVAL;
 	}
 	if (!resolve_prog(o->prog, path, sizeof path)) {
-		logf_(&l, "launch: %s: not found or not executable\n", o->prog);
+		logf_(&l, HS_MSG_ERROR, "%s: not found or not executable", o->prog);
 		return HS_ENOENT;
 	}
 	if (o->out) {
@@ -348,7 +359,8 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 		return st;
 	}
 	if ((st = events_out(res->out_path, res->events_path, sizeof res->events_path)) != HS_OK) {
-		logf_(&l, "launch: no name for the events file next to %s (it would be the same file)\n", res->out_path);
+		logf_(&l, HS_MSG_ERROR, "no name for the events file next to %s (it would be the same file)",
+		      res->out_path);
 		return st;
 	}
 
@@ -394,12 +406,12 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 
 	st = HS_EIO;
 	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
-		logf_(&l, "launch: pipe: %s\n", strerror(errno));
+		logf_(&l, HS_MSG_ERROR, "pipe: %s", strerror(errno));
 		goto fail;
 	}
 	child = fork();
 	if (child < 0) {
-		logf_(&l, "launch: fork: %s\n", strerror(errno));
+		logf_(&l, HS_MSG_ERROR, "fork: %s", strerror(errno));
 		goto fail;
 	}
 	if (child == 0) {
@@ -428,24 +440,24 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 		goto fail;
 	for (size_t i = 0; i < l.n_rings; i++) {
 		if (ioctl(l.rings[i].fd, PERF_EVENT_IOC_ID, &ids[i]) != 0) {
-			logf_(&l, "launch: PERF_EVENT_IOC_ID: %s\n", strerror(errno));
+			logf_(&l, HS_MSG_ERROR, "PERF_EVENT_IOC_ID: %s", strerror(errno));
 			st = HS_EIO;
 			goto fail;
 		}
 		pfd[i] = (struct pollfd){.fd = l.rings[i].fd, .events = POLLIN};
 	}
-	if ((st = hs_perf_file_create(res->out_path, &attr, "cpu-clock", ids, l.n_rings, log, &l.file)) != HS_OK)
+	if ((st = hs_perf_file_create(res->out_path, &attr, "cpu-clock", ids, l.n_rings, msg, &l.file)) != HS_OK)
 		goto fail;
 	if ((st = hs_perf_file_write_kernel_mmap(l.file)) != HS_OK)
 		goto fail;
 
 	if (!o->quiet)
-		logf_(&l, "launch: %s: cpu-clock at %" PRIu64 " Hz%s on %zu CPUs, %zu KB ring each, timeout %u s\n",
+		logf_(&l, HS_MSG_INFO, "%s: cpu-clock at %" PRIu64 " Hz%s on %zu CPUs, %zu KB ring each, timeout %u s",
 		      path, hz, ps->linux_.call_graph_fp ? " with fp call chains" : "", l.n_rings, l.data_bytes / 1024,
 		      o->timeout_sec);
 	/* Last, just before the go: the instance records only this tree, and
 	 * nothing of the setup above. */
-	if ((st = hs_tree_events_start(ps, child, res->events_path, log, &tev)) != HS_OK)
+	if ((st = hs_tree_events_start(ps, child, res->events_path, msg, &tev)) != HS_OK)
 		goto fail;
 	if (!tev)
 		res->events_path[0] = '\0';
@@ -453,7 +465,7 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 	uint64_t deadline = o->timeout_sec ? t0 + (uint64_t)o->timeout_sec * 1000000000u : 0;
 	st = HS_EIO;
 	if (write(go[1], "g", 1) != 1) {
-		logf_(&l, "launch: releasing the child: %s\n", strerror(errno));
+		logf_(&l, HS_MSG_ERROR, "releasing the child: %s", strerror(errno));
 		goto fail;
 	}
 	close(go[1]);
@@ -463,7 +475,7 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 	while ((r = read(err[0], &e, sizeof e)) < 0 && errno == EINTR)
 		;
 	if (r == (ssize_t)sizeof e) {
-		logf_(&l, "launch: cannot run %s%s%s: %s\n", path, o->cwd ? " in " : "", o->cwd ? o->cwd : "",
+		logf_(&l, HS_MSG_ERROR, "cannot run %s%s%s: %s", path, o->cwd ? " in " : "", o->cwd ? o->cwd : "",
 		      strerror(e));
 		st = e == EACCES || e == EPERM ? HS_EPERM : HS_ENOENT;
 		goto fail;
@@ -476,13 +488,13 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 		if (o->interrupts && *o->interrupts > forwarded) {
 			forwarded = *o->interrupts;
 			int sig = forwarded == 1 ? SIGINT : SIGKILL;
-			logf_(&l, "launch: interrupted: sending %s to %s (process group %ld)\n", sig == SIGINT ? "SIGINT" : "SIGKILL",
-			      path, (long)child);
+			logf_(&l, HS_MSG_WARN, "interrupted: sending %s to %s (process group %ld)",
+			      sig == SIGINT ? "SIGINT" : "SIGKILL", path, (long)child);
 			kill(-child, sig);
 		}
 		int pr = poll(pfd, l.n_rings, HS_LAUNCH_POLL_MS);
 		if (pr < 0 && errno != EINTR) {
-			logf_(&l, "launch: poll: %s\n", strerror(errno));
+			logf_(&l, HS_MSG_ERROR, "poll: %s", strerror(errno));
 			break;
 		}
 		drain_all(&l);
@@ -492,8 +504,8 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 			reaped = true;
 		} else if (deadline && now_ns() >= deadline) {
 			res->timed_out = true;
-			logf_(&l, "launch: timeout after %u s: killing %s (process group %ld)\n", o->timeout_sec, path,
-			      (long)child);
+			logf_(&l, HS_MSG_WARN, "timeout after %u s: killing %s (process group %ld)", o->timeout_sec,
+			      path, (long)child);
 			kill(-child, SIGKILL);
 			kill(child, SIGKILL);
 			while (wait4(child, &status, 0, &ru) < 0 && errno == EINTR)
@@ -526,7 +538,7 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 		goto fail;
 	if (tev) {
 		if ((st = hs_tree_events_finish(tev, &res->events, &res->events_lost)) != HS_OK) {
-			logf_(&l, "launch: the events file %s was not written\n", res->events_path);
+			logf_(&l, HS_MSG_ERROR, "the events file %s was not written", res->events_path);
 			goto fail;
 		}
 		hs_tree_events_free(tev);
@@ -534,18 +546,18 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, FILE *log,
 	}
 
 	if (res->term_signal)
-		logf_(&l, "launch: %s %s by signal %d (SIG%s)\n", path, res->timed_out ? "killed" : "died",
+		logf_(&l, HS_MSG_WARN, "%s %s by signal %d (SIG%s)", path, res->timed_out ? "killed" : "died",
 		      res->term_signal, sig_name(res->term_signal));
 	else
-		logf_(&l, "launch: %s exited with status %d\n", path, res->exit_code);
-	logf_(&l,
-	      "launch: %" PRIu64 " samples (%.3f s CPU, %.3f s wall), lost %" PRIu64 " records / %" PRIu64
+		logf_(&l, HS_MSG_INFO, "%s exited with status %d", path, res->exit_code);
+	logf_(&l, HS_MSG_INFO,
+	      "%" PRIu64 " samples (%.3f s CPU, %.3f s wall), lost %" PRIu64 " records / %" PRIu64
 	      " samples, throttled %" PRIu64 "x, %" PRIu64 " mmap, %" PRIu64 " comm, %" PRIu64
-	      " fork/exit records, %" PRIu64 " build-ids, %" PRIu64 " bytes\n",
-	      res->samples, (double)res->child_cpu_ns / 1e9, (double)res->wall_ns / 1e9, res->lost,
-	      res->lost_samples, res->throttled, res->mmaps, res->comms, res->tasks, res->build_ids, res->file_bytes);
+	      " fork/exit records, %" PRIu64 " build-ids, %" PRIu64 " bytes",
+	      res->samples, (double)res->child_cpu_ns / 1e9, (double)res->wall_ns / 1e9, res->lost, res->lost_samples,
+	      res->throttled, res->mmaps, res->comms, res->tasks, res->build_ids, res->file_bytes);
 	if (res->lost || res->lost_samples || res->throttled)
-		logf_(&l, "launch: WARNING: samples were lost or throttled; the profile under-counts\n");
+		logf_(&l, HS_MSG_WARN, "WARNING: samples were lost or throttled; the profile under-counts");
 	st = HS_OK;
 fail:
 	if (child > 0 && !reaped) {

@@ -56,7 +56,7 @@ typedef struct {
 
 struct hs_perf_file {
 	FILE *fp;
-	FILE *log;
+	const hs_msg *msg;
 	char *path, *tmp;
 	struct perf_event_attr attr;
 	char *event_name;
@@ -90,22 +90,22 @@ static hs_status put(hs_perf_file *f, const void *p, size_t n)
 		return HS_EIO;
 	if (n && fwrite(p, 1, n, f->fp) != n) {
 		f->failed = true;
-		if (f->log)
-			fprintf(f->log, "launch: writing %s: %s\n", f->tmp, strerror(errno));
+		if (f->msg)
+			hs_msg_say(f->msg, HS_MSG_ERROR, "launch", "writing %s: %s", f->tmp, strerror(errno));
 		return HS_EIO;
 	}
 	return HS_OK;
 }
 
 hs_status hs_perf_file_create(const char *path, const struct perf_event_attr *attr, const char *event_name,
-			      const uint64_t *ids, size_t n_ids, FILE *log, hs_perf_file **out)
+			      const uint64_t *ids, size_t n_ids, const hs_msg *msg, hs_perf_file **out)
 {
 	hs_status st = HS_ENOMEM;
 	hs_perf_file *f = calloc(1, sizeof *f);
 	*out = NULL;
 	if (!f)
 		return HS_ENOMEM;
-	f->log = log;
+	f->msg = msg;
 	f->attr = *attr;
 	f->path = strdup(path);
 	f->event_name = strdup(event_name);
@@ -120,8 +120,8 @@ hs_status hs_perf_file_create(const char *path, const struct perf_event_attr *at
 	f->fp = fopen(f->tmp, "w+xe");
 	if (!f->fp) {
 		st = errno == EACCES || errno == EPERM ? HS_EPERM : HS_EIO;
-		if (log)
-			fprintf(log, "launch: cannot create %s: %s\n", f->tmp, strerror(errno));
+		if (msg)
+			hs_msg_say(msg, HS_MSG_ERROR, "launch", "cannot create %s: %s", f->tmp, strerror(errno));
 		goto fail;
 	}
 	/* Large stdio buffer: records arrive in bursts of one drain each. */
@@ -240,8 +240,9 @@ hs_status hs_perf_file_write_kernel_mmap(hs_perf_file *f)
 	static const char name[] = "[kernel.kallsyms]_text";
 	uint64_t start = kernel_text_addr();
 	if (start == 0) {
-		if (f->log)
-			fprintf(f->log, "launch: /proc/kallsyms hides addresses: kernel frames will not be symbolised\n");
+		if (f->msg)
+			hs_msg_say(f->msg, HS_MSG_WARN, "launch",
+				   "/proc/kallsyms hides addresses: kernel frames will not be symbolised");
 		return HS_OK;
 	}
 	uint8_t rec[128] = {0};
@@ -317,8 +318,8 @@ static hs_status put_build_ids(hs_perf_file *f, uint64_t *count)
 			return r;
 		if (r != HS_OK) {
 			/* perf then matches by path alone, which is right until the file changes. */
-			if (f->log)
-				fprintf(f->log, "launch: no build-id in %s\n", f->dsos[i]);
+			if (f->msg)
+				hs_msg_say(f->msg, HS_MSG_WARN, "launch", "no build-id in %s", f->dsos[i]);
 			continue;
 		}
 		st = put_build_id(f, PERF_RECORD_MISC_USER, f->dsos[i], id, len);
@@ -446,8 +447,9 @@ hs_status hs_perf_file_finish(hs_perf_file *f, uint64_t *build_ids, uint64_t *da
 	}
 	f->fp = NULL;
 	if (rename(f->tmp, f->path) != 0) {
-		if (f->log)
-			fprintf(f->log, "launch: rename %s -> %s: %s\n", f->tmp, f->path, strerror(errno));
+		if (f->msg)
+			hs_msg_say(f->msg, HS_MSG_ERROR, "launch", "rename %s -> %s: %s", f->tmp, f->path,
+				   strerror(errno));
 		goto fail;
 	}
 	if (build_ids)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "hindsight/limits.h"
+#include "hindsight/msg.h"
 #include "hindsight/status.h"
 
 /*
@@ -22,9 +23,9 @@ typedef struct hs_perf_file hs_perf_file;
 
 /* Creates `<path>.tmp.<pid>` and writes the attr section (one attr named
  * `event_name`, `n_ids` ids) so records can be appended right away. All
- * arguments are copied. `log` may be NULL. */
+ * arguments are copied. `msg` may be NULL (silent). */
 hs_status hs_perf_file_create(const char *path, const struct perf_event_attr *attr, const char *event_name,
-			      const uint64_t *ids, size_t n_ids, FILE *log, hs_perf_file **out);
+			      const uint64_t *ids, size_t n_ids, const hs_msg *msg, hs_perf_file **out);
 
 /* Appends one record as the kernel wrote it (header.size bytes). */
 hs_status hs_perf_file_write(hs_perf_file *f, const struct perf_event_header *rec);

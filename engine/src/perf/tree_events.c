@@ -14,7 +14,7 @@
 struct hs_tree_events {
 	const hs_plan_session *ps;
 	const char *dat_path;
-	FILE *log;
+	const hs_msg *msg;
 	struct tracefs_instance *inst;
 	struct tep_handle *tep;
 	hs_ftrace_events ev;
@@ -26,21 +26,18 @@ struct hs_tree_events {
 	bool failed;               /* a scratch write failed: the file would miss events */
 };
 
-static void say(hs_tree_events *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(hs_tree_events *t, const char *fmt, ...)
+static void say(hs_tree_events *t, hs_msg_level level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(hs_tree_events *t, hs_msg_level level, const char *fmt, ...)
 {
 	va_list ap;
-	if (!t->log)
+	if (!t->msg)
 		return;
 	va_start(ap, fmt);
-	fputs("launch: ", t->log);
-	vfprintf(t->log, fmt, ap);
-	fputc('\n', t->log);
-	fflush(t->log);
+	hs_msg_vsay(t->msg, level, "launch", fmt, ap);
 	va_end(ap);
 }
 
-hs_status hs_tree_events_start(const hs_plan_session *ps, pid_t pid, const char *dat_path, FILE *log,
+hs_status hs_tree_events_start(const hs_plan_session *ps, pid_t pid, const char *dat_path, const hs_msg *msg,
 			       hs_tree_events **out)
 {
 	hs_status st = HS_ENOMEM;
@@ -53,7 +50,7 @@ hs_status hs_tree_events_start(const hs_plan_session *ps, pid_t pid, const char 
 		return HS_ENOMEM;
 	t->ps = ps;
 	t->dat_path = dat_path;
-	t->log = log;
+	t->msg = msg;
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	t->cpus = ncpu > 0 ? (unsigned)ncpu : 1;
 	t->subbuf = (size_t)getpagesize();
@@ -64,40 +61,40 @@ hs_status hs_tree_events_start(const hs_plan_session *ps, pid_t pid, const char 
 		t->fd[c] = -1;
 	if (geteuid() != 0) {
 		/* The samples alone are still worth having, as perf_event_open allows. */
-		say(t, "not root: no tracefs events of the program (run as root for them); samples only");
+		say(t, HS_MSG_WARN, "not root: no tracefs events of the program (run as root for them); samples only");
 		st = HS_OK;
 		goto fail;
 	}
 	st = HS_EIO;
 	if (!tracefs_tracing_dir()) {
-		say(t, "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
+		say(t, HS_MSG_WARN, "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
 		goto fail;
 	}
-	if ((st = hs_ftrace_remove_stale(name, "launch", log)) != HS_OK)
+	if ((st = hs_ftrace_remove_stale(name, "launch", msg)) != HS_OK)
 		goto fail;
 	st = HS_EIO;
-	if (!(t->tep = hs_ftrace_load_formats(ps, 1, "launch", log)))
+	if (!(t->tep = hs_ftrace_load_formats(ps, 1, "launch", msg)))
 		goto fail;
 	t->inst = tracefs_instance_create(name);
 	if (!t->inst) {
-		say(t, "cannot create tracefs instance '%s': %s", name, strerror(errno));
+		say(t, HS_MSG_WARN, "cannot create tracefs instance '%s': %s", name, strerror(errno));
 		st = errno == EPERM || errno == EACCES ? HS_EPERM : HS_EIO;
 		goto fail;
 	}
 	tracefs_trace_off(t->inst);
 	if (tracefs_instance_set_buffer_size(t->inst, ps->linux_.per_cpu_kb, -1) < 0) {
-		say(t, "%s: cannot size the ring to %" PRIu64 " KB per CPU: %s", name, ps->linux_.per_cpu_kb,
-		    strerror(errno));
+		say(t, HS_MSG_WARN, "%s: cannot size the ring to %" PRIu64 " KB per CPU: %s", name,
+		    ps->linux_.per_cpu_kb, strerror(errno));
 		goto fail;
 	}
 	/* No overwrite: the reader keeps up, and a full ring should drop (and
 	 * count) the newest events rather than silently lose the exec. */
 	if (tracefs_option_disable(t->inst, TRACEFS_OPTION_OVERWRITE) < 0) {
-		say(t, "%s: cannot turn overwrite off", name);
+		say(t, HS_MSG_WARN, "%s: cannot turn overwrite off", name);
 		goto fail;
 	}
 	if (ps->session->clock && tracefs_instance_file_write(t->inst, "trace_clock", ps->session->clock) < 0) {
-		say(t, "%s: the kernel has no trace clock '%s'", name, ps->session->clock);
+		say(t, HS_MSG_WARN, "%s: the kernel has no trace clock '%s'", name, ps->session->clock);
 		goto fail;
 	}
 	/* Scope before any event is enabled, so nothing of other processes gets in;
@@ -106,10 +103,11 @@ hs_status hs_tree_events_start(const hs_plan_session *ps, pid_t pid, const char 
 	snprintf(pidbuf, sizeof(pidbuf), "%ld", (long)pid);
 	if (tracefs_option_enable(t->inst, TRACEFS_OPTION_EVENT_FORK) < 0 ||
 	    tracefs_instance_file_write(t->inst, "set_event_pid", pidbuf) < 0) {
-		say(t, "%s: cannot scope events to process %s and its children: %s", name, pidbuf, strerror(errno));
+		say(t, HS_MSG_WARN, "%s: cannot scope events to process %s and its children: %s", name, pidbuf,
+		    strerror(errno));
 		goto fail;
 	}
-	if ((st = hs_ftrace_enable_events(t->inst, t->tep, ps, "launch", log, &t->ev)) != HS_OK)
+	if ((st = hs_ftrace_enable_events(t->inst, t->tep, ps, "launch", msg, &t->ev)) != HS_OK)
 		goto fail;
 	st = HS_EIO;
 	size_t plen = strlen(dat_path) + 16;
@@ -121,20 +119,21 @@ hs_status hs_tree_events_start(const hs_plan_session *ps, pid_t pid, const char 
 		snprintf(t->files[c], plen, "%s.cpu%u", dat_path, c);
 		t->fd[c] = open(t->files[c], O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (t->fd[c] < 0) {
-			say(t, "cannot create %s: %s", t->files[c], strerror(errno));
+			say(t, HS_MSG_WARN, "cannot create %s: %s", t->files[c], strerror(errno));
 			goto fail;
 		}
 		if (!(t->tcpu[c] = tracefs_cpu_open(t->inst, (int)c, true))) {
-			say(t, "%s: cannot open the ring of CPU %u: %s", name, c, strerror(errno));
+			say(t, HS_MSG_WARN, "%s: cannot open the ring of CPU %u: %s", name, c, strerror(errno));
 			goto fail;
 		}
 	}
 	if (tracefs_trace_on(t->inst) < 0) {
-		say(t, "%s: cannot turn tracing on", name);
+		say(t, HS_MSG_WARN, "%s: cannot turn tracing on", name);
 		goto fail;
 	}
-	say(t, "%s: %zu event%s or systems of process %s and its children (%zu skipped), %" PRIu64
-	       " KB ring per CPU, clock %s",
+	say(t, HS_MSG_INFO,
+	    "%s: %zu event%s or systems of process %s and its children (%zu skipped), %" PRIu64
+	    " KB ring per CPU, clock %s",
 	    name, t->ev.enabled, t->ev.enabled == 1 ? "" : "s", pidbuf, t->ev.skipped, ps->linux_.per_cpu_kb,
 	    ps->session->clock ? ps->session->clock : "(kernel default)");
 	*out = t;
@@ -155,7 +154,7 @@ static void drain_cpu(hs_tree_events *t, unsigned c, bool flush)
 			return;
 		if (n < 0) {
 			if (!t->failed)
-				say(t, "writing %s: %s", t->files[c], strerror(errno));
+				say(t, HS_MSG_WARN, "writing %s: %s", t->files[c], strerror(errno));
 			t->failed = true;
 			return;
 		}
@@ -219,13 +218,14 @@ hs_status hs_tree_events_finish(hs_tree_events *t, uint64_t *events, uint64_t *l
 	if (t->failed)
 		return HS_EIO;
 	hs_status st = hs_dat_write(t->dat_path, t->ps->session->clock, (int)t->cpus, t->files, t->ev.list, false,
-				    t->log);
+				    t->msg);
 	if (st != HS_OK)
 		return st;
-	say(t, "%s: wrote %s: %" PRIu64 " events of the program's process tree%s", name, t->dat_path, *events,
-	    *lost ? "" : ", none lost");
+	say(t, HS_MSG_INFO, "%s: wrote %s: %" PRIu64 " events of the program's process tree%s", name, t->dat_path,
+	    *events, *lost ? "" : ", none lost");
 	if (*lost)
-		say(t, "WARNING: %s: the ring dropped %" PRIu64 " events; %s is incomplete", name, *lost, t->dat_path);
+		say(t, HS_MSG_WARN, "WARNING: %s: the ring dropped %" PRIu64 " events; %s is incomplete", name, *lost,
+		    t->dat_path);
 	return HS_OK;
 }
 
@@ -242,7 +242,8 @@ void hs_tree_events_free(hs_tree_events *t)
 		tracefs_trace_off(t->inst);
 		/* Every fd on the instance is closed above, or rmdir says EBUSY. */
 		if (tracefs_instance_destroy(t->inst) < 0)
-			say(t, "could not remove tracefs instance '%s': %s", t->ps->session->logger_name, strerror(errno));
+			say(t, HS_MSG_ERROR, "could not remove tracefs instance '%s': %s", t->ps->session->logger_name,
+			    strerror(errno));
 		tracefs_instance_free(t->inst);
 	}
 	for (unsigned c = 0; t->files && c < t->cpus; c++) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "hindsight/msg.h"
 #include "hindsight/plan.h"
 #include "hindsight/status.h"
 
@@ -23,7 +24,7 @@ typedef struct hs_tree_events hs_tree_events;
  * providers. On failure nothing is left in tracefs. Borrows ps and dat_path
  * until hs_tree_events_free.
  */
-hs_status hs_tree_events_start(const hs_plan_session *ps, pid_t pid, const char *dat_path, FILE *log,
+hs_status hs_tree_events_start(const hs_plan_session *ps, pid_t pid, const char *dat_path, const hs_msg *msg,
 			       hs_tree_events **out);
 
 /* Moves the full pages of every CPU to their scratch files, without blocking,

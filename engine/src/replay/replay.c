@@ -1,5 +1,6 @@
 /* replay/replay.c: the replay backend: a recorded trace.dat or .etl fed through the plan's sessions, observer and snapshots. */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -68,7 +69,7 @@ typedef struct {
 
 struct hs_replay {
 	const hs_plan *plan;
-	FILE *msg;
+	const hs_msg *msg; /* opts->msg, borrowed */
 	volatile int *interrupts;
 	double speed;
 	unsigned cpus;
@@ -101,6 +102,21 @@ enum { RP_REC_HEADER = 8 };
 
 /* A window entry with this bit is an index in marks, not in recs. */
 #define RP_MARK ((size_t)1 << (sizeof(size_t) * 8 - 1))
+
+/* Messages for the user through the start's sink (source "replay"); the text
+ * starts with "replay: " so the engine's lines read as they always did. */
+static void say(const hs_msg *m, hs_msg_level level, const char *fmt, ...) HS_PRINTF_FMT(3, 4);
+static void say(const hs_msg *m, hs_msg_level level, const char *fmt, ...)
+{
+	hs_strbuf sb = {0};
+	va_list ap;
+	va_start(ap, fmt);
+	hs_sb_append(&sb, "replay: ");
+	hs_sb_vprintf(&sb, fmt, ap);
+	va_end(ap);
+	hs_msg_say(m, level, "replay", "%s", sb.oom ? "replay: out of memory for a message" : hs_sb_cstr(&sb));
+	hs_sb_free(&sb);
+}
 
 static const rp_rec *rec_at(const hs_replay *r, size_t idx)
 {
@@ -270,9 +286,10 @@ static hs_status td_kind(td_walk *w, const hs_tracedat_record *rec, size_t *out)
 				}
 				hs_tracedat_filter *f = NULL;
 				if (hs_tracedat_filter_new(w->td, rec->system, rec->name, pe->filter, &f) != HS_OK) {
-					fprintf(r->msg, "engine: replay: the filter of %s:%s in session %s does not compile for "
-						"this input's format (%s); the session takes none of them\n",
-						rec->system, rec->name, ps->session->name, pe->filter);
+					say(r->msg, HS_MSG_WARN,
+					    "the filter of %s:%s in session %s does not compile for "
+					    "this input's format (%s); the session takes none of them",
+					    rec->system, rec->name, ps->session->name, pe->filter);
 					continue;
 				}
 				if ((st = add_filtered(&r->kinds[*out], i, f)) != HS_OK)
@@ -312,7 +329,7 @@ static int td_record(const hs_tracedat_record *rec, void *ctx)
 static hs_status load_tracedat(hs_replay *r, const char *path)
 {
 	if (r->plan->platform != HS_PLATFORM_LINUX) {
-		fprintf(r->msg, "engine: replay: %s is an ftrace trace; it replays a linux plan\n", path);
+		say(r->msg, HS_MSG_ERROR, "%s is an ftrace trace; it replays a linux plan", path);
 		return HS_EINVAL;
 	}
 	hs_tracedat *td = NULL;
@@ -322,11 +339,11 @@ static hs_status load_tracedat(hs_replay *r, const char *path)
 	 * that crashes libtracecmd is found with `analyze counts FILE` first. */
 	hs_status st = hs_tracedat_open_ex(path, false, &td);
 	if (st != HS_OK) {
-		fprintf(r->msg, "engine: replay: cannot read %s: %s\n", path, hs_strerror(st));
+		say(r->msg, HS_MSG_ERROR, "cannot read %s: %s", path, hs_strerror(st));
 		for (size_t i = 0; td && i < hs_tracedat_problem_count(td); i++) {
 			char text[HS_PROBLEM_TEXT_MAX];
-			fprintf(r->msg, "engine: replay: %s\n",
-				hs_problem_format(hs_tracedat_problem_at(td, i), text, sizeof text));
+			say(r->msg, HS_MSG_ERROR, "%s",
+			    hs_problem_format(hs_tracedat_problem_at(td, i), text, sizeof text));
 		}
 		hs_tracedat_close(td);
 		return st == HS_EUNSUPPORTED ? st : HS_EINVAL;
@@ -339,8 +356,8 @@ static hs_status load_tracedat(hs_replay *r, const char *path)
 		st = w.st;
 	for (size_t i = 0; i < hs_tracedat_problem_count(td); i++) {
 		char text[HS_PROBLEM_TEXT_MAX];
-		fprintf(r->msg, "engine: replay: %s: %s\n", path,
-			hs_problem_format(hs_tracedat_problem_at(td, i), text, sizeof text));
+		say(r->msg, HS_MSG_WARN, "%s: %s", path,
+		    hs_problem_format(hs_tracedat_problem_at(td, i), text, sizeof text));
 	}
 	/* The filters belong to the reader's event formats: they go with it. */
 	for (size_t k = 0; k < r->n_kinds; k++) {
@@ -466,12 +483,12 @@ static hs_status load_etl(hs_replay *r, const char *path)
 	hs_etl *etl = NULL;
 	hs_status st = hs_etl_open(path, &etl);
 	if (st != HS_OK) {
-		fprintf(r->msg, "engine: replay: %s is neither an ftrace nor an ETW trace (%s)\n", path, hs_strerror(st));
+		say(r->msg, HS_MSG_ERROR, "%s is neither an ftrace nor an ETW trace (%s)", path, hs_strerror(st));
 		hs_etl_close(etl);
 		return st == HS_ENOMEM ? st : HS_EINVAL;
 	}
 	if (r->plan->platform != HS_PLATFORM_WINDOWS) {
-		fprintf(r->msg, "engine: replay: %s is an ETW trace; it replays a windows plan\n", path);
+		say(r->msg, HS_MSG_ERROR, "%s is an ETW trace; it replays a windows plan", path);
 		hs_etl_close(etl);
 		return HS_EINVAL;
 	}
@@ -482,8 +499,8 @@ static hs_status load_etl(hs_replay *r, const char *path)
 		st = w.st;
 	for (size_t i = 0; i < hs_etl_problem_count(etl); i++) {
 		char text[HS_PROBLEM_TEXT_MAX];
-		fprintf(r->msg, "engine: replay: %s: %s\n", path,
-			hs_problem_format(hs_etl_problem_at(etl, i), text, sizeof text));
+		say(r->msg, HS_MSG_WARN, "%s: %s", path,
+		    hs_problem_format(hs_etl_problem_at(etl, i), text, sizeof text));
 	}
 	hs_etl_close(etl);
 	return st;
@@ -496,19 +513,19 @@ static void rp_free(hs_backend *bh);
 static hs_status rp_start(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts, hs_backend **out)
 {
 	*out = NULL;
-	FILE *msg = opts && opts->msg ? opts->msg : stderr;
+	const hs_msg *msg = opts ? opts->msg : NULL;
 	if (!opts || !opts->input) {
-		fputs("engine: replay: no input file given\n", msg);
+		say(msg, HS_MSG_ERROR, "no input file given");
 		return HS_EINVAL;
 	}
 	if (!(opts->speed >= 0) || opts->speed > 1e9) {
-		fprintf(msg, "engine: replay: the speed must be 0 (as fast as possible) or a factor above 0, not %g\n",
-			opts->speed);
+		say(msg, HS_MSG_ERROR, "the speed must be 0 (as fast as possible) or a factor above 0, not %g",
+		    opts->speed);
 		return HS_EINVAL;
 	}
 	if (plan->n_sessions > HS_REPLAY_MAX_SESSIONS) {
-		fprintf(msg, "engine: replay: the plan has %zu sessions; replay takes at most %d\n", plan->n_sessions,
-			HS_REPLAY_MAX_SESSIONS);
+		say(msg, HS_MSG_ERROR, "the plan has %zu sessions; replay takes at most %d", plan->n_sessions,
+		    HS_REPLAY_MAX_SESSIONS);
 		return HS_ELIMIT;
 	}
 	hs_replay *r = calloc(1, sizeof(*r));
@@ -526,8 +543,8 @@ static hs_status rp_start(const hs_plan *plan, const char *run_dir, const hs_bac
 		rp_session *s = &r->s[i];
 		s->ps = &plan->sessions[i];
 		if (s->ps->session->mode == HS_MODE_SAMPLING) {
-			fprintf(msg, "engine: replay: session %s is a sampling session; it runs with --launch PROG\n",
-				s->ps->session->name);
+			say(msg, HS_MSG_ERROR, "session %s is a sampling session; it runs with --launch PROG",
+			    s->ps->session->name);
 			st = HS_EINVAL;
 			goto fail;
 		}
@@ -539,8 +556,10 @@ static hs_status rp_start(const hs_plan *plan, const char *run_dir, const hs_bac
 	uint64_t t0 = mono_ns();
 	st = hs_tracedat_sniff(opts->input) ? load_tracedat(r, opts->input) : load_etl(r, opts->input);
 	if (st == HS_ELIMIT)
-		fprintf(msg, "engine: replay: %s holds more than %llu MiB the plan's sessions take; replay keeps them "
-			"in memory and stops there\n", opts->input, (unsigned long long)(HS_REPLAY_MAX_BYTES >> 20));
+		say(msg, HS_MSG_ERROR,
+		    "%s holds more than %llu MiB the plan's sessions take; replay keeps them "
+		    "in memory and stops there",
+		    opts->input, (unsigned long long)(HS_REPLAY_MAX_BYTES >> 20));
 	if (st != HS_OK)
 		goto fail;
 	if (!r->cpus)
@@ -565,20 +584,21 @@ static hs_status rp_start(const hs_plan *plan, const char *run_dir, const hs_bac
 		for (size_t p = 0; p < s->ps->n_providers; p++)
 			s->st.events_enabled += s->ps->providers[p].n_events ? s->ps->providers[p].n_events : 1;
 		if (rs->mode == HS_MODE_FILE_CIRCULAR && !(s->stream = fopen(s->output, "wb"))) {
-			fprintf(msg, "engine: replay: cannot create %s\n", s->output);
+			say(msg, HS_MSG_ERROR, "cannot create %s", s->output);
 			st = HS_EIO;
 			goto fail;
 		}
 	}
 	uint64_t span = r->n_recs ? r->recs[r->n_recs - 1].ts_ns - r->recs[0].ts_ns : 0;
-	fprintf(msg, "engine: replay: %s: %zu records for the plan's sessions over %.3f s of recorded time "
-		"(read in %.0f ms), %u CPUs; ",
-		opts->input, r->n_recs, (double)span / 1e9, (double)(mono_ns() - t0) / 1e6, r->cpus);
+	char pace[64];
 	if (r->speed > 0)
-		fprintf(msg, "replaying at %gx\n", r->speed);
+		snprintf(pace, sizeof pace, "replaying at %gx", r->speed);
 	else
-		fputs("replaying as fast as possible\n", msg);
-	fflush(msg);
+		snprintf(pace, sizeof pace, "replaying as fast as possible");
+	say(msg, HS_MSG_INFO,
+	    "%s: %zu records for the plan's sessions over %.3f s of recorded time (read in %.0f ms), %u "
+	    "CPUs; %s",
+	    opts->input, r->n_recs, (double)span / 1e9, (double)(mono_ns() - t0) / 1e6, r->cpus, pace);
 	r->ts0 = r->n_recs ? r->recs[0].ts_ns : 0;
 	r->reached = r->ts0;
 	r->wall0 = mono_ns();
@@ -836,7 +856,7 @@ static hs_status rp_snapshot(hs_backend *bh, size_t session, const char *path, b
 	hs_status st = write_file(out, write_window, &wc, &size);
 	s->st.snapshot_s = (double)(mono_ns() - t0) / 1e9;
 	if (st != HS_OK) {
-		fprintf(r->msg, "engine: replay: cannot write %s: %s\n", out, hs_strerror(st));
+		say(r->msg, HS_MSG_ERROR, "cannot write %s: %s", out, hs_strerror(st));
 		return st;
 	}
 	/* Drained, as a ring snapshot drains: the window starts empty again. */
@@ -859,8 +879,7 @@ static hs_status rp_snapshot(hs_backend *bh, size_t session, const char *path, b
 			s->snap_first_ns[rec->cpu] = rec->ts_ns;
 		s->snap_last_ns[rec->cpu] = rec->ts_ns;
 	}
-	fprintf(r->msg, "engine: replay: ring %s saved to %s: %zu events\n", s->ps->session->name, out, s->win_len);
-	fflush(r->msg);
+	say(r->msg, HS_MSG_INFO, "ring %s saved to %s: %zu events", s->ps->session->name, out, s->win_len);
 	s->win_head = s->win_len = 0;
 	s->win_bytes = 0;
 	return HS_OK;
@@ -985,7 +1004,7 @@ static hs_status rp_stop(hs_backend *bh)
 		s->stream = NULL;
 	}
 	if (r->next < r->n_recs)
-		fprintf(r->msg, "engine: replay: stopped with %zu of %zu records replayed\n", r->next, r->n_recs);
+		say(r->msg, HS_MSG_WARN, "stopped with %zu of %zu records replayed", r->next, r->n_recs);
 	return st;
 }
 

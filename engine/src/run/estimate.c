@@ -82,7 +82,8 @@ static char *join(const char *dir, const char *name)
 	return hs_sb_take(&sb);
 }
 
-int hs_estimate_live(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path, unsigned seconds, bool json)
+int hs_estimate_live(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path, unsigned seconds, bool json,
+		     const hs_msg *msg, const hs_msg *backend_msg)
 {
 	size_t n = plan->n_sessions;
 	live_ctx c = {.plan = plan,
@@ -91,7 +92,7 @@ int hs_estimate_live(const hs_ruleset *rs, const hs_plan *plan, const char *rule
 	hs_estimate_trace **traces = calloc(n ? n : 1, sizeof(*traces));
 	char **paths = calloc(n ? n : 1, sizeof(*paths));
 	if (!c.sessions || !c.cpu_kernel || !traces || !paths) {
-		fputs("engine: out of memory\n", stderr);
+		hs_msg_say(msg, HS_MSG_ERROR, "run", "out of memory");
 		free(c.sessions);
 		free(c.cpu_kernel);
 		free(traces);
@@ -109,7 +110,9 @@ int hs_estimate_live(const hs_ruleset *rs, const hs_plan *plan, const char *rule
 			    .option = "--estimate",
 			    .dir_suffix = "-estimate",
 			    .stopped = on_stopped,
-			    .ctx = &c};
+			    .ctx = &c,
+			    .msg = msg,
+			    .backend_msg = backend_msg};
 	int rc = hs_record_run_opts(rs, plan, rules_path, &o);
 	fflush(stdout);
 	if (saved >= 0) {
@@ -132,8 +135,8 @@ int hs_estimate_live(const hs_ruleset *rs, const hs_plan *plan, const char *rule
 		const hs_plan_session *ps = &plan->sessions[i];
 		const hs_session *ss = ps->session;
 		if (ss->mode == HS_MODE_SAMPLING) {
-			fprintf(stderr, "engine: session %s samples CPUs (launch mode); it has no rate to estimate here\n",
-				ss->name);
+			hs_msg_say(msg, HS_MSG_WARN, "run",
+				   "session %s samples CPUs (launch mode); it has no rate to estimate here", ss->name);
 			continue;
 		}
 		hs_estimate_session *s = &out[m++];
@@ -159,7 +162,8 @@ int hs_estimate_live(const hs_ruleset *rs, const hs_plan *plan, const char *rule
 		s->read_status = paths[i] ? hs_estimate_read(paths[i], &ro, &traces[i]) : HS_ENOMEM;
 		s->trace = traces[i];
 		if (s->read_status != HS_OK) {
-			fprintf(stderr, "engine: %s: %s\n", paths[i] ? paths[i] : ss->output, hs_strerror(s->read_status));
+			hs_msg_say(msg, HS_MSG_ERROR, "run", "%s: %s", paths[i] ? paths[i] : ss->output,
+				   hs_strerror(s->read_status));
 			if (!rc)
 				rc = HS_EXIT_RUN_FAILED;
 		}
@@ -174,7 +178,7 @@ int hs_estimate_live(const hs_ruleset *rs, const hs_plan *plan, const char *rule
 				.n_sessions = m};
 	hs_status st = out ? (json ? hs_estimate_print_json(&r, stdout) : hs_estimate_print_text(&r, stdout)) : HS_ENOMEM;
 	if (st != HS_OK) {
-		fprintf(stderr, "engine: cannot print the estimate: %s\n", hs_strerror(st));
+		hs_msg_say(msg, HS_MSG_ERROR, "run", "cannot print the estimate: %s", hs_strerror(st));
 		rc = HS_EXIT_RUN_FAILED;
 	}
 	fflush(stdout);
@@ -185,7 +189,7 @@ int hs_estimate_live(const hs_ruleset *rs, const hs_plan *plan, const char *rule
 	if (lf) {
 		fputc('\n', lf);
 		if (hs_estimate_print_text(&r, lf) != HS_OK)
-			fprintf(stderr, "engine: cannot add the estimate to %s\n", lpath);
+			hs_msg_say(msg, HS_MSG_ERROR, "run", "cannot add the estimate to %s", lpath);
 		fclose(lf);
 	}
 	free(lpath);

@@ -7,21 +7,22 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "hindsight/msg.h"
 #include "hindsight/plan.h"
 
-/* 0 when this process may record; otherwise the reason is printed on stderr
- * (with what to do) and HS_EXIT_NOT_PRIVILEGED (hindsight/exitcodes.h) is returned. */
-int hs_os_check_privilege(void);
+/* 0 when this process may record; otherwise the reason goes to msg as an
+ * error (with what to do) and HS_EXIT_NOT_PRIVILEGED (hindsight/exitcodes.h) is returned. */
+int hs_os_check_privilege(const hs_msg *msg);
 
 /* The plan's kernel session names, claimed for this run before anything is
  * made (Linux: a lock per tracefs instance name that dies with the process),
  * so a second engine with the same names stops here instead of removing the
- * first one's sessions. 0, or HS_EXIT_RUN_FAILED after saying who holds them. */
-int hs_os_sessions_claim(const hs_plan *plan);
+ * first one's sessions. 0, or HS_EXIT_RUN_FAILED after saying who holds them (on msg). */
+int hs_os_sessions_claim(const hs_plan *plan, const hs_msg *msg);
 /* Leaves the run folder with the claims, then deals with what an engine that
  * died holding them left in its own run folder (Linux: the key-event file is
- * rebuilt from its chunks). Messages on stdout. */
-void hs_os_sessions_adopt(const hs_plan *plan, const char *run_dir);
+ * rebuilt from its chunks), saying so on msg. */
+void hs_os_sessions_adopt(const hs_plan *plan, const char *run_dir, const hs_msg *msg);
 /* Lets the names go (the run stopped cleanly or never started). */
 void hs_os_sessions_release(const hs_plan *plan);
 
@@ -58,6 +59,11 @@ volatile int *hs_os_snapshot_requests(void);
 const char *hs_os_snapshot_hint(void);
 /* Static text ("saving the in-memory rings to disk") or NULL. */
 void hs_os_set_busy(const char *text);
+/* The prefix of the line a later stop request prints while the run is busy
+ * ("<prefix>: still <busy text>; please wait..."): a static string the
+ * program sets ("engine"), NULL for none. The signal handler writes that line
+ * itself, as it may not call a message sink (stdio is not async-signal-safe). */
+void hs_os_set_busy_prefix(const char *prefix);
 /* The run's files are complete: a console-close handler holding Windows
  * off may now let it end the process. */
 void hs_os_run_finished(void);

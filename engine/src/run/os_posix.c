@@ -15,14 +15,13 @@
 #include "hindsight/exitcodes.h"
 #include "run/os.h"
 
-int hs_os_check_privilege(void)
+int hs_os_check_privilege(const hs_msg *msg)
 {
 	if (geteuid() == 0)
 		return 0;
-	fputs("engine: recording needs root: tracefs and its rings are root-only.\n"
-	      "engine: run it as root (sudo ./run.sh, or sudo engine --rules ...); `engine --plan` works "
-	      "without root.\n",
-	      stderr);
+	hs_msg_say(msg, HS_MSG_ERROR, "run", "recording needs root: tracefs and its rings are root-only.");
+	hs_msg_say(msg, HS_MSG_ERROR, "run",
+		   "run it as root (sudo ./run.sh, or sudo engine --rules ...); `engine --plan` works without root.");
 	return HS_EXIT_NOT_PRIVILEGED;
 }
 
@@ -43,20 +42,20 @@ static void forget_previous(const hs_plan *plan)
 	g_prev_pid = NULL;
 }
 
-int hs_os_sessions_claim(const hs_plan *plan)
+int hs_os_sessions_claim(const hs_plan *plan, const hs_msg *msg)
 {
 	if (plan->platform != HS_PLATFORM_LINUX)
 		return 0;
 	if (!(g_prev_pid = calloc(plan->n_sessions + 1, sizeof(*g_prev_pid))) ||
 	    !(g_prev_dir = calloc(plan->n_sessions + 1, sizeof(*g_prev_dir)))) {
 		forget_previous(plan);
-		fputs("engine: out of memory\n", stderr);
+		hs_msg_say(msg, HS_MSG_ERROR, "run", "out of memory");
 		return HS_EXIT_RUN_FAILED;
 	}
 	for (size_t i = 0; i < plan->n_sessions; i++) {
 		const char *name = plan->sessions[i].session->logger_name;
-		if (name && hs_ftrace_claim(name, "engine", stderr, &g_prev_pid[i], &g_prev_dir[i]) != HS_OK) {
-			fputs("engine: nothing was started\n", stderr);
+		if (name && hs_ftrace_claim(name, "ftrace", msg, &g_prev_pid[i], &g_prev_dir[i]) != HS_OK) {
+			hs_msg_say(msg, HS_MSG_ERROR, "run", "nothing was started");
 			hs_os_sessions_release(plan);
 			return HS_EXIT_RUN_FAILED;
 		}
@@ -64,8 +63,8 @@ int hs_os_sessions_claim(const hs_plan *plan)
 		 * rule the backend follows when it makes one. */
 		char det[HS_LINUX_MAX_INSTANCE_CHARS * 2 + sizeof(HS_LINUX_DETECT_SUFFIX)];
 		if (hs_plan_session_has_trigger_copy(plan, i) && hs_plan_detect_name(name, det, sizeof det) &&
-		    hs_ftrace_claim(det, "engine", stderr, NULL, NULL) != HS_OK) {
-			fputs("engine: nothing was started\n", stderr);
+		    hs_ftrace_claim(det, "ftrace", msg, NULL, NULL) != HS_OK) {
+			hs_msg_say(msg, HS_MSG_ERROR, "run", "nothing was started");
 			hs_os_sessions_release(plan);
 			return HS_EXIT_RUN_FAILED;
 		}
@@ -73,7 +72,7 @@ int hs_os_sessions_claim(const hs_plan *plan)
 	return 0;
 }
 
-void hs_os_sessions_adopt(const hs_plan *plan, const char *run_dir)
+void hs_os_sessions_adopt(const hs_plan *plan, const char *run_dir, const hs_msg *msg)
 {
 	if (plan->platform != HS_PLATFORM_LINUX)
 		return;
@@ -90,9 +89,8 @@ void hs_os_sessions_adopt(const hs_plan *plan, const char *run_dir)
 	/* Only now, with this run's note in place: a rescue that itself dies is not retried forever. */
 	for (size_t i = 0; g_prev_dir && i < plan->n_sessions; i++)
 		if (g_prev_dir[i])
-			hs_ftrace_rescue_chunks(&plan->sessions[i], g_prev_dir[i], g_prev_pid[i], "engine", stdout);
+			hs_ftrace_rescue_chunks(&plan->sessions[i], g_prev_dir[i], g_prev_pid[i], "ftrace", msg);
 	forget_previous(plan);
-	fflush(stdout);
 }
 
 void hs_os_sessions_release(const hs_plan *plan)
@@ -153,18 +151,22 @@ static volatile sig_atomic_t g_signals;
 static volatile int g_snap; /* SIGUSR1: a snapshot, recording goes on */
 static volatile int g_stop;
 static const char *volatile g_busy; /* static text, read by the handler */
+static const char *volatile g_busy_prefix;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	g_signals++;
 	g_stop = (int)g_signals;
-	const char *busy = g_busy;
+	const char *busy = g_busy, *prefix = g_busy_prefix;
 	if (g_signals > 1 && busy) {
-		/* write() is async-signal-safe; stdio is not. */
-		static const char pre[] = "\nengine: still ";
+		/* write() is async-signal-safe; stdio (and so a message sink) is not. */
+		static const char pre[] = "still ";
 		static const char post[] = "; please wait, the files would be left incomplete otherwise\n";
-		if (write(STDERR_FILENO, pre, sizeof(pre) - 1) < 0 || write(STDERR_FILENO, busy, strlen(busy)) < 0 ||
+		if (write(STDERR_FILENO, "\n", 1) < 0 ||
+		    (prefix &&
+		     (write(STDERR_FILENO, prefix, strlen(prefix)) < 0 || write(STDERR_FILENO, ": ", 2) < 0)) ||
+		    write(STDERR_FILENO, pre, sizeof(pre) - 1) < 0 || write(STDERR_FILENO, busy, strlen(busy)) < 0 ||
 		    write(STDERR_FILENO, post, sizeof(post) - 1) < 0)
 			return;
 	}
@@ -205,6 +207,11 @@ volatile int *hs_os_stop_requests(void)
 void hs_os_set_busy(const char *text)
 {
 	g_busy = text;
+}
+
+void hs_os_set_busy_prefix(const char *prefix)
+{
+	g_busy_prefix = prefix;
 }
 
 void hs_os_run_finished(void)

@@ -11,33 +11,37 @@
 #include "hindsight/limits.h"
 #include "run/os.h"
 
-int hs_os_check_privilege(void)
+int hs_os_check_privilege(const hs_msg *msg)
 {
 	BOOL admin = FALSE;
 	DWORD err = hs_etw_api_get()->is_admin(&admin);
 	if (err == ERROR_SUCCESS && admin)
 		return 0;
 	if (err != ERROR_SUCCESS)
-		fprintf(stderr, "engine: cannot check for Administrator rights (Win32 error %lu)\n", (unsigned long)err);
-	fputs("engine: recording needs an elevated terminal: ETW kernel sessions are for administrators.\n"
-	      "engine: close this terminal, open a new one with \"Run as administrator\" and run the same command "
-	      "again; `engine --plan` works without it.\n",
-	      stderr);
+		hs_msg_say(msg, HS_MSG_ERROR, "run", "cannot check for Administrator rights (Win32 error %lu)",
+			   (unsigned long)err);
+	hs_msg_say(msg, HS_MSG_ERROR, "run",
+		   "recording needs an elevated terminal: ETW kernel sessions are for administrators.");
+	hs_msg_say(msg, HS_MSG_ERROR, "run",
+		   "close this terminal, open a new one with \"Run as administrator\" and run the same command again; "
+		   "`engine --plan` works without it.");
 	return HS_EXIT_NOT_PRIVILEGED;
 }
 
 /* Not yet on Windows: the ETW backend still takes a running session of the
  * same name for a stale one and stops it. A named kernel mutex per session
  * name (gone with its owner, like the Linux lock) would be the equivalent. */
-int hs_os_sessions_claim(const hs_plan *plan)
+int hs_os_sessions_claim(const hs_plan *plan, const hs_msg *msg)
 {
 	(void)plan;
+	(void)msg;
 	return 0;
 }
 
-void hs_os_sessions_adopt(const hs_plan *plan, const char *run_dir)
+void hs_os_sessions_adopt(const hs_plan *plan, const char *run_dir, const hs_msg *msg)
 {
 	(void)plan;
+	(void)msg;
 	(void)run_dir;
 }
 
@@ -95,6 +99,7 @@ uint64_t hs_os_monotonic_ms(void)
 static volatile LONG g_stop;
 static volatile LONG g_snap; /* Ctrl+Break: a snapshot, recording goes on */
 static const char *volatile g_busy;
+static const char *volatile g_busy_prefix;
 static HANDLE g_finished; /* manual-reset event: set when the run's files are complete */
 
 static BOOL WINAPI on_console_event(DWORD type)
@@ -113,9 +118,10 @@ static BOOL WINAPI on_console_event(DWORD type)
 	}
 	/* Windows runs this handler on a thread of its own, so stdio is safe. */
 	LONG n = InterlockedIncrement(&g_stop);
-	const char *busy = g_busy;
+	const char *busy = g_busy, *prefix = g_busy_prefix;
 	if (n > 1 && busy) {
-		fprintf(stderr, "\nengine: still %s; please wait, the files would be left incomplete otherwise\n", busy);
+		fprintf(stderr, "\n%s%sstill %s; please wait, the files would be left incomplete otherwise\n",
+			prefix ? prefix : "", prefix ? ": " : "", busy);
 		fflush(stderr);
 	}
 	/* For close, logoff and shutdown Windows ends the process as soon as the
@@ -152,6 +158,11 @@ volatile int *hs_os_stop_requests(void)
 void hs_os_set_busy(const char *text)
 {
 	g_busy = text;
+}
+
+void hs_os_set_busy_prefix(const char *prefix)
+{
+	g_busy_prefix = prefix;
 }
 
 void hs_os_run_finished(void)

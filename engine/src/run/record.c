@@ -270,11 +270,11 @@ static void take_due_snapshots(const hs_backend_ops *ops, hs_backend *b, hs_trig
 	}
 }
 
-static void print_stats(const hs_backend_ops *ops, hs_backend *b, uint64_t observed, bool observing,
+static void print_stats(const hs_msg *msg, const hs_backend_ops *ops, hs_backend *b, uint64_t observed, bool observing,
 			uint64_t elapsed_ms)
 {
 	hs_strbuf sb = {0};
-	hs_sb_append(&sb, "engine: stats:");
+	hs_sb_append(&sb, "stats:");
 	for (size_t i = 0; i < ops->n_sessions(b); i++) {
 		const hs_session_status *s;
 		if (ops->session_status(b, i, &s) != HS_OK)
@@ -319,19 +319,14 @@ static void print_stats(const hs_backend_ops *ops, hs_backend *b, uint64_t obser
 				     entries, overrun);
 		}
 	}
-	puts(hs_sb_cstr(&sb));
+	hs_msg_say(msg, HS_MSG_INFO, "run", "%s", sb.oom ? "stats: out of memory" : hs_sb_cstr(&sb));
 	hs_sb_free(&sb);
-}
-
-int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path, unsigned duration_s)
-{
-	hs_record_opts o = {.duration_s = duration_s};
-	return hs_record_run_opts(rs, plan, rules_path, &o);
 }
 
 int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path, const hs_record_opts *o)
 {
 	unsigned duration_s = o->duration_s;
+	const hs_msg *msg = o->msg;
 	const char *option = o->option ? o->option : "--duration-sec";
 	const hs_backend_ops *ops = o->backend ? o->backend : hs_backend_native();
 	int rc = HS_EXIT_RUN_FAILED;
@@ -345,30 +340,32 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	time_t start = time(NULL);
 
 	if (!ops) {
-		fputs("engine: this build has no capture backend\n", stderr);
+		hs_msg_say(msg, HS_MSG_ERROR, "run", "this build has no capture backend");
 		return HS_EXIT_RUN_FAILED;
 	}
 	/* Kernel sessions need the privilege and their names; a replay needs neither. */
 	if (ops->kernel) {
-		int denied = hs_os_check_privilege();
+		int denied = hs_os_check_privilege(msg);
 		if (denied)
 			return denied;
 		/* Before the run folder: a second engine refuses without leaving an empty one. */
-		if ((rc = hs_os_sessions_claim(plan)) != 0)
+		if ((rc = hs_os_sessions_claim(plan, msg)) != 0)
 			return rc;
 		claimed = true;
 	}
 	rc = HS_EXIT_RUN_FAILED;
 	if (!rs->run.dir || !rs->run.name_format || !rs->run.log || !rs->run.manifest) {
 		/* The loader lets a profile leave them out (--plan needs none); a recording does. */
-		fprintf(stderr, "engine: %s has no complete run section (dir, name_format, log, manifest); a recording "
-			"needs one\n", rules_path);
+		hs_msg_say(msg, HS_MSG_ERROR, "run",
+			   "%s has no complete run section (dir, name_format, log, manifest); a recording needs one",
+			   rules_path);
 		goto fail;
 	}
 	hs_os_private_files(); /* traces hold command lines, paths and addresses */
 	dir = make_run_dir(&rs->run, o->dir_suffix);
 	if (!dir) {
-		fprintf(stderr, "engine: cannot create the run folder under %s: %s\n", rs->run.dir, strerror(errno));
+		hs_msg_say(msg, HS_MSG_ERROR, "run", "cannot create the run folder under %s: %s", rs->run.dir,
+			   strerror(errno));
 		goto fail;
 	}
 	hs_strbuf sb = {0};
@@ -377,36 +374,36 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	hs_sb_printf(&sb, "%s/%s", dir, rs->run.manifest);
 	manifest = hs_sb_take(&sb);
 	if (!log_path || !manifest || !(tee = hs_os_tee_start(log_path))) {
-		fprintf(stderr, "engine: cannot set up %s/%s: %s\n", dir, rs->run.log, strerror(errno));
+		hs_msg_say(msg, HS_MSG_ERROR, "run", "cannot set up %s/%s: %s", dir, rs->run.log, strerror(errno));
 		goto fail;
 	}
 	hs_os_stop_handlers_install();
 	volatile int *stop = hs_os_stop_requests();
 
-	printf("engine: run folder %s (pid %lu)\n", dir, hs_getpid());
+	hs_msg_say(msg, HS_MSG_INFO, "run", "run folder %s (pid %lu)", dir, hs_getpid());
 	if (claimed)
-		hs_os_sessions_adopt(plan, dir);
+		hs_os_sessions_adopt(plan, dir, o->backend_msg);
 	if (hs_plan_print_text(plan, stdout) != HS_OK)
 		goto fail;
 	fflush(stdout);
 	write_manifest(manifest, rs, plan, rules_path, start, 0, ops, NULL, 0, NULL, NULL, 0);
 
 	hs_os_set_busy(ops->kernel ? "starting the kernel sessions" : "reading the input");
-	/* One stream keeps the log in order. */
-	hs_backend_opts opts = {.msg = stdout, .interrupts = stop, .input = o->input, .speed = o->speed};
+	hs_backend_opts opts = {.msg = o->backend_msg, .interrupts = stop, .input = o->input, .speed = o->speed};
 	hs_status st = ops->start(plan, dir, &opts, &b);
 	if (st != HS_OK) {
-		fprintf(stderr, "engine: the sessions could not be started (%s); nothing is being recorded\n",
-			hs_strerror(st));
+		hs_msg_say(msg, HS_MSG_ERROR, "run",
+			   "the sessions could not be started (%s); nothing is being recorded", hs_strerror(st));
 		goto fail;
 	}
 	/* Triggers: the engine decides, snapshots.c writes the folders. */
 	hs_snapshots_rules_hash(rs, rules_hash);
 	hs_status tst = hs_trigger_engine_new(plan, clock_now(ops, b), &te);
-	if (tst == HS_OK && !(sn = hs_snapshots_new(plan, dir, rules_hash)))
+	if (tst == HS_OK && !(sn = hs_snapshots_new(plan, dir, rules_hash, msg)))
 		tst = HS_ENOMEM;
 	if (tst != HS_OK) {
-		fprintf(stderr, "engine: cannot set up the triggers (%s); nothing is being recorded\n", hs_strerror(tst));
+		hs_msg_say(msg, HS_MSG_ERROR, "run", "cannot set up the triggers (%s); nothing is being recorded",
+			   hs_strerror(tst));
 		goto fail;
 	}
 	oc = (observer_ctx){.te = te, .ops = ops, .b = b};
@@ -414,16 +411,17 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	observer_learn_copies(&oc); /* trigger detection instances (hs_key_event.trigger_copy) */
 	bool observing = ops->set_observer(b, observe_key_event, &oc) == HS_OK;
 	if (!observing && hs_trigger_engine_wants_events(te))
-		printf("engine: WARNING: the %s backend cannot watch events as they happen; only manual triggers "
-		       "(%s) will take snapshots\n",
-		       ops->name, hs_os_snapshot_hint());
+		hs_msg_say(msg, HS_MSG_WARN, "run",
+			   "WARNING: the %s backend cannot watch events as they happen; only manual triggers "
+			   "(%s) will take snapshots",
+			   ops->name, hs_os_snapshot_hint());
 	hs_os_set_busy(NULL);
-	printf("engine: recording; %s saves the rings and stops\n", hs_os_stop_hint());
-	printf("engine: %zu trigger(s) armed after their warm-up; %s %lu takes a snapshot and goes on\n",
-	       plan->n_triggers, hs_os_snapshot_hint(), hs_getpid());
+	hs_msg_say(msg, HS_MSG_INFO, "run", "recording; %s saves the rings and stops", hs_os_stop_hint());
+	hs_msg_say(msg, HS_MSG_INFO, "run",
+		   "%zu trigger(s) armed after their warm-up; %s %lu takes a snapshot and goes on", plan->n_triggers,
+		   hs_os_snapshot_hint(), hs_getpid());
 	if (duration_s)
-		printf("engine: stopping by itself after %u s (%s)\n", duration_s, option);
-	fflush(stdout);
+		hs_msg_say(msg, HS_MSG_INFO, "run", "stopping by itself after %u s (%s)", duration_s, option);
 
 	uint64_t interval_ms = rs->run.stats_interval_s * 1000u;
 	uint64_t last = hs_os_monotonic_ms(), began = last;
@@ -446,11 +444,11 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	int manual_seen = *hs_os_snapshot_requests();
 	while (!*stop) {
 		if (duration_s && hs_os_monotonic_ms() - began >= duration_s * 1000ull) {
-			printf("engine: %u s are up (%s)\n", duration_s, option);
+			hs_msg_say(msg, HS_MSG_INFO, "run", "%u s are up (%s)", duration_s, option);
 			break;
 		}
 		if (ops->finished && ops->finished(b)) {
-			printf("engine: the input has ended\n");
+			hs_msg_say(msg, HS_MSG_INFO, "run", "the input has ended");
 			take_due_snapshots(ops, b, te, sn, &manual_seen, true);
 			break;
 		}
@@ -462,21 +460,20 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 								 ? (int)((due - now_ns) / 1000000u) + 1
 								 : wake_ms;
 		if (ops->poll(b, wait_ms) != HS_OK && ok) {
-			fputs("engine: streaming failed; see above. Still recording the rings.\n", stderr);
+			hs_msg_say(msg, HS_MSG_ERROR, "run", "streaming failed; see above. Still recording the rings.");
 			ok = false;
 		}
 		if (!*stop)
 			take_due_snapshots(ops, b, te, sn, &manual_seen, false);
 		uint64_t now = hs_os_monotonic_ms();
 		if (interval_ms && now - last >= interval_ms) {
-			print_stats(ops, b, oc.observed, observing, now - began);
+			print_stats(msg, ops, b, oc.observed, observing, now - began);
 			last = now;
 		}
 	}
 
 	uint64_t snapshot_ms = hs_os_monotonic_ms() - began;
-	printf("engine: stopping; saving the rings\n");
-	fflush(stdout);
+	hs_msg_say(msg, HS_MSG_INFO, "run", "stopping; saving the rings");
 	hs_os_set_busy("saving the in-memory rings to disk");
 	for (size_t i = 0; i < plan->n_sessions; i++)
 		if (plan->sessions[i].session->mode == HS_MODE_BUFFERING && ops->snapshot(b, i, NULL, true) != HS_OK)
@@ -485,15 +482,15 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	uint64_t stop_ms = hs_os_monotonic_ms() - began;
 	if (ops->stop(b) != HS_OK)
 		ok = false;
-	print_stats(ops, b, oc.observed, observing, hs_os_monotonic_ms() - began);
+	print_stats(msg, ops, b, oc.observed, observing, hs_os_monotonic_ms() - began);
 	hs_os_set_busy("writing the run manifest");
 	if (write_manifest(manifest, rs, plan, rules_path, start, time(NULL), ops, b, oc.observed, te, sn,
 			   ok ? HS_EXIT_OK : HS_EXIT_RUN_FAILED) != HS_OK) {
-		fprintf(stderr, "engine: cannot write %s\n", manifest);
+		hs_msg_say(msg, HS_MSG_ERROR, "run", "cannot write %s", manifest);
 		ok = false;
 	}
-	printf("engine: %s; run folder %s\n", ok ? "DONE, all files written" : "FAILED, see the messages above",
-	       dir);
+	hs_msg_say(msg, ok ? HS_MSG_INFO : HS_MSG_WARN, "run", "%s; run folder %s",
+		   ok ? "DONE, all files written" : "FAILED, see the messages above", dir);
 	if (o->stopped)
 		o->stopped(o->ctx, dir, ops, b, snapshot_ms, stop_ms);
 	rc = ok ? HS_EXIT_OK : HS_EXIT_RUN_FAILED;

@@ -5,16 +5,10 @@
 #include <stdint.h>
 
 #include "hindsight/backend.h"
+#include "hindsight/msg.h"
 #include "hindsight/plan.h"
 
-/* Runs the plan until a stop request (signal, console event) or, when
- * duration_s is not 0, for that many seconds. Borrows everything; prints the
- * plan itself (after main.log is set up, so the log has it). Returns the
- * process exit status (hindsight/exitcodes.h): HS_EXIT_OK on a clean run,
- * HS_EXIT_RUN_FAILED or HS_EXIT_NOT_PRIVILEGED otherwise. */
-int hs_record_run(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path, unsigned duration_s);
-
-/* The same run with more say (engine --estimate records this way). */
+/* How to run (engine --estimate records this way too). */
 typedef struct {
 	unsigned duration_s;     /* 0: until a stop request */
 	const char *option;      /* the option that set the duration, for the messages ("--duration-sec") */
@@ -33,7 +27,19 @@ typedef struct {
 	void (*stopped)(void *ctx, const char *run_dir, const hs_backend_ops *ops, hs_backend *b, uint64_t snapshot_ms,
 			uint64_t stop_ms);
 	void *ctx;
+	/* Where the messages go (hindsight/msg.h): the run's own (sources "run"
+	 * and "trigger") and the backend's. The program decides the prefix and
+	 * the streams (the engine: progress on stdout, failures on stderr, and
+	 * the backend's all on stdout, as they always were). NULL: stderr. */
+	const hs_msg *msg;
+	const hs_msg *backend_msg;
 } hs_record_opts;
+
+/* Runs the plan until a stop request (signal, console event) or, when
+ * duration_s is not 0, for that many seconds. Borrows everything; prints the
+ * plan itself on stdout (after main.log is set up, so the log has it).
+ * Returns the process exit status (hindsight/exitcodes.h): HS_EXIT_OK on a
+ * clean run, HS_EXIT_RUN_FAILED or HS_EXIT_NOT_PRIVILEGED otherwise. */
 int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path, const hs_record_opts *o);
 
 #endif

@@ -35,7 +35,18 @@ struct hs_snapshots {
 	snap_rec *recs;
 	size_t n, cap;
 	uint64_t *overrun_at_last; /* per session: ring overruns counted at the previous snapshot */
+	const hs_msg *msg;         /* borrowed */
 };
+
+/* Messages for the user (source "trigger"). */
+static void say(const hs_snapshots *sn, hs_msg_level level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(const hs_snapshots *sn, hs_msg_level level, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	hs_msg_vsay(sn->msg, level, "trigger", fmt, ap);
+	va_end(ap);
+}
 
 static char *printf_new(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *printf_new(const char *fmt, ...)
@@ -48,7 +59,7 @@ static char *printf_new(const char *fmt, ...)
 	return hs_sb_take(&sb);
 }
 
-hs_snapshots *hs_snapshots_new(const hs_plan *plan, const char *run_dir, const char *rules_hash)
+hs_snapshots *hs_snapshots_new(const hs_plan *plan, const char *run_dir, const char *rules_hash, const hs_msg *msg)
 {
 	hs_snapshots *sn = calloc(1, sizeof(*sn));
 	if (!sn)
@@ -56,6 +67,7 @@ hs_snapshots *hs_snapshots_new(const hs_plan *plan, const char *run_dir, const c
 	sn->plan = plan;
 	sn->run_dir = run_dir;
 	sn->rules_hash = rules_hash;
+	sn->msg = msg;
 	sn->dir = printf_new("%s/snapshots", run_dir);
 	sn->overrun_at_last = calloc(plan->n_sessions ? plan->n_sessions : 1, sizeof(*sn->overrun_at_last));
 	if (!sn->dir || !sn->overrun_at_last) {
@@ -179,12 +191,12 @@ static void json_session(hs_snapshots *sn, hs_json *j, size_t i, const hs_sessio
 }
 
 /* Deletes snapshot r (retention) and says so. */
-static void retire(snap_rec *r, const char *why)
+static void retire(const hs_snapshots *sn, snap_rec *r, const char *why)
 {
 	remove_folder(r->folder, r->files, r->n_files);
 	r->deleted = true;
 	r->deleted_why = why;
-	printf("engine: snapshot %s deleted (%s)\n", r->folder, why);
+	say(sn, HS_MSG_INFO, "snapshot %s deleted (%s)", r->folder, why);
 }
 
 static void retention(hs_snapshots *sn, const snap_rec *now)
@@ -197,7 +209,7 @@ static void retention(hs_snapshots *sn, const snap_rec *now)
 			if (r->deleted || !r->ok || r->trigger_i != now->trigger_i)
 				continue;
 			if (++seen > keep)
-				retire(r, "keep");
+				retire(sn, r, "keep");
 		}
 	}
 	/* The disk cap over all of them: the oldest of this trigger first (never
@@ -224,12 +236,13 @@ static void retention(hs_snapshots *sn, const snap_rec *now)
 			return;
 		snap_rec *victim = same ? same : any;
 		if (!victim) {
-			printf("engine: snapshot %s alone is %.1f MB, over snapshots_max_mb (%.1f MB); kept, nothing "
-			       "older is left to delete\n",
-			       now->folder, (double)now->bytes / 1048576.0, (double)cap / 1048576.0);
+			say(sn, HS_MSG_WARN,
+			    "snapshot %s alone is %.1f MB, over snapshots_max_mb (%.1f MB); kept, nothing "
+			    "older is left to delete",
+			    now->folder, (double)now->bytes / 1048576.0, (double)cap / 1048576.0);
 			return;
 		}
-		retire(victim, "snapshots_max_mb");
+		retire(sn, victim, "snapshots_max_mb");
 	}
 }
 
@@ -264,7 +277,8 @@ hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_back
 	uint64_t taken_ns = ops->now_ns ? ops->now_ns(b) : 0;
 	if (!sn->dir_made) {
 		if (hs_os_mkdir(sn->dir) && errno != EEXIST) {
-			printf("engine: trigger %s: cannot create %s: %s; no snapshot\n", f->name, sn->dir, strerror(errno));
+			say(sn, HS_MSG_WARN, "trigger %s: cannot create %s: %s; no snapshot", f->name, sn->dir,
+			    strerror(errno));
 			return HS_EIO;
 		}
 		sn->dir_made = true;
@@ -278,7 +292,8 @@ hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_back
 	}
 	sn->n++; /* recorded from here on, even when it fails (run.json says so) */
 	if (hs_os_mkdir(partial) && errno != EEXIST) {
-		printf("engine: trigger %s: cannot create %s: %s; no snapshot\n", f->name, partial, strerror(errno));
+		say(sn, HS_MSG_WARN, "trigger %s: cannot create %s: %s; no snapshot", f->name, partial,
+		    strerror(errno));
 		st = HS_EIO;
 		goto fail;
 	}
@@ -311,8 +326,8 @@ hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_back
 			}
 			sst[i] = ops->snapshot(b, i, path, false);
 			if (sst[i] != HS_OK) {
-				printf("engine: trigger %s: %s could not be saved (%s); recording goes on\n", f->name,
-				       s->name, hs_strerror(sst[i]));
+				say(sn, HS_MSG_WARN, "trigger %s: %s could not be saved (%s); recording goes on",
+				    f->name, s->name, hs_strerror(sst[i]));
 				/* A ring is the snapshot's point; a key file the ETW kernel owns is not copyable. */
 				if (ring || sst[i] != HS_EINVAL)
 					ok = false;
@@ -379,7 +394,7 @@ hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_back
 		goto fail;
 	}
 	if ((st = hs_os_write_file_synced(json_path, &sb)) != HS_OK) {
-		printf("engine: trigger %s: cannot write %s; recording goes on\n", f->name, json_path);
+		say(sn, HS_MSG_WARN, "trigger %s: cannot write %s; recording goes on", f->name, json_path);
 		goto fail;
 	}
 	r->bytes += file_bytes(json_path);
@@ -388,15 +403,15 @@ hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_back
 		goto fail;
 	}
 	if (hs_rename(partial, r->folder)) {
-		printf("engine: trigger %s: cannot rename %s to %s: %s\n", f->name, partial, r->folder, strerror(errno));
+		say(sn, HS_MSG_WARN, "trigger %s: cannot rename %s to %s: %s", f->name, partial, r->folder,
+		    strerror(errno));
 		st = HS_EIO;
 		goto fail;
 	}
 	r->ok = true;
-	printf("engine: trigger %s fired: snapshot %s (%.1f MB, %" PRIu64 " hits, %.2f s); recording goes on\n",
-	       f->name, r->folder, (double)r->bytes / 1048576.0, f->hits,
-	       (double)(hs_os_monotonic_ms() - t_start) / 1000.0);
-	fflush(stdout);
+	say(sn, HS_MSG_INFO, "trigger %s fired: snapshot %s (%.1f MB, %" PRIu64 " hits, %.2f s); recording goes on",
+	    f->name, r->folder, (double)r->bytes / 1048576.0, f->hits,
+	    (double)(hs_os_monotonic_ms() - t_start) / 1000.0);
 	free(partial);
 	free(json_path);
 	retention(sn, r);
@@ -405,9 +420,8 @@ fail:
 	/* Nothing half written keeps a final name: the partial folder goes. */
 	if (partial)
 		remove_folder(partial, r->files, r->n_files);
-	printf("engine: trigger %s: snapshot %03u FAILED (%s); recording goes on\n", f->name, r->seq,
-	       hs_strerror(st));
-	fflush(stdout);
+	say(sn, HS_MSG_WARN, "trigger %s: snapshot %03u FAILED (%s); recording goes on", f->name, r->seq,
+	    hs_strerror(st));
 	r->deleted = true;
 	r->deleted_why = "failed";
 	free(partial);

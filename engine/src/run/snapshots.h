@@ -18,16 +18,17 @@
  * the newest `keep` of each trigger, and all of them under the run's
  * snapshots_max_mb (the oldest of the trigger that just fired goes first).
  *
- * Ownership: new borrows the plan, the run folder and rules_hash until free.
+ * Ownership: new borrows the plan, the run folder, rules_hash and the message
+ * sink (hindsight/msg.h; source "trigger") until free.
  */
 
 typedef struct hs_snapshots hs_snapshots;
 
-hs_snapshots *hs_snapshots_new(const hs_plan *plan, const char *run_dir, const char *rules_hash);
+hs_snapshots *hs_snapshots_new(const hs_plan *plan, const char *run_dir, const char *rules_hash, const hs_msg *msg);
 void hs_snapshots_free(hs_snapshots *sn);
 
 /* Takes the snapshot `f` asks for: marker into the trace, every session's
- * file, snapshot.json, then retention. Messages on stdout. Recording goes on
+ * file, snapshot.json, then retention. Messages go to the sink. Recording goes on
  * whatever happens; HS_OK only when the folder is complete. */
 hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_backend *b, const hs_trigger_fire *f);
 
