@@ -69,6 +69,14 @@ hits=$(literals | grep -P '\b[A-Za-z0-9_-]+\.(etl|dat|data|log)\b' | allowed)
 hits=$(grep -nHP '\b(buffer_size_kb|min_buffers|max_buffers|max_file_mb|ring_mb|sample_hz|flush_interval_s|stats_interval_s|per_cpu_kb|flush_timer|level)\s*=\s*[0-9]' "${sources[@]}" | allowed)
 [[ -n $hits ]] && report "sizes or levels set in C" "$hits"
 
+# 6. The program's voice: library code reports through the message channel
+# (hindsight/msg.h: a level, a source, the text) and the program decides the
+# prefix and the stream, so no library source spells "engine: " in a string
+# literal. Only the engine program (src/main.c, which makes the sinks) does;
+# run/ is library code too.
+hits=$(grep -rnHE '"(\\n)?engine: ' "$engine/src" --include='*.c' --include='*.h' | grep -v "^$engine/src/main\.c:")
+[[ -n $hits ]] && report "\"engine: \" in library code (say it through hs_msg; the program adds the prefix)" "$hits"
+
 # The check must have looked at something: an empty scan proves nothing.
 ((${#sources[@]} > 10)) || report "too few sources scanned (${#sources[@]}) under $engine ${tools}" "-"
 ((${#names[@]} > 50)) || report "too few catalog names read (${#names[@]}) from $rules/providers" "-"
