@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # report-fixture-test.sh: `analyze report` without root on the committed trace (tests/replay/fixture.dat):
 # the golden report.txt, report.json valid against schemas/report.schema.json, a self-contained report.html,
-# the thread before the moment on tests/analyze/thread-fixture.dat (a golden of its section),
+# the thread before the moment on tests/analyze/thread-fixture.dat (a golden of its section) and on a ring that
+# wrapped (wrap-fixture.dat: the coverage said, no loss miscounted),
 # a truncated copy (exit 1, says what is missing, still reports the readable file beside it), bad paths and .etl
 # (exit 2), a report without rules (no stories, said so), and a file that is not a report is never overwritten.
 # usage: report-fixture-test.sh ANALYZE SOURCE_DIR   (HS_UPDATE_GOLDEN=1 rewrites the golden)
@@ -122,6 +123,20 @@ if command -v node >/dev/null; then
 		node "$check" "$schema" "$tmp/thr/report.json" | grep -q $'\tvalid$' || fail "the thread fixture's report.json is not valid"
 	fi
 fi
+
+# 4c. A ring that wrapped (tests/analyze/wrap-fixture.dat: 16 KB a CPU under a loop of /bin/true, then the crash):
+# the thread section must say how little of the second is covered and why, and not call the CPU's older losses
+# a loss inside the window.
+mkdir "$tmp/wrap"
+"$analyze" report "$src/tests/analyze/wrap-fixture.dat" -o "$tmp/wrap" --rules "$src/rules/stutter.yaml" >/dev/null 2>&1 ||
+	fail "analyze report on wrap-fixture.dat exited $?"
+sed -n '/^THE THREAD BEFORE THE MOMENT/,/^$/p' "$tmp/wrap/report.txt" >"$tmp/wrap.txt"
+grep -q '^  covered: 31.2 ms of 1.000 s (3 %), .*: cpu 0.s older events are gone (its ring wrapped or lost them); no events lost in it$' \
+	"$tmp/wrap.txt" || fail "the wrapped ring's coverage is not said: $(sed -n 2p "$tmp/wrap.txt")"
+grep -q 'WARNING' "$tmp/wrap.txt" && fail "the losses before the covered part are called losses inside the window"
+grep -q '^  woken by: 35 x true (35 tasks of that name' "$tmp/wrap.txt" || fail "the loop's children are not grouped as wakers"
+grep -q 'cpu 0: .*(starts later: older events of this CPU are gone), 9787 lost' "$tmp/wrap/report.txt" ||
+	fail "the coverage box does not give cpu 0's losses"
 
 # 5. Bad paths: exit 2 with a clear message.
 "$analyze" report "$tmp/nonexistent" 2>"$tmp/e.txt" >/dev/null

@@ -145,7 +145,9 @@ static int on_sched(const hs_tracedat_record *rec, void *vctx)
 	rpt_thread *t = c->t;
 	if (rec->ts > t->w1)
 		return 1; /* merged in time order: nothing after the moment matters */
-	if (rec->ts >= t->cov0 && rec->missed_events) {
+	/* a loss is before the record that reports it: the first record of a CPU whose older events are gone starts
+	 * the covered part, its loss is outside */
+	if (rec->ts > t->cov0 && rec->missed_events) {
 		if (rec->missed_events > 0)
 			t->lost_in_window += (uint64_t)rec->missed_events;
 		else
@@ -192,7 +194,8 @@ static int on_sched(const hs_tracedat_record *rec, void *vctx)
 				t->preemptions++;
 		}
 		if (next == t->pid && prev != next) {
-			if (c->woken && rec->ts >= t->cov0 && rec->ts - c->woken_at > t->max_wake_wait)
+			/* both ends inside the covered part: a wake-up before a gap says nothing of the wait */
+			if (c->woken && c->woken_at >= t->cov0 && rec->ts - c->woken_at > t->max_wake_wait)
 				t->max_wake_wait = rec->ts - c->woken_at;
 			thread_to(c, TS_RUNNING, TS_RUNNABLE, rec->ts);
 			c->woken = false;
