@@ -674,7 +674,8 @@ void rpt_render_html(const rpt *r, hs_strbuf *sb)
 		"svg .lane0{fill:#fafafa}svg .lane1{fill:#f0f0f4}svg .ll{font:11px sans-serif;fill:#444}\n"
 		"svg .tick{stroke:#2c6fbb;stroke-width:2}svg .tick.alert{stroke:#c0392b;stroke-width:3}\n"
 		".thr{border:1px solid #ddd;border-radius:6px;padding:.5em 1em}.thr li{font-family:monospace;white-space:pre-wrap}\n"
-		".bar{display:flex;height:18px;border:1px solid #aaa;margin:.3em 0}.bar span{display:block;height:100%}\n"
+		".bar{display:flex;height:18px;border:1px solid #aaa;margin:.3em 0}\n"
+		".bar span{display:block;height:100%;overflow:hidden;font:11px/18px sans-serif;color:#fff;text-indent:4px}\n"
 		"svg .moment{stroke:#c0392b;stroke-dasharray:4 3;stroke-width:2}svg .ml{font:11px sans-serif;fill:#c0392b}\n"
 		"</style></head><body>\n<h1>hindsight report</h1>\n<p>");
 	esc(sb, r->input);
@@ -760,9 +761,9 @@ void rpt_render_html(const rpt *r, hs_strbuf *sb)
 				double p = pct(t->ns[s], t->cov1 - (t->born > t->cov0 ? t->born : t->cov0));
 				if (p < 0.05)
 					continue;
-				hs_sb_printf(sb,
-					     "<span style=\"width:%.2f%%;background:%s\" title=\"%s %.1f %%\"></span>",
-					     p, colours[s], tstate_names[s], p);
+				/* labelled where it is wide enough: readable without hovering */
+				hs_sb_printf(sb, "<span style=\"width:%.2f%%;background:%s\" title=\"%s %.1f %%\">%s</span>",
+					     p, colours[s], tstate_names[s], p, p >= 8 ? tstate_keys[s] : "");
 			}
 			hs_sb_append(sb, "</div>\n");
 		}
