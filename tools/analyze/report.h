@@ -97,6 +97,7 @@ typedef struct {
 	uint64_t born;       /* its fork, when in the covered part (else 0) */
 	uint64_t ns[TS_N];   /* the covered part of its life, by state; they sum to cov1 - max(cov0, born) */
 	unsigned preemptions, wakeups, switches_in;
+	unsigned unrecorded_switches; /* switches the ring lacks, inferred from the task its records run in */
 	uint64_t max_wake_wait; /* longest wake-up -> switch-in */
 	rpt_waker wakers[6];
 	size_t n_wakers;

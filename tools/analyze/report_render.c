@@ -100,6 +100,11 @@ static size_t thread_lines(const rpt *r, char lines[][400], size_t cap)
 			 t->lost_in_window, t->lost_unknown_in_window);
 	if (t->why[0])
 		snprintf(lines[n++], 400, "%s", t->why);
+	if (t->unrecorded_switches)
+		snprintf(lines[n++], 400,
+			 "%u switches are not in the ring (a CPU's records run in a task no switch named): each is taken "
+			 "to be at the task's first record, which can add a few ms to runnable and to the task before it",
+			 t->unrecorded_switches);
 	uint64_t life = t->cov1 - (t->born > t->cov0 ? t->born : t->cov0);
 	if (t->born) {
 		rpt_fmt_rel(r, t->born, a, sizeof a);
@@ -362,6 +367,7 @@ static void json_thread(const rpt *r, hs_json *j)
 		hs_json_kuint(j, "wakeups", t->wakeups);
 		hs_json_kuint(j, "preemptions", t->preemptions);
 		hs_json_kuint(j, "switches_in", t->switches_in);
+		hs_json_kuint(j, "unrecorded_switches", t->unrecorded_switches);
 		hs_json_kuint(j, "max_wake_wait_ns", t->max_wake_wait);
 		hs_json_key(j, "wakers");
 		hs_json_arr_begin(j);
