@@ -30,3 +30,14 @@ if(TARGET hs::tracefs)
   add_test(NAME ftrace:snapshot-compat COMMAND test_snapshot_compat ${CMAKE_CURRENT_BINARY_DIR})
   set_tests_properties(ftrace:snapshot-compat PROPERTIES TIMEOUT 300 RUN_SERIAL ON)
 endif()
+# The engine never loses coverage silently (issue 15): a filter or event the
+# kernel refuses stops it with exit 1 before recording, unless the rules mark
+# the event optional; optional ones are listed in main.log and run.json.
+if(TARGET hs::tracefs)
+  add_test(NAME ftrace:coverage COMMAND ${CMAKE_CURRENT_LIST_DIR}/coverage-test.sh $<TARGET_FILE:engine> ${CMAKE_CURRENT_LIST_DIR}
+                                    $<TARGET_FILE:analyze>)
+  set_tests_properties(ftrace:coverage PROPERTIES TIMEOUT 300 RUN_SERIAL ON)
+endif()
+foreach(p coverage-catalog coverage-bad-filter coverage-missing coverage-optional)
+  add_test(NAME "rulecheck_clean:tests/ftrace/${p}.yaml" COMMAND rulecheck --strict ${CMAKE_CURRENT_LIST_DIR}/${p}.yaml)
+endforeach()

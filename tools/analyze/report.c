@@ -262,6 +262,18 @@ static void read_run_json(rpt *r, const char *path, bool whole_run)
 	const char *rules = jstr(d.root, "rules");
 	if (rules && !r->rules_path)
 		r->rules_path = xstrdup(rules);
+	/* Events the rules asked for that this kernel would not record (optional
+	 * ones the engine skipped): coverage the report must not pretend to have. */
+	const hs_ynode *all = hs_ymap_get(d.root, "sessions");
+	for (size_t i = 0; all && all->type == HS_Y_SEQ && i < all->n; i++) {
+		const hs_ynode *sk = hs_ymap_get(all->items[i], "skipped");
+		for (size_t k = 0; sk && sk->type == HS_Y_SEQ && k < sk->n; k++) {
+			const char *ev = jstr(sk->items[k], "event"), *why = jstr(sk->items[k], "why");
+			run_note(r, "session %s does not record %s (optional in the rules, skipped on this kernel: %s)",
+				 jstr(all->items[i], "name") ? jstr(all->items[i], "name") : "?", ev ? ev : "?",
+				 why ? why : "?");
+		}
+	}
 	if (whole_run) {
 		const hs_ynode *ss = hs_ymap_get(d.root, "sessions");
 		for (size_t i = 0; ss && ss->type == HS_Y_SEQ && i < ss->n; i++) {

@@ -85,6 +85,17 @@ typedef struct {
 	uint64_t entries, overrun, commit_overrun, bytes, dropped, read;
 } hs_cpu_stats;
 
+/* An event (or, without a name, a whole system) the rules ask for that a
+ * session does not record: the kernel lacks it or refused its filter. Only
+ * optional ones (the rules' `optional: true`) are skipped while recording
+ * goes on; any other makes start fail with HS_ERULES. */
+typedef struct {
+	const char *system;
+	const char *name; /* NULL: the whole system */
+	const char *why;  /* the kernel's word: "not in this kernel", the filter error */
+	bool optional;
+} hs_skipped_event;
+
 typedef struct {
 	const char *name;       /* session name (rules) */
 	const char *kernel_name; /* tracefs instance / ETW logger name */
@@ -114,6 +125,7 @@ typedef struct {
 	 * snapshot_events + snapshot_events_dropped = the ring's entries). */
 	uint64_t snapshot_raw_bytes, snapshot_file_bytes, snapshot_bytes_dropped, snapshot_events_dropped;
 	size_t events_enabled, events_skipped; /* skipped: missing in this kernel or bad filter */
+	const hs_skipped_event *skipped;       /* [events_skipped] which, and why (tracefs; NULL on ETW) */
 	/* ETW only (zero on Linux), from EVENT_TRACE_CONTROL_QUERY: the buffers
 	 * the kernel really gave the session, and what it lost. */
 	uint32_t etw_buffers, etw_buffer_kb, etw_free_buffers;

@@ -184,6 +184,10 @@ static hs_status setup_session(hs_backend *b, session *s)
 	st = hs_ftrace_enable_events(s->inst, b->tep, ps, "ftrace", b->msg, &s->ev);
 	s->st.events_enabled = s->ev.enabled;
 	s->st.events_skipped = s->ev.skipped;
+	s->st.skipped = s->ev.skipped_list;
+	if (st == HS_ERULES)
+		hs_ftrace_say(b, HS_MSG_ERROR, "%s: %zu of the events the rules ask for cannot be recorded on this kernel",
+			      name, s->ev.refused);
 	if (st != HS_OK)
 		return st;
 	hs_ftrace_say(b, HS_MSG_INFO, "%s: %zu event%s or systems enabled, %zu skipped", name, s->st.events_enabled,

@@ -309,6 +309,58 @@ static bool same_filter(const char *want, const char *got)
 	}
 }
 
+/* A multi-line kernel or libtracefs message ("expr\n   ^\nfield not valid\n")
+ * as one line for a message: caret lines dropped, the rest joined by " / ". */
+static void one_line(char *s)
+{
+	char *w = s;
+	for (char *line = s; line && *line;) {
+		char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		if (strspn(line, " \t^") < n) {
+			if (w != s) {
+				memcpy(w, " / ", 3);
+				w += 3;
+			}
+			memmove(w, line, n);
+			w += n;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	*w = 0;
+}
+
+/* Lists an event (name NULL: a whole system) the session will not record and
+ * says so: a warning when the rules mark it optional, else an error (the
+ * caller then refuses the rules). */
+static hs_status skip_event(hs_ftrace_events *ev, const char *iname, const char *sys, const char *name, bool optional,
+			    const char *why, const char *who, const hs_msg *msg)
+{
+	hs_skipped_event *l = realloc(ev->skipped_list, (ev->skipped + 1) * sizeof(*l));
+	if (!l)
+		return HS_ENOMEM;
+	ev->skipped_list = l;
+	l = &l[ev->skipped];
+	*l = (hs_skipped_event){.system = strdup(sys), .name = name ? strdup(name) : NULL, .why = strdup(why),
+				.optional = optional};
+	if (!l->system || (name && !l->name) || !l->why) {
+		free((void *)l->system), free((void *)l->name), free((void *)l->why);
+		return HS_ENOMEM;
+	}
+	ev->skipped++;
+	if (optional) {
+		say(who, msg, HS_MSG_WARN, "%s: %s:%s skipped (optional in the rules): %s", iname, sys, name ? name : "*",
+		    why);
+		return HS_OK;
+	}
+	ev->refused++;
+	say(who, msg, HS_MSG_ERROR,
+	    "%s: %s%s%s%s: %s; the rules need it (fix the rules, or mark the event `optional: true` to record without "
+	    "it)",
+	    iname, name ? "" : "system ", sys, name ? ":" : "", name ? name : "", why);
+	return HS_OK;
+}
+
 /* Filter first, then enable, so an event never flows unfiltered. A failed
  * filter write clears the old filter in the kernel, so on any doubt the event
  * stays disabled and the user is told why. */
@@ -316,15 +368,13 @@ static hs_status enable_event(struct tracefs_instance *inst, struct tep_handle *
 			      const hs_plan_event *pe, const char *who, const hs_msg *msg, hs_ftrace_events *ev)
 {
 	const char *name = pe->name;
+	char why[1024];
 	/* The ftrace system's events (print: trace_marker writes; bputs, bprint:
 	 * trace_printk) have no enable or filter file: the kernel writes them
 	 * whenever the instance traces. A whitelist naming one takes it as on. */
 	if (!strcmp(sys, "ftrace")) {
-		if (!tep_find_event_by_name(tep, sys, name)) {
-			say(who, msg, HS_MSG_WARN, "%s: event %s:%s does not exist in this kernel; skipped", iname, sys,
-			    name);
-			goto skip;
-		}
+		if (!tep_find_event_by_name(tep, sys, name))
+			return skip_event(ev, iname, sys, name, pe->optional, "not in this kernel", who, msg);
 		if (pe->filter)
 			say(who, msg, HS_MSG_WARN,
 			    "%s: the kernel cannot filter %s:%s (the ftrace system has no filter files): its filter "
@@ -336,44 +386,42 @@ static hs_status enable_event(struct tracefs_instance *inst, struct tep_handle *
 	if (pe->filter) {
 		struct tep_event *te = tep_find_event_by_name(tep, sys, name);
 		char *err = NULL, *back = NULL;
-		if (!te) {
-			say(who, msg, HS_MSG_WARN, "%s: event %s:%s does not exist in this kernel; skipped", iname, sys,
-			    name);
-			goto skip;
-		}
+		if (!te)
+			return skip_event(ev, iname, sys, name, pe->optional, "not in this kernel", who, msg);
 		if (tracefs_filter_string_verify(te, pe->filter, &err) < 0) {
-			say(who, msg, HS_MSG_WARN,
-			    "%s: filter of %s:%s rejected before writing (%s); event left disabled", iname, sys, name,
-			    err ? err : "invalid");
+			if (err)
+				one_line(err);
+			snprintf(why, sizeof why, "its filter \"%s\" was rejected before writing (%s)", pe->filter,
+				 err ? err : "invalid");
 			free(err);
-			goto skip;
+			return skip_event(ev, iname, sys, name, pe->optional, why, who, msg);
 		}
 		free(err);
 		int rc = tracefs_event_filter_apply(inst, te, pe->filter);
 		back = tracefs_event_file_read(inst, sys, name, "filter", NULL);
 		if (rc < 0 || !back || !same_filter(pe->filter, back)) {
 			char *log = tracefs_error_last(inst);
-			say(who, msg, HS_MSG_WARN,
-			    "%s: the kernel refused the filter of %s:%s (filter file: %s; error_log: %s); event left "
-			    "disabled",
-			    iname, sys, name, back ? back : "unreadable", log ? log : "empty");
+			/* The filter file then holds the kernel's own message and caret: one line here. */
+			if (back)
+				one_line(back);
+			if (log)
+				one_line(log);
+			snprintf(why, sizeof why,
+				 "the kernel refused the filter of %s:%s \"%s\" (filter file: %s; error_log: %s)", sys, name,
+				 pe->filter, back ? back : "unreadable", log && *log ? log : "empty");
 			free(log);
 			free(back);
 			tracefs_event_disable(inst, sys, name);
-			goto skip;
+			return skip_event(ev, iname, sys, name, pe->optional, why, who, msg);
 		}
 		free(back);
 	}
 	if (tracefs_event_enable(inst, sys, name) < 0) {
-		say(who, msg, HS_MSG_WARN, "%s: event %s:%s cannot be enabled (%s); skipped", iname, sys, name,
-		    errno == ENOENT ? "not in this kernel" : strerror(errno));
-		goto skip;
+		snprintf(why, sizeof why, "cannot be enabled (%s)", errno == ENOENT ? "not in this kernel" : strerror(errno));
+		return skip_event(ev, iname, sys, name, pe->optional, why, who, msg);
 	}
 	ev->enabled++;
 	return add_glob(ev, sys, name);
-skip:
-	ev->skipped++;
-	return HS_OK;
 }
 
 /* The engine's own syscalls and exits must not fill the sessions it runs (its
@@ -459,9 +507,9 @@ hs_status hs_ftrace_enable_events(struct tracefs_instance *inst, struct tep_hand
 				continue;
 			}
 			if (tracefs_event_enable(inst, sys, NULL) < 0) {
-				say(who, msg, HS_MSG_WARN,
-				    "%s: system %s cannot be enabled (not in this kernel?); skipped", iname, sys);
-				ev->skipped++;
+				if (skip_event(ev, iname, sys, NULL, false, "cannot be enabled (not in this kernel?)", who,
+					       msg) != HS_OK)
+					return HS_ENOMEM;
 				continue;
 			}
 			ev->enabled++;
@@ -473,7 +521,7 @@ hs_status hs_ftrace_enable_events(struct tracefs_instance *inst, struct tep_hand
 			if (enable_event(inst, tep, iname, sys, &pp->events[e], who, msg, ev) != HS_OK)
 				return HS_ENOMEM;
 	}
-	return HS_OK;
+	return ev->refused ? HS_ERULES : HS_OK;
 }
 
 hs_status hs_ftrace_copy_trace_marker(struct tracefs_instance *inst, const hs_plan_session *ps, const char *who,
@@ -508,6 +556,14 @@ void hs_ftrace_events_free(hs_ftrace_events *ev)
 	free(ev->globs);
 	ev->globs = NULL;
 	ev->n_globs = 0;
+	for (size_t i = 0; i < ev->skipped; i++) {
+		free((void *)ev->skipped_list[i].system);
+		free((void *)ev->skipped_list[i].name);
+		free((void *)ev->skipped_list[i].why);
+	}
+	free(ev->skipped_list);
+	ev->skipped_list = NULL;
+	ev->skipped = ev->refused = 0;
 }
 
 /* ---- what a dead owner left in its run folder ---- */

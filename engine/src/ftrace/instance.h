@@ -9,6 +9,7 @@
 #include <tracefs/tracefs.h>
 
 #include "ftrace/ftrace.h"
+#include "hindsight/backend.h"
 #include "hindsight/plan.h"
 #include "hindsight/status.h"
 
@@ -19,6 +20,8 @@ typedef struct {
 	char **globs;
 	size_t n_globs;
 	size_t enabled, skipped;
+	hs_skipped_event *skipped_list; /* [skipped], strings owned here */
+	size_t refused;                 /* of them, not optional: the rules cannot be recorded as written */
 } hs_ftrace_events;
 
 /* Messages go to the sink `msg` with `who` as their source (hindsight/msg.h; NULL: stderr). */
@@ -68,7 +71,9 @@ struct tep_handle *hs_ftrace_load_formats(const hs_plan_session *sessions, size_
 /* Enables the session's providers on `inst`: whitelisted events with their
  * filters verified, written and read back (filter before enable), or whole
  * systems. Events the kernel lacks or whose filter it refuses stay disabled
- * and are counted as skipped; only HS_ENOMEM fails. */
+ * and are listed in ev->skipped_list with the kernel's reason; when any of
+ * them is not optional the result is HS_ERULES (after trying every event, so
+ * the user hears of all of them at once). HS_ENOMEM on OOM. */
 hs_status hs_ftrace_enable_events(struct tracefs_instance *inst, struct tep_handle *tep, const hs_plan_session *ps,
 				  const char *who, const hs_msg *msg, hs_ftrace_events *ev);
 void hs_ftrace_events_free(hs_ftrace_events *ev);

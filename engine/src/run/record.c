@@ -114,6 +114,22 @@ static hs_status write_manifest(const char *path, const hs_ruleset *rs, const hs
 		hs_json_kuint(&j, "real_per_cpu_kb", s->real_per_cpu_kb);
 		hs_json_kuint(&j, "events_enabled", s->events_enabled);
 		hs_json_kuint(&j, "events_skipped", s->events_skipped);
+		if (s->skipped && s->events_skipped) {
+			/* Which events this run lacks, so nobody trusts coverage it does not have. */
+			hs_json_key(&j, "skipped");
+			hs_json_arr_begin(&j);
+			for (size_t k = 0; k < s->events_skipped; k++) {
+				const hs_skipped_event *e = &s->skipped[k];
+				char ev[256];
+				snprintf(ev, sizeof ev, "%s:%s", e->system, e->name ? e->name : "*");
+				hs_json_obj_begin(&j);
+				hs_json_kstr(&j, "event", ev);
+				hs_json_kbool(&j, "optional", e->optional);
+				hs_json_kstr(&j, "why", e->why);
+				hs_json_obj_end(&j);
+			}
+			hs_json_arr_end(&j);
+		}
 		if (s->mode == HS_MODE_FILE_CIRCULAR) {
 			hs_json_kuint(&j, "bytes_streamed", s->bytes_streamed);
 			hs_json_kuint(&j, "bytes_in_file", s->bytes_in_file);
@@ -391,6 +407,15 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	hs_os_set_busy(ops->kernel ? "starting the kernel sessions" : "reading the input");
 	hs_backend_opts opts = {.msg = o->backend_msg, .interrupts = stop, .input = o->input, .speed = o->speed};
 	hs_status st = ops->start(plan, dir, &opts, &b);
+	if (st == HS_ERULES) {
+		/* The kernel refused events or filters the rules need: the rules are
+		 * wrong for this machine, and recording without them would lose that
+		 * coverage silently. */
+		hs_msg_say(msg, HS_MSG_ERROR, "run",
+			   "the kernel refused what the rules ask for (see above); nothing is being recorded");
+		rc = HS_EXIT_RULES;
+		goto fail;
+	}
 	if (st != HS_OK) {
 		hs_msg_say(msg, HS_MSG_ERROR, "run",
 			   "the sessions could not be started (%s); nothing is being recorded", hs_strerror(st));
