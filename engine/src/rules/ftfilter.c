@@ -40,7 +40,7 @@ typedef struct {
 } fparser;
 
 static bool fail(fparser *p, hs_diag_code code, size_t off, const char *hint, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+	HS_PRINTF_FMT(5, 6);
 static bool fail(fparser *p, hs_diag_code code, size_t off, const char *hint, const char *fmt, ...)
 {
 	if (p->failed)
