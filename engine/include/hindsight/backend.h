@@ -83,6 +83,11 @@ typedef struct {
 
 typedef struct {
 	uint64_t entries, overrun, commit_overrun, bytes, dropped, read;
+	/* The ring's oldest event (page-exact) and the ring's clock when the
+	 * counters were read, both in the session's trace clock: now_ns -
+	 * oldest_ns is the history the CPU's ring holds. 0: unknown (no events,
+	 * a counter clock that is not in ns, or a backend that cannot say). */
+	uint64_t oldest_ns, now_ns;
 } hs_cpu_stats;
 
 /* An event (or, without a name, a whole system) the rules ask for that a

@@ -93,6 +93,11 @@
  * One wake-up a second costs nothing measurable. */
 #define HS_TRIGGER_WAKE_MS 1000
 
+/* The running recorder's status (run/status.h: live view, engine ctl status)
+ * is gathered at most this often: a person reads a second's change, and each
+ * gathering reads every CPU's stats file of every tracefs instance. */
+#define HS_STATUS_INTERVAL_MS 1000
+
 /* ETW: a key-event session a trigger watches runs in real time too; its
  * FlushTimer is 1 s (the shortest there is): Logging Mode Constants says a
  * real-time session with a log file flushes every second anyway, and a longer

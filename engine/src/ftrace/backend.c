@@ -62,6 +62,22 @@ void hs_ftrace_read_stats(hs_backend *b, session *s)
 	hs_ftrace_read_cpu_stats(b, s->inst, s->cpu);
 }
 
+/* A stats file time, "<seconds>.<microseconds>" for clocks in ns (local,
+ * global, mono...), in ns; 0 for a counter clock's bare number (x86-tsc,
+ * counter), which is not a time. */
+static uint64_t stats_ts_ns(const char *p)
+{
+	char *end;
+	uint64_t sec = strtoull(p, &end, 10);
+	if (*end != '.')
+		return 0;
+	p = end + 1;
+	uint64_t us = strtoull(p, &end, 10);
+	if (end - p != 6)
+		return 0;
+	return sec * 1000000000ull + us * 1000ull;
+}
+
 void hs_ftrace_read_cpu_stats(hs_backend *b, struct tracefs_instance *inst, hs_cpu_stats *cpu)
 {
 	for (unsigned c = 0; c < b->cpus; c++) {
@@ -78,10 +94,18 @@ void hs_ftrace_read_cpu_stats(hs_backend *b, struct tracefs_instance *inst, hs_c
 			    {"commit overrun:", &cs->commit_overrun}, {"bytes:", &cs->bytes},
 			    {"dropped events:", &cs->dropped},	{"read events:", &cs->read}};
 		char *save = NULL;
-		for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		cs->oldest_ns = cs->now_ns = 0;
+		for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 				if (!strncmp(line, keys[k].key, strlen(keys[k].key)))
 					*keys[k].v = strtoull(line + strlen(keys[k].key), NULL, 10);
+			if (!strncmp(line, "oldest event ts:", 16))
+				cs->oldest_ns = stats_ts_ns(line + 16);
+			else if (!strncmp(line, "now ts:", 7))
+				cs->now_ns = stats_ts_ns(line + 7);
+		}
+		if (!cs->entries)
+			cs->oldest_ns = 0; /* an empty ring says 0.000000 */
 		free(text);
 	}
 }

@@ -12,6 +12,7 @@
 #include "run/os.h"
 #include "run/record.h"
 #include "run/snapshots.h"
+#include "run/status.h"
 #include "util/compat.h"
 #include "util/json.h"
 #include "util/strbuf.h"
@@ -264,7 +265,7 @@ static uint64_t observer_clock(void *ctx)
  * With `all` (the replayed input has ended: no time passes any more) the
  * pending ones too, as if their post_delay had passed. */
 static void take_due_snapshots(const hs_backend_ops *ops, hs_backend *b, hs_trigger_engine *te, hs_snapshots *sn,
-			       int *manual_seen, bool all)
+			       int *manual_seen, bool all, hs_run_status *status)
 {
 	volatile int *req = hs_os_snapshot_requests();
 	int n = *req;
@@ -280,10 +281,21 @@ static void take_due_snapshots(const hs_backend_ops *ops, hs_backend *b, hs_trig
 		if (!hs_trigger_engine_next(te, now, &f))
 			break;
 		hs_os_set_busy("taking a triggered snapshot");
-		hs_snapshots_take(sn, ops, b, &f);
+		if (hs_snapshots_take(sn, ops, b, &f) == HS_OK)
+			status->snapshots_taken++;
+		else
+			status->snapshots_failed++;
 		hs_os_set_busy(NULL);
 		free(f.evidence_json);
 	}
+}
+
+/* The status (run/status.h) as of now, for the live view and engine ctl. */
+static void status_refresh(hs_run_status *status, const hs_backend_ops *ops, hs_backend *b,
+			   const hs_trigger_engine *te, const observer_ctx *oc, uint64_t now_ms)
+{
+	status->key_events_observed = oc->observed;
+	hs_run_status_update(status, ops, b, te, now_ms, clock_now(ops, b));
 }
 
 static void print_stats(const hs_msg *msg, const hs_backend_ops *ops, hs_backend *b, uint64_t observed, bool observing,
@@ -352,6 +364,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	observer_ctx oc = {0};
 	hs_trigger_engine *te = NULL;
 	hs_snapshots *sn = NULL;
+	hs_run_status status = {0};
 	char rules_hash[17];
 	time_t start = time(NULL);
 
@@ -423,14 +436,18 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	}
 	/* Triggers: the engine decides, snapshots.c writes the folders. */
 	hs_snapshots_rules_hash(rs, rules_hash);
-	hs_status tst = hs_trigger_engine_new(plan, clock_now(ops, b), &te);
+	uint64_t start_ns = clock_now(ops, b);
+	hs_status tst = hs_trigger_engine_new(plan, start_ns, &te);
 	if (tst == HS_OK && !(sn = hs_snapshots_new(plan, dir, rules_hash, msg)))
 		tst = HS_ENOMEM;
+	if (tst == HS_OK)
+		tst = hs_run_status_init(&status, plan, hs_os_monotonic_ms(), start_ns);
 	if (tst != HS_OK) {
 		hs_msg_say(msg, HS_MSG_ERROR, "run", "cannot set up the triggers (%s); nothing is being recorded",
 			   hs_strerror(tst));
 		goto fail;
 	}
+	status.run_dir = dir;
 	oc = (observer_ctx){.te = te, .ops = ops, .b = b};
 	hs_trigger_engine_set_clock(te, observer_clock, &oc);
 	observer_learn_copies(&oc); /* trigger detection instances (hs_key_event.trigger_copy) */
@@ -474,7 +491,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 		}
 		if (ops->finished && ops->finished(b)) {
 			hs_msg_say(msg, HS_MSG_INFO, "run", "the input has ended");
-			take_due_snapshots(ops, b, te, sn, &manual_seen, true);
+			take_due_snapshots(ops, b, te, sn, &manual_seen, true, &status);
 			break;
 		}
 		/* Sleep no longer than the next pending post_delay. */
@@ -489,8 +506,10 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 			ok = false;
 		}
 		if (!*stop)
-			take_due_snapshots(ops, b, te, sn, &manual_seen, false);
+			take_due_snapshots(ops, b, te, sn, &manual_seen, false, &status);
 		uint64_t now = hs_os_monotonic_ms();
+		if (!status.updates || now - status.last_ms >= HS_STATUS_INTERVAL_MS)
+			status_refresh(&status, ops, b, te, &oc, now);
 		if (interval_ms && now - last >= interval_ms) {
 			print_stats(msg, ops, b, oc.observed, observing, now - began);
 			last = now;
@@ -524,6 +543,7 @@ fail:
 	if (b)
 		ops->free(b);
 	hs_trigger_engine_free(te);
+	hs_run_status_free(&status);
 	free(oc.copies);
 	hs_snapshots_free(sn);
 	if (claimed)
