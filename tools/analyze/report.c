@@ -13,6 +13,7 @@
 #include "hindsight/arena.h"
 #include "hindsight/event.h"
 #include "hindsight/event_names.h"
+#include "hindsight/limits.h"
 #include "hindsight/ynode.h"
 #include "report.h"
 
@@ -267,18 +268,27 @@ static void read_run_json(rpt *r, const char *path, bool whole_run)
 	const hs_ynode *all = hs_ymap_get(d.root, "sessions");
 	for (size_t i = 0; all && all->type == HS_Y_SEQ && i < all->n; i++) {
 		const hs_ynode *sk = hs_ymap_get(all->items[i], "skipped");
-		for (size_t k = 0; sk && sk->type == HS_Y_SEQ && k < sk->n; k++) {
-			const char *ev = jstr(sk->items[k], "event"), *why = jstr(sk->items[k], "why");
-			run_note(r, "session %s does not record %s (optional in the rules, skipped on this kernel: %s)",
-				 jstr(all->items[i], "name") ? jstr(all->items[i], "name") : "?", ev ? ev : "?",
-				 why ? why : "?");
+		if (!sk || sk->type != HS_Y_SEQ || !sk->n)
+			continue;
+		/* One line per session (the notes are few): the names; run.json says why. */
+		char names[160] = "";
+		size_t used = 0;
+		for (size_t k = 0; k < sk->n && used < sizeof names; k++) {
+			const char *ev = jstr(sk->items[k], "event");
+			int w = snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "", ev ? ev : "?");
+			used = w < 0 ? sizeof names : used + (size_t)w;
 		}
+		if (used >= sizeof names)
+			memcpy(names + sizeof names - 4, "...", 4);
+		run_note(r, "session %s does not record %zu event%s the rules mark optional (not on this kernel): %s",
+			 jstr(all->items[i], "name") ? jstr(all->items[i], "name") : "?", sk->n, sk->n == 1 ? "" : "s",
+			 names);
 	}
 	if (whole_run) {
 		const hs_ynode *ss = hs_ymap_get(d.root, "sessions");
 		for (size_t i = 0; ss && ss->type == HS_Y_SEQ && i < ss->n; i++) {
 			const hs_ynode *s = ss->items[i];
-			int64_t chunks = 0, lost = 0, dropped = 0, overrun = 0;
+			int64_t chunks = 0, lost = 0, dropped = 0, overrun = 0, full = 0;
 			jint(s, "chunks_dropped", &chunks);
 			jint(s, "bytes_lost_disk", &lost);
 			jint(s, "snapshot_events_dropped", &dropped);
@@ -287,6 +297,10 @@ static void read_run_json(rpt *r, const char *path, bool whole_run)
 				int64_t v = 0;
 				if (jint(cpus->items[c], "overrun", &v))
 					overrun += v;
+				/* A ring that does not overwrite (file-circular) drops new events
+				 * when full, and marks no page: only this count says so. */
+				if (jint(cpus->items[c], "dropped", &v))
+					full += v;
 			}
 			run_note(r,
 				 "session %s (%s): ring overwrote %" PRId64
@@ -295,6 +309,12 @@ static void read_run_json(rpt *r, const char *path, bool whole_run)
 				 jstr(s, "name") ? jstr(s, "name") : "?", jstr(s, "mode") ? jstr(s, "mode") : "?",
 				 overrun, overrun ? " (it wrapped: only its newest part is here)" : "", chunks, lost,
 				 dropped);
+			if (full) {
+				run_note(r,
+					 "WARNING: session %s lost %" PRId64 " events over the run: its kernel buffer was full "
+					 "(the kernel marks no place in the file, so gaps may be anywhere)",
+					 jstr(s, "name") ? jstr(s, "name") : "?", full);
+			}
 		}
 		const hs_ynode *sn = hs_ymap_get(d.root, "snapshots");
 		for (size_t i = 0; sn && sn->type == HS_Y_SEQ && i < sn->n; i++) {
@@ -333,6 +353,14 @@ static int on_record(const hs_tracedat_record *rec, void *vctx)
 	if (rec->ts > f->last_ns)
 		f->last_ns = rec->ts;
 	if (rec->cpu >= 0 && (unsigned)rec->cpu < f->cpus) {
+		if (rec->missed_events != 0 && f->cpu_n[rec->cpu] && f->n_holes < HS_REPORT_MAX_HOLES) {
+			if (!f->holes)
+				f->holes = xcalloc(HS_REPORT_MAX_HOLES, sizeof(*f->holes));
+			f->holes[f->n_holes++] = (struct rpt_hole){.cpu = (unsigned)rec->cpu,
+								   .from = f->cpu_last[rec->cpu],
+								   .to = rec->ts,
+								   .missed = rec->missed_events > 0 ? rec->missed_events : -1};
+		}
 		if (!f->cpu_n[rec->cpu]++)
 			f->cpu_first[rec->cpu] = rec->ts;
 		f->cpu_last[rec->cpu] = rec->ts;
@@ -1725,6 +1753,7 @@ static void rpt_free(rpt *r)
 		free(f->cpu_last);
 		free(f->cpu_n);
 		free(f->cpu_missed);
+		free(f->holes);
 		for (size_t p = 0; p < f->n_problems; p++)
 			free(f->problems[p]);
 		free(f->problems);

@@ -26,6 +26,15 @@ typedef struct {
 	uint64_t missed;                        /* events the ring said it lost before some record */
 	uint64_t missed_unknown;                /* records after a loss of unknown size */
 	uint64_t *cpu_missed;                   /* [cpus] */
+	/* Where a CPU's ring lost events: between its record before the loss and
+	 * the first after it (the timeline draws them as holes); the first
+	 * HS_REPORT_MAX_HOLES per file, the rest only counted in cpu_missed. */
+	struct rpt_hole {
+		unsigned cpu;
+		uint64_t from, to;
+		int64_t missed; /* -1: the ring said "some", not how many */
+	} *holes;
+	size_t n_holes;
 	uint64_t n_switch, n_irq, n_softirq; /* scheduler and interrupt records (aggregated, not kept) */
 	/* from snapshot.json / run.json for this session, -1 when not said */
 	int wrapped;

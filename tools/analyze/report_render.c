@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "hindsight/json.h"
+#include "hindsight/limits.h"
 #include "report.h"
 
 static const char *const lane_names[LANE_N] = {"signals and faults",    "memory", "processes", "storage", "network",
@@ -608,12 +609,67 @@ static void esc(hs_strbuf *sb, const char *s)
 	}
 }
 
+/* The timeline's zoom: wheel zooms around the pointer, drag pans, buttons jump
+ * to the moment's neighbourhood, a double click shows the whole window. It
+ * only changes the inner <svg>'s viewBox and the two end labels; without it
+ * the timeline is the same picture, unzoomed. Its SHA-256 is in the page's
+ * Content-Security-Policy (TL_SCRIPT_SHA256), so no other script can run: the
+ * browser test fails if the two ever disagree. */
+#define TL_SCRIPT                                                                                                     \
+	"(function(){var d=document.getElementById('tl');if(!d)return;var v=d.querySelector('svg.tlv');"             \
+	"var W=+d.dataset.w,H=+d.dataset.h,T0=+d.dataset.t0,SP=+d.dataset.span,M=+d.dataset.m,x0=0,w=W;"          \
+	"var L=document.getElementById('tl-l'),R=document.getElementById('tl-r');"                                 \
+	"function f(n){return (n/1e9).toFixed(6)+' s';}"                                                           \
+	"function set(a,b){b=Math.max(W*1e-7,Math.min(W,b));a=Math.max(0,Math.min(W-b,a));x0=a;w=b;"              \
+	"v.setAttribute('viewBox',a+' 0 '+b+' '+H);L.textContent=f(T0+SP*a/W);R.textContent=f(T0+SP*(a+b)/W);"     \
+	"d.dataset.zoom=(W/b).toPrecision(3);}"                                                                    \
+	"v.addEventListener('wheel',function(e){e.preventDefault();var r=v.getBoundingClientRect();"                 \
+	"var p=(e.clientX-r.left)/r.width,c=x0+p*w,n=w*(e.deltaY<0?0.8:1.25);set(c-p*n,n);},{passive:false});"    \
+	"var g=null;v.addEventListener('mousedown',function(e){g={x:e.clientX,a:x0};});"                           \
+	"window.addEventListener('mouseup',function(){g=null;});"                                                   \
+	"window.addEventListener('mousemove',function(e){if(!g)return;var r=v.getBoundingClientRect();"            \
+	"set(g.a-(e.clientX-g.x)/r.width*w,w);});"                                                                  \
+	"v.addEventListener('dblclick',function(){set(0,W);});"                                                     \
+	"var c=document.getElementById('tl-ctl');c.hidden=false;c.addEventListener('click',function(e){"          \
+	"var z=e.target.dataset?+e.target.dataset.z:0;if(!z){if(e.target.dataset&&e.target.dataset.z==='0')"       \
+	"set(0,W);return;}var m=(M-T0)/SP*W,h=z*W/SP;set(m-h,2*h);});})();"
+#define TL_SCRIPT_SHA256 "LvVhkZmVzyBfhE/bdAnaG0YpyU0nFEIq1UkQoedbmdw="
+
+/* Time x of ns in the inner drawing (0..W). */
+static double tl_x(uint64_t ns, uint64_t t0, double span, double W)
+{
+	if (ns <= t0)
+		return 0;
+	double x = W * ((double)(ns - t0) / span);
+	return x > W ? W : x;
+}
+
 static void svg_timeline(const rpt *r, hs_strbuf *sb)
 {
-	const double W = 900, left = 170, lane_h = 26;
+	const double W = 900, left = 170, lane_h = 26, cov_h = 14;
 	uint64_t t0 = r->win_first, t1 = r->win_last > r->win_first ? r->win_last : r->win_first + 1;
 	double span = (double)(t1 - t0);
-	double H = 30 + lane_h * LANE_N;
+	/* Below the event lanes, one thin lane per file and CPU: what the rings
+	 * hold (the part before a CPU's oldest record is gone) and where they lost
+	 * events (holes). At most HS_REPORT_MAX_COV_LANES, then the rest is said. */
+	size_t n_cov = 0, cov_more = 0;
+	for (size_t i = 0; i < r->n_files; i++)
+		for (unsigned c = 0; r->files[i].opened && c < r->files[i].cpus; c++)
+			if (r->files[i].cpu_n[c]) {
+				if (n_cov < HS_REPORT_MAX_COV_LANES)
+					n_cov++;
+				else
+					cov_more++;
+			}
+	double ev_h = lane_h * LANE_N, H = 30 + ev_h + 8 + cov_h * (double)n_cov;
+	hs_sb_printf(sb,
+		     "<div id=\"tl\" data-w=\"%.0f\" data-h=\"%.0f\" data-t0=\"%" PRIu64 "\" data-span=\"%.0f\" "
+		     "data-m=\"%" PRIu64 "\" data-zoom=\"1\">\n"
+		     "<p id=\"tl-ctl\" hidden>Zoom: <button data-z=\"0\">whole window</button> "
+		     "<button data-z=\"1000000000\">moment &#177;1 s</button> "
+		     "<button data-z=\"100000000\">&#177;100 ms</button> <button data-z=\"10000000\">&#177;10 ms</button> "
+		     "(wheel: zoom, drag: move, double click: whole window)</p>\n",
+		     W, H, t0, span, r->moment);
 	hs_sb_printf(sb,
 		     "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" role=\"img\" "
 		     "aria-label=\"timeline of the window\">\n",
@@ -624,14 +680,75 @@ static void svg_timeline(const rpt *r, hs_strbuf *sb)
 			     y, W, lane_h - 4, l & 1);
 		hs_sb_printf(sb, "<text x=\"4\" y=\"%.0f\" class=\"ll\">%s</text>\n", y + 15, lane_names[l]);
 	}
-	/* per CPU holes where a file says the ring lost events are not located in time yet; the moment is */
+	size_t k = 0;
+	for (size_t i = 0; i < r->n_files && k < n_cov; i++)
+		for (unsigned c = 0; r->files[i].opened && c < r->files[i].cpus && k < n_cov; c++)
+			if (r->files[i].cpu_n[c]) {
+				hs_sb_printf(sb, "<text x=\"4\" y=\"%.0f\" class=\"cl\">", 30 + ev_h + 8 + cov_h * (double)k + 9);
+				esc(sb, r->files[i].name);
+				hs_sb_printf(sb, " cpu %u</text>\n", c);
+				k++;
+			}
+	/* The drawing that zooms: x is time, 0..W over the window. */
+	hs_sb_printf(sb,
+		     "<svg class=\"tlv\" x=\"%.0f\" y=\"0\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+		     "preserveAspectRatio=\"none\">\n",
+		     left, W, H, W, H);
+	k = 0;
+	for (size_t i = 0; i < r->n_files && k < n_cov; i++) {
+		const rpt_file *f = &r->files[i];
+		for (unsigned c = 0; f->opened && c < f->cpus && k < n_cov; c++) {
+			if (!f->cpu_n[c])
+				continue;
+			double y = 30 + ev_h + 8 + cov_h * (double)k++;
+			double a = tl_x(f->cpu_first[c], t0, span, W), b = tl_x(f->cpu_last[c], t0, span, W);
+			char x0[32], x1[32];
+			if (a > 0) {
+				rpt_fmt_ts(f->cpu_first[c], x0, sizeof x0);
+				hs_sb_printf(sb,
+					     "<rect x=\"0\" y=\"%.0f\" width=\"%.3f\" height=\"%.0f\" class=\"gone\"><title>cpu %u "
+					     "of ",
+					     y, a, cov_h - 4, c);
+				esc(sb, f->name);
+				hs_sb_printf(sb, ": nothing before %s s (the ring does not reach back here)</title></rect>\n", x0);
+			}
+			rpt_fmt_ts(f->cpu_first[c], x0, sizeof x0);
+			rpt_fmt_ts(f->cpu_last[c], x1, sizeof x1);
+			hs_sb_printf(sb,
+				     "<rect x=\"%.3f\" y=\"%.0f\" width=\"%.3f\" height=\"%.0f\" class=\"held\"><title>cpu %u of ",
+				     a, y, b > a ? b - a : 0.001, cov_h - 4, c);
+			esc(sb, f->name);
+			hs_sb_printf(sb, ": %s .. %s s, %" PRIu64 " records</title></rect>\n", x0, x1, f->cpu_n[c]);
+			for (size_t h = 0; h < f->n_holes; h++) {
+				const struct rpt_hole *o = &f->holes[h];
+				if (o->cpu != c)
+					continue;
+				double ha = tl_x(o->from, t0, span, W), hb = tl_x(o->to, t0, span, W);
+				rpt_fmt_ts(o->from, x0, sizeof x0);
+				rpt_fmt_ts(o->to, x1, sizeof x1);
+				/* A hole across every lane too: events of all kinds may be missing there. */
+				hs_sb_printf(sb,
+					     "<rect x=\"%.3f\" y=\"20\" width=\"%.3f\" height=\"%.0f\" class=\"hole\"/>"
+					     "<rect x=\"%.3f\" y=\"%.0f\" width=\"%.3f\" height=\"%.0f\" class=\"holec\"><title>cpu %u "
+					     "of ",
+					     ha, hb > ha ? hb - ha : 0.001, ev_h - 4, ha, y, hb > ha ? hb - ha : 0.001, cov_h - 4,
+					     c);
+				esc(sb, f->name);
+				if (o->missed > 0)
+					hs_sb_printf(sb, ": the ring lost %" PRId64 " events between %s and %s s</title></rect>\n",
+						     o->missed, x0, x1);
+				else
+					hs_sb_printf(sb, ": the ring lost events between %s and %s s</title></rect>\n", x0, x1);
+			}
+		}
+	}
 	for (size_t i = 0; i < r->n_events; i++) {
 		const rpt_event *e = &r->events[i];
-		double x = left + W * ((double)(e->ts - t0) / span);
+		double x = tl_x(e->ts, t0, span, W);
 		double y = 20 + e->lane * lane_h;
 		char rel[32];
 		rpt_fmt_rel(r, e->ts, rel, sizeof rel);
-		hs_sb_printf(sb, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" class=\"tick%s\"><title>", x, x,
+		hs_sb_printf(sb, "<line x1=\"%.3f\" x2=\"%.3f\" y1=\"%.0f\" y2=\"%.0f\" class=\"tick%s\"><title>", x, x,
 			     y + 2, y + lane_h - 6, e->alert ? " alert" : "");
 		esc(sb, rel);
 		hs_sb_append(sb, " ");
@@ -647,20 +764,26 @@ static void svg_timeline(const rpt *r, hs_strbuf *sb)
 		hs_sb_append(sb, "</title></line>\n");
 	}
 	if (r->moment >= t0 && r->moment <= t1) {
-		double x = left + W * ((double)(r->moment - t0) / span);
-		hs_sb_printf(
-			sb,
-			"<line x1=\"%.1f\" x2=\"%.1f\" y1=\"12\" y2=\"%.0f\" class=\"moment\"><title>the moment</title></line>"
-			"<text x=\"%.1f\" y=\"10\" class=\"ml\">moment</text>\n",
-			x, x, H - 6, x - 20);
+		double x = tl_x(r->moment, t0, span, W);
+		hs_sb_printf(sb,
+			     "<line x1=\"%.3f\" x2=\"%.3f\" y1=\"12\" y2=\"%.0f\" class=\"moment\"><title>the moment</title>"
+			     "</line>\n",
+			     x, x, H - 6);
 	}
+	hs_sb_append(sb, "</svg>\n");
+	if (r->moment >= t0 && r->moment <= t1)
+		hs_sb_printf(sb, "<text x=\"%.1f\" y=\"10\" class=\"ml\">moment</text>\n",
+			     left + tl_x(r->moment, t0, span, W) - 20);
 	char a[32], b[32];
 	rpt_fmt_ts(t0, a, sizeof a);
 	rpt_fmt_ts(t1, b, sizeof b);
 	hs_sb_printf(sb,
-		     "<text x=\"%.0f\" y=\"%.0f\" class=\"ll\">%s s</text><text x=\"%.0f\" y=\"%.0f\" class=\"ll\" "
-		     "text-anchor=\"end\">%s s</text>\n</svg>\n",
-		     left, H - 2, a, left + W, H - 2, b);
+		     "<text id=\"tl-l\" x=\"%.0f\" y=\"%.0f\" class=\"ll\">%s s</text><text id=\"tl-r\" x=\"%.0f\" "
+		     "y=\"%.0f\" class=\"ll\" text-anchor=\"end\">%s s</text>\n</svg>\n",
+		     left, 18.0 + ev_h, a, left + W, 18.0 + ev_h, b);
+	if (cov_more)
+		hs_sb_printf(sb, "<p>%zu more CPU lanes are not drawn.</p>\n", cov_more);
+	hs_sb_append(sb, "<script>" TL_SCRIPT "</script>\n</div>\n");
 }
 
 void rpt_render_html(const rpt *r, hs_strbuf *sb)
@@ -668,7 +791,8 @@ void rpt_render_html(const rpt *r, hs_strbuf *sb)
 	hs_sb_append(
 		sb,
 		"<!DOCTYPE html>\n<!-- hindsight report -->\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n"
+		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+		"script-src 'sha256-" TL_SCRIPT_SHA256 "'\">\n"
 		"<title>hindsight report</title>\n<style>\n"
 		"body{font:14px/1.45 system-ui,sans-serif;margin:1.5em auto;max-width:1150px;color:#222;padding:0 1em}\n"
 		".verdict{font-size:1.25em;background:#fff3f0;border-left:6px solid #c0392b;padding:.6em 1em}\n"
@@ -683,6 +807,9 @@ void rpt_render_html(const rpt *r, hs_strbuf *sb)
 		".bar{display:flex;height:18px;border:1px solid #aaa;margin:.3em 0}\n"
 		".bar span{display:block;height:100%;overflow:hidden;font:11px/18px sans-serif;color:#fff;text-indent:4px}\n"
 		"svg .moment{stroke:#c0392b;stroke-dasharray:4 3;stroke-width:2}svg .ml{font:11px sans-serif;fill:#c0392b}\n"
+		"svg .tlv line{vector-effect:non-scaling-stroke}svg .cl{font:10px sans-serif;fill:#555}\n"
+		"svg .held{fill:#cfe8cf}svg .gone{fill:#e4e4e4}svg .holec{fill:#e74c3c}svg .hole{fill:#e74c3c;opacity:.15}\n"
+		"#tl svg.tlv{cursor:grab}\n"
 		"</style></head><body>\n<h1>hindsight report</h1>\n<p>");
 	esc(sb, r->input);
 	hs_sb_append(sb, " (");

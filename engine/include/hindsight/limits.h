@@ -268,6 +268,15 @@
 /* Parentheses nesting in a filter rulecheck follows (the kernel sizes its
  * stack to the filter; 64 levels is far past any filter a person writes). */
 #define HS_FTRACE_FILTER_MAX_DEPTH 64
+
+/* analyze report: ring-loss holes kept per trace file for the timeline; a
+ * ring that loses events that often is drawn as lossy from its first holes,
+ * and every loss is still counted. */
+#define HS_REPORT_MAX_HOLES 256
+/* analyze report: coverage lanes (one per trace file and CPU) drawn under the
+ * timeline; more CPUs than this are counted, not drawn (a 64-CPU box would
+ * make the timeline a wall). */
+#define HS_REPORT_MAX_COV_LANES 16
 /* max_per_hour: one a second (a snapshot takes about that long to write);
  * at least 1, since 0 would be a trigger that never fires. */
 #define HS_RULES_MAX_PER_HOUR 3600
