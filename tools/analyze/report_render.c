@@ -623,17 +623,17 @@ static void esc(hs_strbuf *sb, const char *s)
 	"function set(a,b){b=Math.max(W*1e-7,Math.min(W,b));a=Math.max(0,Math.min(W-b,a));x0=a;w=b;"              \
 	"v.setAttribute('viewBox',a+' 0 '+b+' '+H);L.textContent=f(T0+SP*a/W);R.textContent=f(T0+SP*(a+b)/W);"     \
 	"d.dataset.zoom=(W/b).toPrecision(3);}"                                                                    \
-	"v.addEventListener('wheel',function(e){e.preventDefault();var r=v.getBoundingClientRect();"                 \
+	"var o=d.querySelector('svg');o.addEventListener('wheel',function(e){e.preventDefault();var r=v.getBoundingClientRect();"                 \
 	"var p=(e.clientX-r.left)/r.width,c=x0+p*w,n=w*(e.deltaY<0?0.8:1.25);set(c-p*n,n);},{passive:false});"    \
-	"var g=null;v.addEventListener('mousedown',function(e){g={x:e.clientX,a:x0};});"                           \
+	"var g=null;o.addEventListener('mousedown',function(e){g={x:e.clientX,a:x0};});"                           \
 	"window.addEventListener('mouseup',function(){g=null;});"                                                   \
 	"window.addEventListener('mousemove',function(e){if(!g)return;var r=v.getBoundingClientRect();"            \
 	"set(g.a-(e.clientX-g.x)/r.width*w,w);});"                                                                  \
-	"v.addEventListener('dblclick',function(){set(0,W);});"                                                     \
+	"o.addEventListener('dblclick',function(){set(0,W);});"                                                     \
 	"var c=document.getElementById('tl-ctl');c.hidden=false;c.addEventListener('click',function(e){"          \
 	"var z=e.target.dataset?+e.target.dataset.z:0;if(!z){if(e.target.dataset&&e.target.dataset.z==='0')"       \
 	"set(0,W);return;}var m=(M-T0)/SP*W,h=z*W/SP;set(m-h,2*h);});})();"
-#define TL_SCRIPT_SHA256 "LvVhkZmVzyBfhE/bdAnaG0YpyU0nFEIq1UkQoedbmdw="
+#define TL_SCRIPT_SHA256 "Xa1RY7LyTaUXQip5g3/GnWPSIZZRL73i/pf551AtzrY="
 
 /* Time x of ns in the inner drawing (0..W). */
 static double tl_x(uint64_t ns, uint64_t t0, double span, double W)

@@ -77,6 +77,24 @@ try {
 	});
 	check(tl.w > 300 && tl.h > 50, `the timeline is drawn (${Math.round(tl.w)}x${Math.round(tl.h)} px)`);
 	check(tl.ticks > 0, `the timeline has event ticks (${tl.ticks})`);
+	// The zoom script runs only if the page's CSP hash matches it (else a console error above).
+	const ctl = await page.$eval('#tl-ctl', (el) => !el.hidden).catch(() => false);
+	check(ctl, 'the timeline zoom controls are shown (its script ran)');
+	if (ctl) {
+		const box = await page.$eval('svg.tlv', (v) => { const b = v.getBoundingClientRect(); return { x: b.x + b.width / 2, y: b.y + 10 }; });
+		await page.mouse.move(box.x, box.y);
+		await page.mouse.wheel({ deltaY: -400 });
+		await new Promise((r) => setTimeout(r, 100));
+		const zoom = await page.$eval('#tl', (d) => +d.dataset.zoom);
+		const vb = await page.$eval('svg.tlv', (v) => v.getAttribute('viewBox'));
+		check(zoom > 1, `the wheel zooms the timeline in (x${zoom}, viewBox ${vb})`);
+		await page.click('#tl-ctl button[data-z="100000000"]');
+		const z2 = await page.$eval('#tl', (d) => +d.dataset.zoom);
+		check(z2 >= 1, `the moment +-100 ms button sets a view (x${z2})`);
+		await page.click('#tl-ctl button[data-z="0"]');
+		const z3 = await page.$eval('#tl', (d) => +d.dataset.zoom);
+		check(z3 === 1, `whole window restores x1 (x${z3})`);
+	}
 	const findings = await page.$$eval('div.f', (d) => d.length);
 	check(findings > 0, `findings are shown (${findings})`);
 	await page.screenshot({ path: shot, fullPage: process.env.HS_SHOT_FULL !== "0" });
