@@ -222,6 +222,10 @@ void bench_plan_init(bench_plan *o, const hs_plan *plan, const size_t *idx, size
 	o->plan = *plan;
 	o->plan.sessions = o->ps;
 	o->plan.n_sessions = n;
+	/* The rules' triggers name sessions by their index in the whole plan,
+	 * which means other sessions (or none) in this subset: no triggers here. */
+	o->plan.triggers = NULL;
+	o->plan.n_triggers = 0;
 }
 
 size_t bench_find_session(const hs_plan *plan, hs_session_mode mode)

@@ -344,6 +344,9 @@ static void one_session_init(one_session *o, const hs_plan *plan, size_t i, cons
 	o->plan = *plan;
 	o->plan.sessions = &o->ps;
 	o->plan.n_sessions = 1;
+	/* Triggers name sessions by their index in the whole plan: none here. */
+	o->plan.triggers = NULL;
+	o->plan.n_triggers = 0;
 }
 
 static hs_backend *start(one_session *o)
