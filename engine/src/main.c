@@ -18,6 +18,7 @@
 #include "run/estimate.h"
 #include "run/os.h"
 #include "run/record.h"
+#include "ctl_main.h"
 #endif
 
 static void usage(FILE *f)
@@ -26,6 +27,7 @@ static void usage(FILE *f)
 	      "       engine --rules PROFILE --estimate SECONDS [--json]\n"
 	      "       engine --rules cpu-sample.yaml --launch PROG [--args \"...\"] [--cwd DIR] [--out FILE] [--timeout-sec N]\n"
 	      "       engine --rules PROFILE --replay TRACE [--replay-speed X] [--duration-sec N]\n"
+	      "       engine ctl [--rules PROFILE | --socket PATH] status [--json] | snapshot [--name N] | stop\n"
 	      "\n"
 	      "  --rules PROFILE   a profile file, or a bare name (stutter, cpu-sample) looked up in the rules directory\n"
 	      "  --plan            print the resolved plan (every parameter passed to the tracing API) and exit\n"
@@ -159,6 +161,14 @@ int main(int argc, char **argv)
 	bool plan_only = false, json = false;
 	unsigned cpus = 0;
 	hs_diag_format fmt = HS_FMT_TEXT;
+#ifdef HS_HAVE_BACKEND
+	/* engine ctl ...: a client of a running engine (ctl_main.c), with options of its own. */
+	if (argc > 1 && !strcmp(argv[1], "ctl")) {
+		hs_msg_file ctl_sink = {.f = stdout, .err = stderr, .prefix = ENGINE_PREFIX};
+		hs_msg ctl_msg = {hs_msg_file_fn, &ctl_sink};
+		return hs_ctl_main(argc - 2, argv + 2, argv[0], &ctl_msg);
+	}
+#endif
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		bool has_val = i + 1 < argc;

@@ -329,4 +329,39 @@
 /* hs_problem_format's text: the message after "at file offset 0x<16 digits>: ". */
 #define HS_PROBLEM_TEXT_MAX (HS_PROBLEM_MESSAGE_MAX + 40)
 
+/* ---- The control channel of a running recorder (run/ctl.c, engine ctl; docs/ctl.md) ---- */
+/* One request line, newline included. The largest request is a snapshot with
+ * a name (well under 200 bytes); 4 KiB leaves room for growth while a client
+ * cannot make the engine hold more than this per connection. */
+#define HS_CTL_MAX_REQUEST_BYTES 4096
+/* Connections served at once; more wait in the listen backlog (the loop
+ * accepts again when one closes). A person and a script or two, not a fleet. */
+#define HS_CTL_MAX_CLIENTS 8
+/* A connection with no complete request, or with a reply it does not read,
+ * for this long is dropped: a client that connects and never writes cannot
+ * hold a slot, and the loop never waits for it. */
+#define HS_CTL_CLIENT_IDLE_MS 5000
+/* Bytes of replies one connection may have waiting unread; past it the
+ * connection is dropped instead of growing the engine's memory. A status
+ * document of 64 CPUs is about 100 KB. */
+#define HS_CTL_MAX_PENDING_REPLY (4 * 1024 * 1024)
+/* A snapshot name: it becomes part of a folder name (<NNN>-<name>). */
+#define HS_CTL_MAX_NAME_CHARS 64
+/* Snapshot names kept for run.json (snapshots.c borrows the folder's name
+ * until the run ends): a client asking for snapshot after snapshot under new
+ * names cannot grow the engine without bound. */
+#define HS_CTL_MAX_NAMES 256
+/* JSON nesting the reader accepts (run/ctl_json.c): the status document nests
+ * 4 deep; the bound keeps a hostile line from exhausting the stack. */
+#define HS_CTL_JSON_MAX_DEPTH 32
+/* The client: a reply line it accepts (the status document of a big machine
+ * fits many times), how long it waits for one (the loop answers between two
+ * wake-ups, but a snapshot being written holds the loop for seconds), and how
+ * long for a snapshot folder to be complete and for a stopped engine to exit
+ * (saving the rings of a large profile takes tens of seconds). */
+#define HS_CTL_MAX_REPLY_BYTES (16 * 1024 * 1024)
+#define HS_CTL_REPLY_WAIT_MS 60000
+#define HS_CTL_SNAPSHOT_WAIT_S 300
+#define HS_CTL_STOP_WAIT_S 600
+
 #endif

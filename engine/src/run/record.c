@@ -9,6 +9,7 @@
 #include "hindsight/exitcodes.h"
 #include "hindsight/limits.h"
 #include "hindsight/trigger.h"
+#include "run/ctl.h"
 #include "run/os.h"
 #include "run/record.h"
 #include "run/snapshots.h"
@@ -265,7 +266,7 @@ static uint64_t observer_clock(void *ctx)
  * With `all` (the replayed input has ended: no time passes any more) the
  * pending ones too, as if their post_delay had passed. */
 static void take_due_snapshots(const hs_backend_ops *ops, hs_backend *b, hs_trigger_engine *te, hs_snapshots *sn,
-			       int *manual_seen, bool all, hs_run_status *status)
+			       int *manual_seen, bool all, hs_run_status *status, hs_ctl *ctl)
 {
 	volatile int *req = hs_os_snapshot_requests();
 	int n = *req;
@@ -280,6 +281,10 @@ static void take_due_snapshots(const hs_backend_ops *ops, hs_backend *b, hs_trig
 			now = due;
 		if (!hs_trigger_engine_next(te, now, &f))
 			break;
+		/* engine ctl snapshot --name N: the manual snapshot's folder is <NNN>-N. */
+		const char *named = f.kind == HS_TRIGGER_MANUAL ? hs_ctl_snapshot_name(ctl) : NULL;
+		if (named)
+			f.name = named;
 		hs_os_set_busy("taking a triggered snapshot");
 		if (hs_snapshots_take(sn, ops, b, &f) == HS_OK)
 			status->snapshots_taken++;
@@ -296,6 +301,16 @@ static void status_refresh(hs_run_status *status, const hs_backend_ops *ops, hs_
 {
 	status->key_events_observed = oc->observed;
 	hs_run_status_update(status, ops, b, te, now_ms, clock_now(ops, b));
+}
+
+/* engine ctl status: the status document (run/ctl.h), as of the last refresh. */
+static char *ctl_status(void *ctx)
+{
+	hs_strbuf sb = {0};
+	hs_json j;
+	hs_json_init(&j, &sb);
+	hs_run_status_json(ctx, &j);
+	return hs_sb_take(&sb);
 }
 
 static void print_stats(const hs_msg *msg, const hs_backend_ops *ops, hs_backend *b, uint64_t observed, bool observing,
@@ -365,6 +380,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	hs_trigger_engine *te = NULL;
 	hs_snapshots *sn = NULL;
 	hs_run_status status = {0};
+	hs_ctl *ctl = NULL;
 	char rules_hash[17];
 	time_t start = time(NULL);
 
@@ -417,6 +433,8 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	fflush(stdout);
 	write_manifest(manifest, rs, plan, rules_path, start, 0, ops, NULL, 0, NULL, NULL, 0);
 
+	/* Before the sessions start any thread: the socket's mode comes from a umask. */
+	ctl = hs_ctl_open(rs->run.dir, rs->name, dir, msg);
 	hs_os_set_busy(ops->kernel ? "starting the kernel sessions" : "reading the input");
 	hs_backend_opts opts = {.msg = o->backend_msg, .interrupts = stop, .input = o->input, .speed = o->speed};
 	hs_status st = ops->start(plan, dir, &opts, &b);
@@ -491,7 +509,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 		}
 		if (ops->finished && ops->finished(b)) {
 			hs_msg_say(msg, HS_MSG_INFO, "run", "the input has ended");
-			take_due_snapshots(ops, b, te, sn, &manual_seen, true, &status);
+			take_due_snapshots(ops, b, te, sn, &manual_seen, true, &status, ctl);
 			break;
 		}
 		/* Sleep no longer than the next pending post_delay. */
@@ -506,10 +524,15 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 			ok = false;
 		}
 		if (!*stop)
-			take_due_snapshots(ops, b, te, sn, &manual_seen, false, &status);
+			take_due_snapshots(ops, b, te, sn, &manual_seen, false, &status, ctl);
 		uint64_t now = hs_os_monotonic_ms();
 		if (!status.updates || now - status.last_ms >= HS_STATUS_INTERVAL_MS)
 			status_refresh(&status, ops, b, te, &oc, now);
+		/* engine ctl, after the refresh: answered between two wake-ups (a
+		 * snapshot request is taken at the next, at once); stop leaves as Ctrl+C does. */
+		hs_ctl_loop cl = {.status_json = ctl_status, .ctx = &status, .te = te, .now_ns = clock_now(ops, b)};
+		if (!*stop && hs_ctl_serve(ctl, &cl))
+			break;
 		if (interval_ms && now - last >= interval_ms) {
 			print_stats(msg, ops, b, oc.observed, observing, now - began);
 			last = now;
@@ -546,6 +569,7 @@ fail:
 	hs_run_status_free(&status);
 	free(oc.copies);
 	hs_snapshots_free(sn);
+	hs_ctl_close(ctl); /* after run.json and the snapshots (their names are its); a stop client sees the end */
 	if (claimed)
 		hs_os_sessions_release(plan);
 	if (tee)
