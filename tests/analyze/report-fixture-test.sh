@@ -3,8 +3,8 @@
 # the golden report.txt, report.json valid against schemas/report.schema.json, a self-contained report.html,
 # the thread before the moment on tests/analyze/thread-fixture.dat (a golden of its section) and on a ring that
 # wrapped (wrap-fixture.dat: the coverage said, no loss miscounted),
-# a truncated copy (exit 1, says what is missing, still reports the readable file beside it), bad paths and .etl
-# (exit 2), a report without rules (no stories, said so), and a file that is not a report is never overwritten.
+# a truncated copy (exit 1, says what is missing, still reports the readable file beside it), bad paths (exit 2), a
+# damaged .etl (exit 1), a report without rules (no stories, said so), and a file that is not a report is never overwritten.
 # usage: report-fixture-test.sh ANALYZE SOURCE_DIR   (HS_UPDATE_GOLDEN=1 rewrites the golden)
 set -uo pipefail
 analyze=$(realpath "$1") src=$(realpath "$2")
@@ -143,11 +143,16 @@ grep -q 'cpu 0: .*(starts later: older events of this CPU are gone), 9787 lost' 
 [[ $? == 2 ]] && grep -q 'no such file or folder' "$tmp/e.txt" || fail "an unknown path is not a clear exit-2 error"
 echo hello >"$tmp/plain.txt"
 "$analyze" report "$tmp/plain.txt" 2>"$tmp/e.txt" >/dev/null
-[[ $? == 2 ]] && grep -q 'not a trace-cmd file' "$tmp/e.txt" || fail "a text file is not refused with exit 2"
+[[ $? == 2 ]] && grep -q 'neither a trace-cmd file nor an .etl' "$tmp/e.txt" || fail "a text file is not refused with exit 2"
 
-cp "$fixture" "$tmp/x.etl"
-"$analyze" report "$tmp/x.etl" 2>"$tmp/e.txt" >/dev/null
-[[ $? == 2 ]] && grep -q 'Linux traces only' "$tmp/e.txt" || fail "an .etl is not refused with a clear exit-2 error"
+# an .etl that is not one: reported as unreadable (exit 1, the reader's reason); a trace.dat named .etl is read
+mkdir "$tmp/etl"
+printf 'not an etl at all, just text\n' >"$tmp/etl/x.etl"
+"$analyze" report "$tmp/etl/x.etl" >"$tmp/e.txt" 2>&1
+[[ $? == 1 ]] && grep -q 'PROBLEM: cannot be read' "$tmp/e.txt" || fail "a damaged .etl is not reported as unreadable (exit 1)"
+cp "$fixture" "$tmp/etl/y.etl"
+"$analyze" report "$tmp/etl/y.etl" >"$tmp/e.txt" 2>&1 && grep -q 'sh (pid 5112' "$tmp/e.txt" ||
+	fail "a trace.dat named .etl is not read as a trace.dat"
 
 # 6. Without rules: no stories, said so, still a report (exit 0).
 mkdir "$tmp/norules"

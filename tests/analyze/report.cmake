@@ -14,3 +14,14 @@ if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND NOT CMAKE_CROSSCOMPILING)
                    ${CMAKE_BINARY_DIR}/test-artifacts)
   set_tests_properties(analyze:report_browser PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77)
 endif()
+# .etl reports (Windows): synthetic TDR, device-removal and crash-exit traces made with the ETL writer (their verdicts
+# and WPA regions files), a Windows snapshot folder, and the 14 real ETL fixtures read from ../shared at run time.
+add_executable(mk_report_etl ${CMAKE_CURRENT_LIST_DIR}/mk_report_etl.c)
+target_link_libraries(mk_report_etl PRIVATE hindsight)
+target_include_directories(mk_report_etl PRIVATE ${PROJECT_SOURCE_DIR}/engine/src)
+if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME analyze:report_etl
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/report-etl-test.sh $<TARGET_FILE:analyze> $<TARGET_FILE:mk_report_etl>
+                   ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/../shared/fixtures/etl)
+  set_tests_properties(analyze:report_etl PROPERTIES TIMEOUT 180)
+endif()

@@ -102,6 +102,25 @@ static void add_problem(rpt_file *f, const char *prefix, const char *a)
 	v[f->n_problems++] = hs_sb_take(&sb);
 }
 
+void rpt_file_problem(rpt_file *f, const char *prefix, const char *text)
+{
+	add_problem(f, prefix, text);
+}
+
+void rpt_file_note(rpt_file *f, const char *fmt, ...)
+{
+	char **v = realloc(f->notes, (f->n_notes + 1) * sizeof *v);
+	if (!v)
+		return;
+	f->notes = v;
+	hs_strbuf sb = {0};
+	va_list ap;
+	va_start(ap, fmt);
+	hs_sb_vprintf(&sb, fmt, ap);
+	va_end(ap);
+	v[f->n_notes++] = hs_sb_take(&sb);
+}
+
 /* ---- JSON files (snapshot.json, run.json), read as the YAML 1.2 they also are ---- */
 
 typedef struct {
@@ -240,6 +259,7 @@ static void read_snapshot_json(rpt *r, const char *path, const char *dir)
 		memset(f, 0, sizeof *f);
 		f->path = join(dir, file);
 		f->name = xstrdup(file);
+		f->etl = rpt_etl_is_etl(f->path);
 		f->session = xstrdup(jstr(s, "name"));
 		f->wrapped = jbool(s, "wrapped");
 		f->overwritten = f->chunks_dropped = f->events_lost = f->bytes_lost_disk = f->ring_dropped = -1;
@@ -453,6 +473,10 @@ static void walk_file(rpt *r, size_t fi, const hs_ruleset *rules, walk_ctx *c)
 		r->damaged = true;
 		return;
 	}
+	if (f->etl) {
+		rpt_etl_walk(r, fi, rules);
+		return;
+	}
 	hs_status st = hs_tracedat_open(f->path, &td);
 	if (td) {
 		size_t n = hs_tracedat_problem_count(td);
@@ -621,6 +645,16 @@ static void add_ev(rpt_finding *f, size_t i)
 	v[f->n_ev++] = i;
 }
 
+rpt_finding *rpt_new_finding(rpt *r, const char *kind, int impact, uint64_t ts, int pid)
+{
+	return new_finding(r, kind, impact, ts, pid);
+}
+
+void rpt_add_ev(rpt_finding *f, size_t i)
+{
+	add_ev(f, i);
+}
+
 static void add_note(rpt_finding *f, const char *fmt, ...) HS_PRINTF_FMT(2, 3);
 static void add_note(rpt_finding *f, const char *fmt, ...)
 {
@@ -636,6 +670,16 @@ static void add_note(rpt_finding *f, const char *fmt, ...)
 	hs_sb_vprintf(&sb, fmt, ap);
 	va_end(ap);
 	v[f->n_notes++] = hs_sb_take(&sb);
+}
+
+void rpt_add_note(rpt_finding *f, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	add_note(f, "%s", buf);
 }
 
 static int cmp_ev_index(const void *a, const void *b)
@@ -1020,6 +1064,11 @@ static void find_storm(rpt *r, const uint64_t *execs, size_t n)
 	}
 	free(cnt);
 	free(sorted);
+}
+
+void rpt_find_storm(rpt *r, const uint64_t *starts, size_t n)
+{
+	find_storm(r, starts, n);
 }
 
 /* Programs started in the window, collapsed by file ("6 x /bin/true exec -> exit 0 in 0.4 s"); non-zero exits. */
@@ -1582,6 +1631,7 @@ static void build_findings(rpt *r, const uint64_t *execs, size_t n_execs)
 	find_syscalls(r);
 	find_silent_deaths(r);
 	find_activity(r);
+	rpt_etl_findings(r);
 	/* A snapshot's trigger says which finding the moment is about (its hit's time and pid).
 	 * A snapshot's key-event file may hold the whole run so far: findings well
 	 * before the moment are earlier history and rank below it. */
@@ -1628,8 +1678,20 @@ static void build_verdict(rpt *r)
 			 r->n_files == 1 ? "" : "s");
 		return;
 	}
+	uint64_t read = 0;
+	bool all_etl = true;
+	for (size_t i = 0; i < r->n_files; i++) {
+		read += r->files[i].events;
+		all_etl &= r->files[i].etl;
+	}
 	if (top)
 		snprintf(r->verdict[0], sizeof r->verdict[0], "%s", top->verdict);
+	else if (all_etl)
+		snprintf(r->verdict[0], sizeof r->verdict[0],
+			 "Nothing went wrong that this report recognises: none of the %" PRIu64 " events read is a crash "
+			 "exit, a GPU reset, a device removal or a disconnect (the catalogs' alert and means tags), and no "
+			 "hindsight marker.",
+			 read);
 	else
 		snprintf(r->verdict[0], sizeof r->verdict[0],
 			 "Nothing went wrong that this report recognises: no crash, kill, OOM kill, hang, I/O error or "
@@ -1695,6 +1757,11 @@ static int write_out(const char *dir, const char *name, const char *marker, hs_s
 	return rc;
 }
 
+int rpt_write_out(const char *dir, const char *name, const char *marker, hs_strbuf *sb)
+{
+	return write_out(dir, name, marker, sb);
+}
+
 static char *dir_of(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -1720,7 +1787,7 @@ static void add_folder_traces(rpt *r, const char *dir)
 		if (de->d_name[0] == '.')
 			continue;
 		char *p = join(dir, de->d_name);
-		if (is_file(p) && hs_tracedat_sniff(p))
+		if (is_file(p) && (hs_tracedat_sniff(p) || rpt_etl_is_etl(p)))
 			names[n++] = xstrdup(de->d_name);
 		free(p);
 	}
@@ -1737,6 +1804,7 @@ static void add_folder_traces(rpt *r, const char *dir)
 		memset(f, 0, sizeof *f);
 		f->path = join(dir, names[i]);
 		f->name = names[i];
+		f->etl = rpt_etl_is_etl(f->path);
 		f->wrapped = -1;
 		f->overwritten = f->chunks_dropped = f->events_lost = f->bytes_lost_disk = f->ring_dropped = -1;
 	}
@@ -1757,6 +1825,9 @@ static void rpt_free(rpt *r)
 		for (size_t p = 0; p < f->n_problems; p++)
 			free(f->problems[p]);
 		free(f->problems);
+		for (size_t p = 0; p < f->n_notes; p++)
+			free(f->notes[p]);
+		free(f->notes);
 	}
 	for (size_t k = 0; k < r->n_findings; k++) {
 		free(r->findings[k].ev);
@@ -1801,7 +1872,7 @@ int analyze_report(const analyze_opts *o)
 		}
 		if (!r->n_files) {
 			fprintf(stderr,
-				"analyze: %s has no snapshot.json, run.json or trace.dat file: nothing to report on\n",
+				"analyze: %s has no snapshot.json, run.json, trace.dat or .etl file: nothing to report on\n",
 				o->file);
 			free(snapjson);
 			free(runjson);
@@ -1810,19 +1881,11 @@ int analyze_report(const analyze_opts *o)
 		}
 		r->outdir = xstrdup(o->output ? o->output : o->file);
 	} else if (is_file(o->file)) {
-		size_t len = strlen(o->file);
-		if (len > 4 && strcmp(o->file + len - 4, ".etl") == 0) {
+		bool etl = rpt_etl_is_etl(o->file);
+		if (!etl && !hs_tracedat_sniff(o->file)) {
 			fprintf(stderr,
-				"analyze: %s: report reads Linux traces only so far (for an .etl: analyze crash and "
-				"summary)\n",
-				o->file);
-			rpt_free(r);
-			return HS_EXIT_USAGE;
-		}
-		if (!hs_tracedat_sniff(o->file)) {
-			fprintf(stderr,
-				"analyze: %s is not a trace-cmd file (report reads snapshot folders, run folders and trace-cmd "
-				"files)\n",
+				"analyze: %s is neither a trace-cmd file nor an .etl (report reads snapshot folders, run "
+				"folders, trace-cmd files and .etl files)\n",
 				o->file);
 			rpt_free(r);
 			return HS_EXIT_USAGE;
@@ -1832,6 +1895,7 @@ int analyze_report(const analyze_opts *o)
 		f->path = xstrdup(o->file);
 		const char *b = strrchr(o->file, '/');
 		f->name = xstrdup(b ? b + 1 : o->file);
+		f->etl = etl;
 		f->wrapped = -1;
 		f->overwritten = f->chunks_dropped = f->events_lost = f->bytes_lost_disk = f->ring_dropped = -1;
 		r->outdir = o->output ? xstrdup(o->output) : dir_of(o->file);
@@ -1885,6 +1949,7 @@ int analyze_report(const analyze_opts *o)
 	if (r->win_first == UINT64_MAX)
 		r->win_first = r->win_last = 0;
 	settle_events(r);
+	rpt_etl_settle(r);
 	build_findings(r, c.execs, c.n_execs);
 	r->moment = r->has_trigger && r->first_hit_ns              ? r->first_hit_ns
 		    : r->n_findings && r->findings[0].impact >= 20 ? r->findings[0].ts
@@ -1892,11 +1957,13 @@ int analyze_report(const analyze_opts *o)
 	build_verdict(r);
 	rpt_thread_build(r);
 
+	/* before rendering: the report names the regions files it wrote */
+	int rrc = rpt_etl_write_regions(r);
 	hs_strbuf txt = {0}, js = {0}, html = {0};
 	rpt_render_text(r, &txt);
 	rpt_render_json(r, &js);
 	rpt_render_html(r, &html);
-	int rc = write_out(r->outdir, "report.txt", "hindsight report", &txt);
+	int rc = rrc ? rrc : write_out(r->outdir, "report.txt", "hindsight report", &txt);
 	if (!rc)
 		rc = write_out(r->outdir, "report.json", "\"report_version\"", &js);
 	if (!rc)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "hindsight/event_decode.h"
+#include "hindsight/rules.h"
 #include "hindsight/strbuf.h"
 #include "hindsight/tracedat.h"
 
@@ -41,6 +42,9 @@ typedef struct {
 	int64_t overwritten, chunks_dropped, events_lost, bytes_lost_disk, ring_dropped;
 	char **problems;
 	size_t n_problems;
+	bool etl;     /* a Windows .etl (report_etl.c), else a trace.dat */
+	char **notes; /* what the .etl header says about the session: its clock, mode, losses */
+	size_t n_notes;
 } rpt_file;
 
 /* An event kept for the report (a copy: the record is gone after its callback). */
@@ -49,7 +53,7 @@ typedef struct {
 	int cpu, pid;
 	int file; /* index into files */
 	char comm[32];
-	char system[32];
+	char system[64]; /* the ftrace system, or the .etl provider's catalog name */
 	char name[64];
 	char detail[320];  /* decoded payload, one line */
 	const char *story; /* borrowed from the rules, or NULL */
@@ -58,7 +62,21 @@ typedef struct {
 	hs_decoded_kind shape;
 	int64_t v[3];     /* decoded numbers, by kind (hindsight/event_decode.h) */
 	char subject[64]; /* decoded name: exec file, victim comm, child comm */
+	/* .etl records (shape HS_DEC_NONE): what the catalog says the event is, and its identity for WPA's regions */
+	int wk;       /* rpt_wkind */
+	bool has_id;  /* a manifest event: guid, id and version name it */
+	hs_guid guid; /* the provider */
+	uint16_t id;
+	uint8_t version;
 } rpt_event;
+
+typedef enum {
+	RPT_W_NONE,   /* a Linux record */
+	RPT_W_EXIT,   /* a process exit: v0 pid, v1 exit code, v2 1 when it died of an NTSTATUS error; subject image */
+	RPT_W_START,  /* a process start (kernel group records): v0 pid, v1 parent; subject image */
+	RPT_W_ALERT,  /* an event with a catalog alert tag */
+	RPT_W_MARKER, /* the engine's trigger marker (catalog means: marker): the text in detail */
+} rpt_wkind;
 
 typedef enum { LANE_CRASH, LANE_MEMORY, LANE_PROCESS, LANE_IO, LANE_NET, LANE_OTHER, LANE_N } rpt_lane;
 
@@ -130,7 +148,7 @@ typedef struct {
 	char *outdir;
 	/* snapshot.json */
 	bool has_trigger;
-	char trig_name[64], trig_kind[32], hit_system[32], hit_event[64], hit_where[128], slice[64];
+	char trig_name[64], trig_kind[32], hit_system[64], hit_event[64], hit_where[128], slice[64];
 	int64_t hit_pid, snapshot_no, hits;
 	uint64_t first_hit_ns, hit_ts;
 	double detect_ms, frame_ms, median_ms;
@@ -155,6 +173,9 @@ typedef struct {
 	rpt_thread thread;
 	bool damaged;
 	char clock[32];
+	bool trigger_from_marker; /* no snapshot.json: the trigger fields come from the marker's text */
+	char regions[4][256];     /* the WPA Regions of Interest files written (report_etl.c) */
+	size_t n_regions;
 } rpt;
 
 /* Seconds of the trace clock, "516.135512". */
@@ -164,6 +185,32 @@ void rpt_fmt_rel(const rpt *r, uint64_t ns, char *buf, size_t cap);
 
 /* Fills r->thread from the file with the most scheduler records (a second, windowed read of it). */
 void rpt_thread_build(rpt *r);
+
+/* report.c's pieces the .etl reader shares. */
+rpt_finding *rpt_new_finding(rpt *r, const char *kind, int impact, uint64_t ts, int pid);
+void rpt_add_ev(rpt_finding *f, size_t i);
+void rpt_add_note(rpt_finding *f, const char *fmt, ...) HS_PRINTF_FMT(2, 3);
+void rpt_file_problem(rpt_file *f, const char *prefix, const char *text);
+void rpt_file_note(rpt_file *f, const char *fmt, ...) HS_PRINTF_FMT(2, 3);
+/* A process storm among these start times (250 ms bins against the window's median). */
+void rpt_find_storm(rpt *r, const uint64_t *starts, size_t n);
+/* Writes DIR/NAME through a temporary file; refuses to replace a file without marker in its first bytes. */
+int rpt_write_out(const char *dir, const char *name, const char *marker, hs_strbuf *sb);
+
+/* ---- report_etl.c: Windows .etl files ---- */
+
+/* Whether path names an .etl (by its extension, as Windows names them). */
+bool rpt_etl_is_etl(const char *path);
+/* Reads files[fi] (an .etl): its coverage, and the events the catalogs say mean something (alerts, exits, the
+ * marker), with kernel process starts for storms; names, alert tags and stories from rules (may be NULL). */
+void rpt_etl_walk(rpt *r, size_t fi, const hs_ruleset *rules);
+/* After the events are sorted: lanes, and the image names of pids an event did not name. */
+void rpt_etl_settle(rpt *r);
+/* Findings of the .etl events: crash exits, GPU resets, device removals, disconnects, storms, exit statuses. */
+void rpt_etl_findings(rpt *r);
+/* For each .etl read: OUTDIR/<name>.regions.xml, WPA Regions of Interest marking the moment and the findings'
+ * events; recorded in r->regions. Returns 0 or an exit code. */
+int rpt_etl_write_regions(rpt *r);
 
 void rpt_render_text(const rpt *r, hs_strbuf *sb);
 void rpt_render_json(const rpt *r, hs_strbuf *sb);

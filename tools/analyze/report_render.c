@@ -184,6 +184,8 @@ static void text_file(const rpt *r, const rpt_file *f, hs_strbuf *sb)
 	(void)r;
 	hs_sb_printf(sb, "  %s%s%s%s\n", f->name, f->session ? " (session " : "", f->session ? f->session : "",
 		     f->session ? ")" : "");
+	for (size_t i = 0; i < f->n_notes; i++)
+		hs_sb_printf(sb, "    %s\n", f->notes[i]);
 	if (!f->opened) {
 		hs_sb_printf(sb, "    NOT READ: nothing of this file is in the report\n");
 	} else if (!f->events) {
@@ -209,7 +211,7 @@ static void text_file(const rpt *r, const rpt_file *f, hs_strbuf *sb)
 			hs_sb_putc(sb, '\n');
 		}
 	}
-	if (f->opened) {
+	if (f->opened && !f->etl) { /* an .etl's losses are its header's, in the notes */
 		if (f->missed || f->missed_unknown)
 			hs_sb_printf(sb,
 				     "    LOST: %" PRIu64 " events the ring dropped%s%" PRIu64
@@ -313,6 +315,9 @@ void rpt_render_text(const rpt *r, hs_strbuf *sb)
 	if (r->events_not_kept)
 		hs_sb_printf(sb, "  %" PRIu64 " notable events past the report's limit were counted but not examined\n",
 			     r->events_not_kept);
+	for (size_t i = 0; i < r->n_regions; i++)
+		hs_sb_printf(sb, "  WPA regions of interest: %s (load it in WPA: Trace > Trace Properties > Regions of "
+			     "Interest)\n", r->regions[i]);
 	if (r->rules_path)
 		hs_sb_printf(sb, "  stories and alert tags: %s\n", r->rules_path);
 	if (r->rules_note[0])
@@ -510,6 +515,13 @@ void rpt_render_json(const rpt *r, hs_strbuf *sb)
 			hs_json_kstr(&j, "story", e->story);
 			hs_json_kstr(&j, "alert", e->alert);
 			hs_json_kstr(&j, "file", r->files[e->file].name);
+			if (e->has_id) { /* an .etl manifest event: what WPA and the catalogs know it by */
+				char g[37];
+				hs_guid_format(&e->guid, g);
+				hs_json_kstr(&j, "provider_guid", g);
+				hs_json_kuint(&j, "id", e->id);
+				hs_json_kuint(&j, "version", e->version);
+			}
 			hs_json_obj_end(&j);
 		}
 		hs_json_arr_end(&j);
@@ -525,6 +537,12 @@ void rpt_render_json(const rpt *r, hs_strbuf *sb)
 		const rpt_file *f = &r->files[i];
 		hs_json_obj_begin(&j);
 		hs_json_kstr(&j, "file", f->name);
+		hs_json_kstr(&j, "format", f->etl ? "etl" : "trace-cmd");
+		hs_json_key(&j, "notes");
+		hs_json_arr_begin(&j);
+		for (size_t p = 0; p < f->n_notes; p++)
+			hs_json_str(&j, f->notes[p]);
+		hs_json_arr_end(&j);
 		hs_json_kstr(&j, "session", f->session);
 		hs_json_kbool(&j, "opened", f->opened);
 		hs_json_kuint(&j, "events", f->events);
@@ -584,6 +602,11 @@ void rpt_render_json(const rpt *r, hs_strbuf *sb)
 		hs_json_str(&j, r->run_notes[i]);
 	hs_json_arr_end(&j);
 	hs_json_kuint(&j, "events_not_kept", r->events_not_kept);
+	hs_json_key(&j, "wpa_regions");
+	hs_json_arr_begin(&j);
+	for (size_t i = 0; i < r->n_regions; i++)
+		hs_json_str(&j, r->regions[i]);
+	hs_json_arr_end(&j);
 	hs_json_kstr(&j, "rules", r->rules_path);
 	hs_json_kstr(&j, "rules_note", r->rules_note[0] ? r->rules_note : NULL);
 	hs_json_obj_end(&j);

@@ -386,8 +386,12 @@ void rpt_thread_build(rpt *r)
 		    (t->file < 0 || r->files[i].n_switch > r->files[t->file].n_switch))
 			t->file = (int)i;
 	if (t->file < 0) {
-		snprintf(t->why, sizeof t->why,
-			 "no file here records the scheduler's switches (the profile's ring session keeps none)");
+		bool etl = false;
+		for (size_t i = 0; i < r->n_files; i++)
+			etl |= r->files[i].etl;
+		snprintf(t->why, sizeof t->why, "%s",
+			 etl ? "not for .etl files yet: their CSwitch and ReadyThread records are not read by the report"
+			     : "no file here records the scheduler's switches (the profile's ring session keeps none)");
 		return;
 	}
 	const rpt_file *f = &r->files[t->file];
