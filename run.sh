@@ -17,7 +17,7 @@ fi
 pkgs=(build-essential cmake pkg-config libyaml-dev libpcre2-dev
 	libtracefs-dev libtraceevent-dev libtracecmd-dev libzstd-dev trace-cmd linux-perf)
 if [[ $mode == test ]]; then
-	pkgs+=(clang libclang-rt-dev nodejs npm stress-ng jq chromium)
+	pkgs+=(clang libclang-rt-dev nodejs npm stress-ng jq chromium libxml2-utils)
 fi
 
 missing=()
