@@ -46,7 +46,12 @@ fi
 
 # 3. The HTML: one file, nothing fetched, the verdict in plain markup (no script needed).
 html=$tmp/out/report.html
-grep -qiE '<script|src=|href=|@import|url\(' "$html" && fail "report.html refers to something outside itself or has a script"
+grep -qiE 'src=|href=|@import|url\(' "$html" && fail "report.html refers to something outside itself"
+# One inline script (the timeline's zoom), allowed by its hash in the page's CSP and nothing else.
+[[ $(grep -o '<script' "$html" | wc -l) == 1 ]] || fail "report.html has other scripts than the timeline's zoom"
+want=$(sed -n 's/.*<script>\(.*\)<\/script>.*/\1/p' "$html" | tr -d '\n' |
+	node -e "process.stdout.write(require('crypto').createHash('sha256').update(require('fs').readFileSync(0)).digest('base64'))")
+grep -qF "script-src 'sha256-$want'" "$html" || fail "the CSP does not allow exactly the timeline's script (sha256-$want)"
 grep -q '<div class="verdict" id="verdict"><p>No crash' "$html" || fail "report.html does not open with the verdict"
 grep -q '<svg' "$html" || fail "report.html has no timeline"
 

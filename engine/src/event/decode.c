@@ -1,12 +1,25 @@
 /* event/decode.c: what a Linux trace record says (hindsight/event_decode.h), from the fields its own format declares. */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hindsight/event_decode.h"
+#include "hindsight/status.h"
 
 /* No tracepoint name is written here (event_decode.h says why); tests/policy checks it. */
+
+/* The one-line description, cut where it does not fit (names and paths come
+ * from payloads): a function, so the cut is by design, not a format warning. */
+static void detail(hs_event_decoded *e, const char *fmt, ...) HS_PRINTF_FMT(2, 3);
+static void detail(hs_event_decoded *e, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->detail, sizeof e->detail, fmt, ap);
+	va_end(ap);
+}
 
 /* Linux generic/x86 numbering and default actions (signal(7)). */
 static const struct {
@@ -203,13 +216,13 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 			return false;
 		e->v[0] = a;
 		e->v[1] = b == 0; /* SIG_DFL: the default action happens now */
-		snprintf(e->detail, sizeof e->detail, "%s delivered to %s (pid %d): %s",
+		detail(e, "%s delivered to %s (pid %d): %s",
 			 hs_linux_signal_name(a, sb, sizeof sb), comm, pid,
 			 b == 0   ? (hs_linux_signal_action(a) == HS_SIGACT_CORE
-					     ? "default action, the process dies with a core dump"
-					     : "default action, the process is terminated")
+					   ? "default action, the process dies with a core dump"
+					   : "default action, the process is terminated")
 			 : b == 1 ? "ignored"
-				  : "its own handler runs");
+				: "its own handler runs");
 		return true;
 	case HS_DEC_SIG_GENERATE:
 		hs_event_field_int(r, "sig", &a);
@@ -221,7 +234,7 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		hs_utf8_clean(s2, s1, 64);
 		e->v[0] = a;
 		e->v[1] = b;
-		snprintf(e->detail, sizeof e->detail, "%s sent to %s (pid %" PRId64 ") by %s (pid %d)%s",
+		detail(e, "%s sent to %s (pid %" PRId64 ") by %s (pid %d)%s",
 			 hs_linux_signal_name(a, sb, sizeof sb), s1, b, comm, pid, c ? " (not delivered)" : "");
 		return true;
 	case HS_DEC_OOM_VICTIM:
@@ -234,7 +247,7 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		hs_utf8_clean(s2, e->subject, sizeof e->subject);
 		e->v[0] = a;
 		e->v[1] = b;
-		snprintf(e->detail, sizeof e->detail,
+		detail(e,
 			 "OOM killer chose %s (pid %" PRId64 "): anon_rss %" PRId64 " kB, file_rss %" PRId64
 			 " kB, shmem_rss %" PRId64 " kB",
 			 e->subject, a, b, c, d);
@@ -246,7 +259,7 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 			return false; /* only the NULL page matters to a report */
 		e->v[0] = a;
 		e->v[1] = b;
-		snprintf(e->detail, sizeof e->detail,
+		detail(e,
 			 "page fault at 0x%" PRIx64 " (ip 0x%" PRIx64 "): a NULL-pointer access", (uint64_t)a,
 			 (uint64_t)b);
 		return true;
@@ -255,7 +268,7 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		hs_event_field_int(r, "pid", &a);
 		hs_utf8_clean(s1, e->subject, sizeof e->subject);
 		e->v[0] = a;
-		snprintf(e->detail, sizeof e->detail, "exec %s (pid %" PRId64 ")", e->subject, a);
+		detail(e, "exec %s (pid %" PRId64 ")", e->subject, a);
 		return true;
 	case HS_DEC_FORK:
 		hs_event_field_int(r, "parent_pid", &a);
@@ -264,7 +277,7 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		hs_utf8_clean(s2, e->subject, sizeof e->subject);
 		e->v[0] = a;
 		e->v[1] = b;
-		snprintf(e->detail, sizeof e->detail, "fork: pid %" PRId64 " made %s (pid %" PRId64 ")", a, e->subject,
+		detail(e, "fork: pid %" PRId64 " made %s (pid %" PRId64 ")", a, e->subject,
 			 b);
 		return true;
 	case HS_DEC_EXIT:
@@ -279,7 +292,7 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 	case HS_DEC_EXIT_GROUP:
 		hs_event_field_int(r, "error_code", &a);
 		e->v[0] = a & 0xff;
-		snprintf(e->detail, sizeof e->detail, "%s (pid %d) exits with status %" PRId64, comm, pid, a & 0xff);
+		detail(e, "%s (pid %d) exits with status %" PRId64, comm, pid, a & 0xff);
 		return true;
 	case HS_DEC_IO_ERROR:
 		hs_event_field_int(r, "error", &a);
@@ -291,7 +304,7 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		hs_utf8_clean(s2, s1, 16);
 		e->v[0] = a;
 		e->v[1] = b;
-		snprintf(e->detail, sizeof e->detail,
+		detail(e,
 			 "I/O error %" PRId64 " on dev %" PRId64 ":%" PRId64 " (%s) sector %" PRId64, a,
 			 (b >> 20) & 0xfff, b & 0xfffff, s1, c);
 		return true;
@@ -312,21 +325,21 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 			hs_utf8_clean(s2, e->subject, sizeof e->subject);
 		hs_event_field_int(r, "pid", &a);
 		e->v[0] = a;
-		snprintf(e->detail, sizeof e->detail, "%s (pid %" PRId64 ") stuck in uninterruptible sleep (D state)",
+		detail(e, "%s (pid %" PRId64 ") stuck in uninterruptible sleep (D state)",
 			 e->subject[0] ? e->subject : comm, a);
 		return true;
 	case HS_DEC_DISCONNECT:
 		if (hs_event_field_int(r, "sport", &a) && hs_event_field_int(r, "dport", &b)) {
 			e->v[0] = a;
 			e->v[1] = b;
-			snprintf(e->detail, sizeof e->detail,
+			detail(e,
 				 "connection reset: local port %" PRId64 ", remote port %" PRId64, a, b);
 		} else {
 			/* the reset a host sends carries sockaddrs, not ports (Linux 6.10+): its state and reason */
 			e->v[0] = e->v[1] = -1;
 			hs_event_field_int(r, "state", &a);
 			hs_event_field_int(r, "reason", &b);
-			snprintf(e->detail, sizeof e->detail,
+			detail(e,
 				 "connection reset sent (TCP state %" PRId64 ", reason %" PRId64 ")%s", a, b,
 				 a == 0 ? ": no socket, e.g. a connection to a closed port" : "");
 		}
@@ -338,12 +351,12 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		e->v[0] = a;
 		e->v[1] = b;
 		e->v[2] = c;
-		snprintf(e->detail, sizeof e->detail,
+		detail(e,
 			 "retransmit: local port %" PRId64 ", remote port %" PRId64 " (TCP state %" PRId64 ")", a, b,
 			 c);
 		return true;
 	case HS_DEC_ALERT:
-		snprintf(e->detail, sizeof e->detail, "%s event (catalog alert)", alert ? alert : "?");
+		detail(e, "%s event (catalog alert)", alert ? alert : "?");
 		return true;
 	case HS_DEC_SWITCH: {
 		static const char *const st[] = {"R", "R+", "S", "D", "T", "X", "?"};
@@ -357,7 +370,7 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		e->v[0] = a;
 		e->v[1] = b;
 		e->v[2] = c;
-		snprintf(e->detail, sizeof e->detail,
+		detail(e,
 			 "%s (pid %" PRId64 ") leaves the CPU [%s] for %s (pid %" PRId64 ")", s1, a,
 			 st[hs_linux_task_state(c)], e->subject, b);
 		return true;
@@ -373,7 +386,7 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		 * hard or soft interrupt context was made by the interrupt, not by the task it interrupted */
 		c = r->payload && r->payload_len > 2 ? r->payload[2] : 0;
 		e->v[2] = c & 0x08 ? 1 : c & 0x10 ? 2 : 0;
-		snprintf(e->detail, sizeof e->detail, "%s%s (pid %d) wakes %s (pid %" PRId64 ") for cpu %" PRId64,
+		detail(e, "%s%s (pid %d) wakes %s (pid %" PRId64 ") for cpu %" PRId64,
 			 e->v[2] == 1   ? "an interrupt over "
 			 : e->v[2] == 2 ? "a softirq over "
 					: "",
@@ -382,19 +395,19 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 	case HS_DEC_IRQ_ENTRY:
 		hs_event_field_str(r, "name", s2, sizeof s2);
 		hs_utf8_clean(s2, e->subject, sizeof e->subject);
-		snprintf(e->detail, sizeof e->detail, "interrupt handler %s starts", e->subject);
+		detail(e, "interrupt handler %s starts", e->subject);
 		return true;
 	case HS_DEC_IRQ_EXIT:
 		hs_event_field_int(r, "ret", &b);
 		e->v[1] = b;
-		snprintf(e->detail, sizeof e->detail, "interrupt handler returns (%s)", b ? "handled" : "unhandled");
+		detail(e, "interrupt handler returns (%s)", b ? "handled" : "unhandled");
 		return true;
 	case HS_DEC_SOFTIRQ_ENTRY:
 	case HS_DEC_SOFTIRQ_EXIT:
 		hs_event_field_int(r, "vec", &a);
 		e->v[0] = a;
 		snprintf(e->subject, sizeof e->subject, "%s", hs_linux_softirq_name(a, sb, sizeof sb));
-		snprintf(e->detail, sizeof e->detail, "softirq %s %s", e->subject,
+		detail(e, "softirq %s %s", e->subject,
 			 sh == HS_DEC_SOFTIRQ_ENTRY ? "starts" : "ends");
 		return true;
 	case HS_DEC_RECLAIM_BEGIN:
@@ -402,14 +415,14 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		hs_event_field_int(r, "gfp_flags", &b);
 		e->v[0] = a;
 		e->v[1] = b;
-		snprintf(e->detail, sizeof e->detail,
+		detail(e,
 			 "%s (pid %d) must reclaim memory itself for an order-%" PRId64 " allocation (gfp 0x%" PRIx64 ")",
 			 comm, pid, a, (uint64_t)b);
 		return true;
 	case HS_DEC_RECLAIM_END:
 		hs_event_field_int(r, "nr_reclaimed", &a);
 		e->v[0] = a;
-		snprintf(e->detail, sizeof e->detail, "%s (pid %d) ends reclaim: %" PRId64 " pages reclaimed", comm, pid,
+		detail(e, "%s (pid %d) ends reclaim: %" PRId64 " pages reclaimed", comm, pid,
 			 a);
 		return true;
 	case HS_DEC_THROTTLE:
@@ -419,7 +432,7 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		e->v[0] = a;
 		e->v[1] = b;
 		e->v[2] = c;
-		snprintf(e->detail, sizeof e->detail,
+		detail(e,
 			 "%s (pid %d) throttled by reclaim: sleeps up to %" PRId64 " us (reason bits 0x%" PRIx64 "%s)", comm,
 			 pid, a, (uint64_t)c, c & 1 ? ", writeback congested" : "");
 		return true;
@@ -430,7 +443,7 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		hs_utf8_clean(s2, s1, 64);
 		e->v[0] = a;
 		e->v[1] = b;
-		snprintf(e->detail, sizeof e->detail,
+		detail(e,
 			 "%s (pid %d) paused %" PRId64 " ms writing to %s: too many dirty pages wait for the disk", comm, pid,
 			 a, s1);
 		return true;
@@ -443,7 +456,7 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		if (sh == HS_DEC_SYSCALL_EXIT) {
 			hs_event_field_int(r, "ret", &b);
 			e->v[1] = b;
-			snprintf(e->detail, sizeof e->detail, "%s returns %" PRId64 "%s", e->subject, b,
+			detail(e, "%s returns %" PRId64 "%s", e->subject, b,
 				 b < 0 ? " (an error)" : "");
 		} else {
 			/* the sync calls' one argument is the fd */
@@ -451,10 +464,10 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 				b = -1;
 			e->v[1] = b;
 			if (b >= 0)
-				snprintf(e->detail, sizeof e->detail, "%s (pid %d) calls %s(fd %" PRId64 ")", comm, pid,
+				detail(e, "%s (pid %d) calls %s(fd %" PRId64 ")", comm, pid,
 					 e->subject, b);
 			else
-				snprintf(e->detail, sizeof e->detail, "%s (pid %d) calls %s", comm, pid, e->subject);
+				detail(e, "%s (pid %d) calls %s", comm, pid, e->subject);
 		}
 		return true;
 	}
