@@ -101,7 +101,7 @@
 /* ETW: a key-event session a trigger watches runs in real time too; its
  * FlushTimer is 1 s (the shortest there is): Logging Mode Constants says a
  * real-time session with a log file flushes every second anyway, and a longer
- * timer would hold the triggers' events back that long (etw/realtime.h). */
+ * timer would hold the triggers' events back that long (plan/etw_realtime.h). */
 #define HS_ETW_REALTIME_FLUSH_S 1
 
 /* A ring lives in unswappable kernel memory (ETW nonpaged pool, tracefs pages).
