@@ -11,7 +11,7 @@ endif()
 if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND NOT CMAKE_CROSSCOMPILING)
   add_test(NAME analyze:report_browser
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/report-browser-test.sh $<TARGET_FILE:analyze> ${PROJECT_SOURCE_DIR}
-                   ${CMAKE_BINARY_DIR}/test-artifacts)
+                   ${CMAKE_BINARY_DIR}/test-artifacts $<TARGET_FILE:mk_report_etl>)
   set_tests_properties(analyze:report_browser PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77)
 endif()
 # .etl reports (Windows): synthetic TDR, device-removal and crash-exit traces made with the ETL writer (their verdicts
