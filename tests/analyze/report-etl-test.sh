@@ -2,9 +2,14 @@
 # report-etl-test.sh: `analyze report` on .etl files: synthetic TDR, device removal and crash-exit traces (verdict in
 # the first three lines, the WPA regions file well-formed and naming the catalog's events), a Windows snapshot
 # folder, and every real ETL fixture (a report, a sensible verdict, a well-formed regions file).
-# usage: report-etl-test.sh ANALYZE MK_REPORT_ETL SRC_DIR FIXTURES_DIR
+# usage: report-etl-test.sh ANALYZE MK_REPORT_ETL SRC_DIR FIXTURES_DIR [EMULATOR...]
+# (the cross build passes its emulator, scripts/wine-run.sh: both programs then run under Wine)
 set -uo pipefail
-analyze=$1 mk=$2 src=$3 fixtures=$4
+analyze_bin=$1 mk_bin=$2 src=$3 fixtures=$4
+shift 4
+emu=("$@")
+analyze() { "${emu[@]}" "$analyze_bin" "$@"; }
+mk() { "${emu[@]}" "$mk_bin" "$@"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -38,8 +43,8 @@ validate() { # report.json against the schema, when the checker is installed
 synthetic() {
 	local kind=$1 want=$2 guid=$3 id=$4
 	mkdir -p "$tmp/$kind"
-	"$mk" "$tmp/$kind/snap.etl" "$kind" "$proc" "$dxg" "$pnp" "$mark" || { bad "mk_report_etl $kind"; return; }
-	"$analyze" report "$tmp/$kind/snap.etl" --rules "$src/rules/stutter.yaml" >"$tmp/$kind.out" 2>"$tmp/$kind.err"
+	mk "$tmp/$kind/snap.etl" "$kind" "$proc" "$dxg" "$pnp" "$mark" || { bad "mk_report_etl $kind"; return; }
+	analyze report "$tmp/$kind/snap.etl" --rules "$src/rules/stutter.yaml" >"$tmp/$kind.out" 2>"$tmp/$kind.err"
 	local rc=$?
 	((rc == 0)) || bad "$kind: exit $rc: $(cat "$tmp/$kind.err")"
 	head -3 "$tmp/$kind.out" | grep -qE "$want" || { bad "$kind: verdict"; head -3 "$tmp/$kind.out"; }
@@ -61,6 +66,9 @@ synthetic crash '^VERDICT: game\.exe \(pid 4242\) crashed with exit status 0xC00
 sed -n 3p "$tmp/crash.out" | grep -q 'Snapshot 001 was taken by trigger crash (kind from the marker), 1 hit, detected 30.0 ms after the hit' ||
 	{ bad "crash: trigger line from the marker"; sed -n 3p "$tmp/crash.out"; }
 grep -q 'LOST\|lost events: none (ETW header' "$tmp/crash.out" || bad "crash: coverage says nothing of losses"
+# a second report into the same folder replaces the first (Windows' rename refuses an existing file)
+analyze report "$tmp/crash/snap.etl" --rules "$src/rules/stutter.yaml" >/dev/null 2>"$tmp/again.err" ||
+	bad "a second report over the first: $(cat "$tmp/again.err")"
 
 # A Windows snapshot folder: snapshot.json names the ring's .etl and the hit (the session clock's ns).
 snap=$tmp/run/snapshots/001-crash
@@ -72,7 +80,7 @@ cat >"$snap/snapshot.json" <<EOF
  "hit": {"ts_ns": 3500100000, "pid": 4242, "system": "Microsoft-Windows-Kernel-Process", "event": "ProcessStop"},
  "sessions": [{"name": "ring", "file": "snap.etl", "wrapped": false}]}
 EOF
-"$analyze" report "$snap" --rules "$src/rules/stutter.yaml" >"$tmp/snap.out" 2>&1 || bad "snapshot folder: exit $?"
+analyze report "$snap" --rules "$src/rules/stutter.yaml" >"$tmp/snap.out" 2>&1 || bad "snapshot folder: exit $?"
 head -3 "$tmp/snap.out" | grep -q '^VERDICT: game.exe (pid 4242) crashed with exit status 0xC0000005' || { bad "snapshot: verdict"; head -3 "$tmp/snap.out"; }
 head -3 "$tmp/snap.out" | grep -q 'Snapshot 001 was taken by trigger crash (kind event) on Microsoft-Windows-Kernel-Process/ProcessStop' ||
 	bad "snapshot: trigger line"
@@ -85,7 +93,7 @@ while IFS= read -r f; do
 	b=$(basename "$f" .etl)
 	out=$tmp/fx/$b
 	mkdir -p "$out"
-	"$analyze" report "$f" -o "$out" --rules "$src/rules/stutter.yaml" >"$out.txt" 2>"$out.err"
+	analyze report "$f" -o "$out" --rules "$src/rules/stutter.yaml" >"$out.txt" 2>"$out.err"
 	rc=$?
 	((rc <= 1)) || { bad "$b: exit $rc: $(head -2 "$out.err")"; continue; }
 	grep -q '^VERDICT: ' "$out.txt" || bad "$b: no verdict"

@@ -24,4 +24,10 @@ if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND NOT CMAKE_CROSSCOMPILING)
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/report-etl-test.sh $<TARGET_FILE:analyze> $<TARGET_FILE:mk_report_etl>
                    ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/../shared/fixtures/etl)
   set_tests_properties(analyze:report_etl PROPERTIES TIMEOUT 180)
+elseif(WIN32 AND CMAKE_CROSSCOMPILING AND HS_EMU)
+  # the Windows build: the same checks with analyze.exe and mk_report_etl.exe under Wine
+  add_test(NAME analyze:report_etl
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/report-etl-test.sh $<TARGET_FILE:analyze> $<TARGET_FILE:mk_report_etl>
+                   ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/../shared/fixtures/etl ${HS_EMU})
+  set_tests_properties(analyze:report_etl PROPERTIES TIMEOUT 600)
 endif()

@@ -11,6 +11,7 @@
 
 #include "analyze.h"
 #include "hindsight/arena.h"
+#include "hindsight/compat.h"
 #include "hindsight/event.h"
 #include "hindsight/event_names.h"
 #include "hindsight/limits.h"
@@ -1746,7 +1747,8 @@ static int write_out(const char *dir, const char *name, const char *marker, hs_s
 	hs_sb_printf(&tmp, "%s/.%s.%ld.tmp", dir, name, (long)getpid());
 	const char *tp = hs_sb_cstr(&tmp);
 	FILE *f = fopen(tp, "wb");
-	if (!f || fwrite(hs_sb_cstr(sb), 1, sb->len, f) != sb->len || fclose(f) != 0 || rename(tp, path) != 0) {
+	/* hs_rename: Windows' own rename refuses to replace the previous report */
+	if (!f || fwrite(hs_sb_cstr(sb), 1, sb->len, f) != sb->len || fclose(f) != 0 || hs_rename(tp, path) != 0) {
 		fprintf(stderr, "analyze: cannot write %s: %s\n", path, strerror(errno));
 		if (f)
 			remove(tp);
