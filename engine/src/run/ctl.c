@@ -284,8 +284,9 @@ static const char *intern_name(hs_ctl *c, const char *clean)
 }
 
 /* A manual hit through the trigger engine, as SIGUSR1's; the reply says
- * whether a snapshot is coming (a manual trigger of the rules in its
- * cool-down joins the request to the snapshot it just took instead). */
+ * whether a snapshot is coming, or why not: a manual trigger of the rules
+ * still in its warm-up, waiting for clear_ms after the last request, or in
+ * its cool-down (the request joins the snapshot it just took). */
 static void do_snapshot(hs_ctl *c, const hs_ctl_loop *l, const hs_ctl_val *req, const hs_ctl_val *id, hs_strbuf *out)
 {
 	const hs_ctl_val *nv = hs_ctl_val_get(req, "name");
@@ -308,22 +309,41 @@ static void do_snapshot(hs_ctl *c, const hs_ctl_loop *l, const hs_ctl_val *req, 
 		return;
 	}
 	/* Which triggers the hit made (or kept) pending: their hits grow and
-	 * they are pending after it. */
+	 * they are pending after it. Only manual triggers take the hit, so the
+	 * counters that grow say why there is none. */
 	size_t n = hs_trigger_engine_count(l->te);
-	uint64_t *before = calloc(n + 1, sizeof(*before));
+	uint64_t *before = calloc(n + 1, sizeof(*before)), warmup = 0, unarmed = 0, warmup1 = 0, unarmed1 = 0;
 	if (!before) {
 		reply_error(out, id, "internal", "out of memory");
 		return;
 	}
-	for (size_t i = 0; i <= n; i++)
-		before[i] = hs_trigger_engine_stats(l->te, i == n ? SIZE_MAX : i)->hits;
+	for (size_t i = 0; i <= n; i++) {
+		const hs_trigger_stats *st = hs_trigger_engine_stats(l->te, i == n ? SIZE_MAX : i);
+		before[i] = st->hits;
+		warmup += st->ignored_warmup;
+		unarmed += st->ignored_unarmed;
+	}
 	hs_trigger_engine_manual(l->te, l->now_ns, name ? "engine ctl snapshot --name" : "engine ctl snapshot");
 	bool coming = false;
 	for (size_t i = 0; i <= n; i++) {
 		const hs_trigger_stats *st = hs_trigger_engine_stats(l->te, i == n ? SIZE_MAX : i);
 		coming |= st->hits != before[i] && st->pending;
+		warmup1 += st->ignored_warmup;
+		unarmed1 += st->ignored_unarmed;
 	}
 	free(before);
+	warmup = warmup1 - warmup;
+	unarmed = unarmed1 - unarmed;
+	if (!coming && warmup) {
+		reply_error(out, id, "warming_up", "the rules' manual trigger is still in its warm-up (warmup_s): no snapshot");
+		return;
+	}
+	if (!coming && unarmed) {
+		reply_error(out, id, "rearming",
+			    "the rules' manual trigger re-arms clear_ms after the last request: no snapshot; ask again a "
+			    "moment later");
+		return;
+	}
 	if (!coming) {
 		reply_error(out, id, "cooling_down",
 			    "the rules' manual trigger is in its cool-down: the request joined the snapshot it took last "
