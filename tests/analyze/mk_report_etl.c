@@ -8,8 +8,8 @@
 #include "hindsight/rules.h"
 
 /*
- * usage: mk_report_etl OUT.etl KIND KERNEL_PROCESS DXGKRNL KERNEL_PNP MARKER
- * KIND is tdr, removal or crash; the four GUIDs are the catalog's (the test reads them from
+ * usage: mk_report_etl OUT.etl KIND KERNEL_PROCESS DXGKRNL KERNEL_PNP MARKER TCPIP
+ * KIND is tdr, removal, crash or disconnect; the five GUIDs are the catalog's (the test reads them from
  * rules/providers/windows.yaml), so a test file names its providers the way the rules do.
  * The clock is QPC at 10 MHz, started at tick 1000: a tick is 100 ns.
  */
@@ -49,10 +49,11 @@ static size_t utf16(uint8_t *out, const char *s)
 
 int main(int argc, char **argv)
 {
-	hs_guid proc, dxg, pnp, mark;
-	if (argc != 7 || !hs_guid_parse(argv[3], &proc) || !hs_guid_parse(argv[4], &dxg) ||
-	    !hs_guid_parse(argv[5], &pnp) || !hs_guid_parse(argv[6], &mark)) {
-		fprintf(stderr, "usage: mk_report_etl OUT.etl tdr|removal|crash KERNEL_PROCESS DXGKRNL KERNEL_PNP MARKER\n");
+	hs_guid proc, dxg, pnp, mark, tcp;
+	if (argc != 8 || !hs_guid_parse(argv[3], &proc) || !hs_guid_parse(argv[4], &dxg) ||
+	    !hs_guid_parse(argv[5], &pnp) || !hs_guid_parse(argv[6], &mark) || !hs_guid_parse(argv[7], &tcp)) {
+		fprintf(stderr, "usage: mk_report_etl OUT.etl tdr|removal|crash|disconnect KERNEL_PROCESS DXGKRNL KERNEL_PNP "
+				"MARKER TCPIP\n");
 		return 2;
 	}
 	const char *kind = argv[2];
@@ -103,10 +104,19 @@ int main(int argc, char **argv)
 		/* game.exe dies of an access violation */
 		memset(pl, 0, sizeof pl);
 		hs_put32(pl, 4242);
+		hs_put64(pl + 4, o.start_time + 10000000u);  /* CreateTime: 1 s after the session's start */
+		hs_put64(pl + 12, o.start_time + 35000000u); /* ExitTime: it ran 2.5 s */
 		hs_put32(pl + 20, 0xC0000005u);
 		memcpy(pl + 76, "game.exe", 9);
 		n = eh64(rec, &proc, 2, 1, 0, 4242, hit = t += 20000000, pl, 85);
 		rc |= hs_etl_writer_add_raw(w, 0, rec, n);
+	} else if (!strcmp(kind, "disconnect")) {
+		/* TCPIP: the local side aborts a connection of game.exe (1039), then one times out (1046) */
+		memset(pl, 0, 32);
+		n = eh64(rec, &tcp, 1039, 0, 0, 4242, hit = t += 20000000, pl, 32);
+		rc |= hs_etl_writer_add_raw(w, 0, rec, n);
+		n = eh64(rec, &tcp, 1046, 0, 0, 4, t += 2000000, pl, 32);
+		rc |= hs_etl_writer_add_raw(w, 1, rec, n);
 	} else {
 		hs_etl_writer_discard(w);
 		fprintf(stderr, "mk_report_etl: unknown kind %s\n", kind);

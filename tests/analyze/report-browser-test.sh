@@ -25,7 +25,7 @@ node "$src/tests/analyze/browser/check-html.mjs" "$tmp/thr/report.html" "$art/re
 guid_of() { awk -v n="$1" '$0 ~ "- name: "n"$" {f=1; next} f && /guid:/ {print $2; exit}' "$src/rules/providers/windows.yaml"; }
 mkdir "$tmp/etl"
 "$mk" "$tmp/etl/snap.etl" tdr "$(guid_of Microsoft-Windows-Kernel-Process)" "$(guid_of Microsoft-Windows-DxgKrnl)" \
-	"$(guid_of Microsoft-Windows-Kernel-PnP)" "$(guid_of Hindsight-Marker)" || { echo "report browser test: FAIL: mk_report_etl"; exit 1; }
+	"$(guid_of Microsoft-Windows-Kernel-PnP)" "$(guid_of Hindsight-Marker)" "$(guid_of Microsoft-Windows-TCPIP)" || { echo "report browser test: FAIL: mk_report_etl"; exit 1; }
 "$analyze" report "$tmp/etl/snap.etl" --rules "$src/rules/stutter.yaml" >/dev/null ||
 	{ echo "report browser test: FAIL: analyze report on the .etl exited $?"; exit 1; }
 node "$src/tests/analyze/browser/check-html.mjs" "$tmp/etl/report.html" "$art/report-etl-tdr.png"

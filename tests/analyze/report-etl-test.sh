@@ -21,8 +21,8 @@ check=$src/tests/schema/check.mjs
 # The providers' GUIDs as the catalog gives them.
 guid_of() { awk -v n="$1" '$0 ~ "- name: "n"$" {f=1; next} f && /guid:/ {print $2; exit}' "$cat"; }
 proc=$(guid_of Microsoft-Windows-Kernel-Process) dxg=$(guid_of Microsoft-Windows-DxgKrnl)
-pnp=$(guid_of Microsoft-Windows-Kernel-PnP) mark=$(guid_of Hindsight-Marker)
-[[ -n $proc && -n $dxg && -n $pnp && -n $mark ]] || { echo "FAIL: GUIDs not found in $cat"; exit 1; }
+pnp=$(guid_of Microsoft-Windows-Kernel-PnP) mark=$(guid_of Hindsight-Marker) tcp=$(guid_of Microsoft-Windows-TCPIP)
+[[ -n $proc && -n $dxg && -n $pnp && -n $mark && -n $tcp ]] || { echo "FAIL: GUIDs not found in $cat"; exit 1; }
 
 # Well-formed XML: xmllint (Debian's libxml2-utils), else python3's parser.
 wellformed() {
@@ -39,11 +39,11 @@ validate() { # report.json against the schema, when the checker is installed
 	fi
 }
 
-# KIND VERDICT-REGEX GUID ID: the verdict in the first three lines; the regions file names GUID/ID and the marker.
+# KIND VERDICT-REGEX GUID ID (tdr, removal, crash, disconnect): the verdict in the first three lines; the regions file names GUID/ID and the marker.
 synthetic() {
 	local kind=$1 want=$2 guid=$3 id=$4
 	mkdir -p "$tmp/$kind"
-	mk "$tmp/$kind/snap.etl" "$kind" "$proc" "$dxg" "$pnp" "$mark" || { bad "mk_report_etl $kind"; return; }
+	mk "$tmp/$kind/snap.etl" "$kind" "$proc" "$dxg" "$pnp" "$mark" "$tcp" || { bad "mk_report_etl $kind"; return; }
 	analyze report "$tmp/$kind/snap.etl" --rules "$src/rules/stutter.yaml" >"$tmp/$kind.out" 2>"$tmp/$kind.err"
 	local rc=$?
 	((rc == 0)) || bad "$kind: exit $rc: $(cat "$tmp/$kind.err")"
@@ -62,10 +62,13 @@ synthetic() {
 synthetic tdr '^VERDICT: The GPU was reset \(a TDR.*Microsoft-Windows-DxgKrnl/TdrPayloadEngineTimeout' "$dxg" 540
 synthetic removal '^VERDICT: A device was removed at 3\.500100 s: Microsoft-Windows-Kernel-PnP/DeviceRemovalStart.*USB\\VID_046D' "$pnp" 831
 synthetic crash '^VERDICT: game\.exe \(pid 4242\) crashed with exit status 0xC0000005 STATUS_ACCESS_VIOLATION at 3\.500100 s' "$proc" 2
+synthetic disconnect '^VERDICT: A TCP connection was aborted at 3\.500100 s: Microsoft-Windows-TCPIP/TcpAbortTcbRequest \(id 1039\) \(pid 4242\); 2 aborts' "$tcp" 1039
 # the marker makes the trigger: its name and the detection latency, on the verdict's second line
 sed -n 3p "$tmp/crash.out" | grep -q 'Snapshot 001 was taken by trigger crash (kind from the marker), 1 hit, detected 30.0 ms after the hit' ||
 	{ bad "crash: trigger line from the marker"; sed -n 3p "$tmp/crash.out"; }
 grep -q 'LOST\|lost events: none (ETW header' "$tmp/crash.out" || bad "crash: coverage says nothing of losses"
+grep -q 'game.exe (pid 4242) died of 0xC0000005 STATUS_ACCESS_VIOLATION (.*), after running 2.500 s' "$tmp/crash.out" ||
+	bad "crash: the exit's detail (status, lifetime)"
 # a second report into the same folder replaces the first (Windows' rename refuses an existing file)
 analyze report "$tmp/crash/snap.etl" --rules "$src/rules/stutter.yaml" >/dev/null 2>"$tmp/again.err" ||
 	bad "a second report over the first: $(cat "$tmp/again.err")"

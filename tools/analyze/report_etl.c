@@ -175,7 +175,8 @@ static void payload_text(const uint8_t *p, size_t n, char *out, size_t cap)
 		hs_utf16le_to_utf8(p + best_at, best, out, cap, NULL, NULL);
 }
 
-static void exit_detail(rpt_event *e, uint32_t pid, uint32_t code, const char *image)
+/* life_ns: how long the process ran (ProcessStop's CreateTime to ExitTime), 0 when not known. */
+static void exit_detail(rpt_event *e, uint32_t pid, uint32_t code, const char *image, uint64_t life_ns)
 {
 	const char *sname = hs_ntstatus_name(code);
 	bool died = (code & 0xC0000000u) == 0xC0000000u && code != NT_CONTROL_C_EXIT;
@@ -193,6 +194,9 @@ static void exit_detail(rpt_event *e, uint32_t pid, uint32_t code, const char *i
 		snprintf(e->detail, sizeof e->detail, "%s (pid %" PRIu32 ") %s 0x%08" PRIX32 "%s%s%s", e->subject, pid,
 			 died ? "died of" : "exited with", code, sname ? " " : "", sname ? sname : "",
 			 died ? " (an NTSTATUS error: the process crashed or was failed-fast)" : "");
+	size_t l = strlen(e->detail);
+	if (life_ns)
+		snprintf(e->detail + l, sizeof e->detail - l, ", after running %.3f s", (double)life_ns / 1e9);
 }
 
 static int on_record(const hs_etl_record *rec, void *vctx)
@@ -242,7 +246,7 @@ static int on_record(const hs_etl_record *rec, void *vctx)
 			rpt_event *e = keep(w, rec);
 			if (!e)
 				return 0;
-			exit_detail(e, p.pid, (uint32_t)p.exit_status, p.image_file_name);
+			exit_detail(e, p.pid, (uint32_t)p.exit_status, p.image_file_name, 0);
 			r->n_events++;
 		}
 		return 0;
@@ -261,7 +265,8 @@ static int on_record(const hs_etl_record *rec, void *vctx)
 		rpt_event *e = keep(w, rec);
 		if (!e)
 			return 0;
-		exit_detail(e, x.pid, x.exit_code, x.image_name);
+		exit_detail(e, x.pid, x.exit_code, x.image_name,
+			    x.create_time && x.exit_time > x.create_time ? (x.exit_time - x.create_time) * 100u : 0);
 		r->n_events++;
 		return 0;
 	}
