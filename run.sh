@@ -13,11 +13,13 @@ fi
 # What the build needs, and what the tests add: clang + its runtime for the
 # sanitizer/libFuzzer build, node + npm for the JSON Schema validator (ajv),
 # stress-ng for the tests that must hold under load, jq for the replay test,
-# chromium for the report page's headless-browser test (puppeteer-core from npm).
+# chromium for the report page's headless-browser test (puppeteer-core from npm),
+# tmux to drive the live view in a terminal. libncurses-dev gives the engine its
+# full-screen live view (without it: plain lines).
 pkgs=(build-essential cmake pkg-config libyaml-dev libpcre2-dev
-	libtracefs-dev libtraceevent-dev libtracecmd-dev libzstd-dev trace-cmd linux-perf)
+	libtracefs-dev libtraceevent-dev libtracecmd-dev libzstd-dev libncurses-dev trace-cmd linux-perf)
 if [[ $mode == test ]]; then
-	pkgs+=(clang libclang-rt-dev nodejs npm stress-ng jq chromium libxml2-utils)
+	pkgs+=(clang libclang-rt-dev nodejs npm stress-ng jq chromium libxml2-utils tmux)
 fi
 
 missing=()

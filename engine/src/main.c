@@ -12,10 +12,17 @@
 #include "hindsight/rules.h"
 #include "hindsight/tracedat.h"
 #include "util/compat.h"
+#ifdef _WIN32
+#include <io.h>
+#define isatty _isatty
+#else
+#include <unistd.h>
+#endif
 #ifdef HS_HAVE_BACKEND
 
 #include "hindsight/launch.h"
 #include "run/estimate.h"
+#include "run/live.h"
 #include "run/os.h"
 #include "run/record.h"
 #include "ctl_main.h"
@@ -27,6 +34,7 @@ static void usage(FILE *f)
 	      "       engine --rules PROFILE --estimate SECONDS [--json]\n"
 	      "       engine --rules cpu-sample.yaml --launch PROG [--args \"...\"] [--cwd DIR] [--out FILE] [--timeout-sec N]\n"
 	      "       engine --rules PROFILE --replay TRACE [--replay-speed X] [--duration-sec N]\n"
+	      "       engine --rules PROFILE [--live | --quiet] [--verbose] [--events-jsonl PATH|-] ...  (recording)\n"
 	      "       engine ctl [--rules PROFILE | --socket PATH] status [--json] | snapshot [--name N] | stop\n"
 	      "\n"
 	      "  --rules PROFILE   a profile file, or a bare name (stutter, cpu-sample) looked up in the rules directory\n"
@@ -46,6 +54,12 @@ static void usage(FILE *f)
 	      "                    (linux plan) or .etl (windows plan) instead of the kernel; no root needed;\n"
 	      "                    ends with the input. Sessions write JSON lines (docs/backends.md)\n"
 	      "  --replay-speed X  1 (default) as recorded, 10 ten times faster, 0 as fast as possible\n"
+	      "  --live            show the status and the key events as they come (the default on a terminal):\n"
+	      "                    full screen where the build has ncurses (p pauses, / filters), else plain lines\n"
+	      "  --quiet           no live view on a terminal\n"
+	      "  --verbose         print the whole plan on the terminal too (it always goes to main.log)\n"
+	      "  --events-jsonl P  write every key event as one JSON line to file P, or stdout for '-'\n"
+	      "                    (docs/live.md); a slow reader loses lines (counted), never the recording\n"
 	      "\n"
 	      "Without --plan: records until Ctrl+C (SIGINT or SIGTERM on Linux; closing the console on\n"
 	      "Windows) into the rules' run folder, taking a snapshot into <run>/snapshots/ whenever one of\n"
@@ -159,6 +173,9 @@ int main(int argc, char **argv)
 	bool replay_speed_given = false;
 	unsigned long timeout_sec = 600, duration_sec = 0, estimate_sec = 0;
 	bool plan_only = false, json = false;
+	/* What the terminal shows while recording (docs/live.md). */
+	bool live = false, quiet = false, verbose = false;
+	const char *events_jsonl = NULL;
 	unsigned cpus = 0;
 	hs_diag_format fmt = HS_FMT_TEXT;
 #ifdef HS_HAVE_BACKEND
@@ -220,6 +237,14 @@ int main(int argc, char **argv)
 				return HS_EXIT_USAGE;
 			}
 			replay_speed_given = true;
+		} else if (!strcmp(a, "--live")) {
+			live = true;
+		} else if (!strcmp(a, "--quiet")) {
+			quiet = true;
+		} else if (!strcmp(a, "--verbose")) {
+			verbose = true;
+		} else if (!strcmp(a, "--events-jsonl") && has_val) {
+			events_jsonl = argv[++i];
 		} else if (!strcmp(a, "--plan")) {
 			plan_only = true;
 		} else if (!strcmp(a, "--json")) {
@@ -268,6 +293,22 @@ int main(int argc, char **argv)
 	}
 	if (estimate_sec && (plan_only || launch || duration_sec)) {
 		fputs("engine: --estimate is a recording of its own; it does not go with --plan, --launch or --duration-sec\n",
+		      stderr);
+		return HS_EXIT_USAGE;
+	}
+	if ((live || quiet || verbose || events_jsonl) && (plan_only || launch || estimate_sec)) {
+		fputs("engine: --live, --quiet, --verbose and --events-jsonl go with a recording, not --plan, --launch or "
+		      "--estimate\n",
+		      stderr);
+		return HS_EXIT_USAGE;
+	}
+	if (live && quiet) {
+		fputs("engine: --live and --quiet say opposite things; give one\n", stderr);
+		return HS_EXIT_USAGE;
+	}
+	bool jsonl_stdout = events_jsonl && !strcmp(events_jsonl, "-");
+	if (live && jsonl_stdout) {
+		fputs("engine: --events-jsonl - takes stdout, where --live would draw; write the events to a file or FIFO\n",
 		      stderr);
 		return HS_EXIT_USAGE;
 	}
@@ -377,19 +418,36 @@ int main(int argc, char **argv)
 		rc = hs_estimate_live(rs, plan, path, (unsigned)estimate_sec, json, &est_msg, &est_msg);
 		goto out;
 	}
-	hs_msg_file run_sink = {.f = stdout, .err = stderr, .prefix = ENGINE_PREFIX};
-	hs_msg_file backend_sink = {.f = stdout, .prefix = ENGINE_PREFIX};
+	/* With --events-jsonl - stdout carries only the events: the messages go to stderr. */
+	hs_msg_file run_sink = {.f = jsonl_stdout ? stderr : stdout, .err = stderr, .prefix = ENGINE_PREFIX};
+	hs_msg_file backend_sink = {.f = jsonl_stdout ? stderr : stdout, .prefix = ENGINE_PREFIX};
 	hs_msg run_msg = {hs_msg_file_fn, &run_sink}, backend_msg = {hs_msg_file_fn, &backend_sink};
+	/* A terminal gets a short header instead of the plan and, when someone is
+	 * at it (stdin too), the live view; anything else gets today's lines,
+	 * which scripts and the tests read. */
+	bool terminal = isatty(1) && !jsonl_stdout;
+	bool view = live || (terminal && isatty(0) && !quiet);
+	hs_record_opts tro = {.quiet_plan = (terminal && !verbose) || jsonl_stdout, .live = view,
+			      .live_curses = view && terminal && hs_live_have_curses(), .events_jsonl = events_jsonl,
+			      .msg_prefix = ENGINE_PREFIX};
 	if (replay) {
 		/* The recording mode on the replay backend: no kernel, no privilege. */
-		hs_record_opts ro = {.duration_s = (unsigned)duration_sec, .backend = &hs_backend_replay,
-				     .input = replay, .speed = replay_speed, .msg = &run_msg, .backend_msg = &backend_msg};
+		hs_record_opts ro = tro;
+		ro.duration_s = (unsigned)duration_sec;
+		ro.backend = &hs_backend_replay;
+		ro.input = replay;
+		ro.speed = replay_speed;
+		ro.msg = &run_msg;
+		ro.backend_msg = &backend_msg;
 		rc = hs_record_run_opts(rs, plan, path, &ro);
 		goto out;
 	}
 	if (!plan_only) {
 		/* Normal mode: record until SIGINT/SIGTERM; it prints the plan into main.log itself. */
-		hs_record_opts ro = {.duration_s = (unsigned)duration_sec, .msg = &run_msg, .backend_msg = &backend_msg};
+		hs_record_opts ro = tro;
+		ro.duration_s = (unsigned)duration_sec;
+		ro.msg = &run_msg;
+		ro.backend_msg = &backend_msg;
 		rc = hs_record_run_opts(rs, plan, path, &ro);
 		goto out;
 	}

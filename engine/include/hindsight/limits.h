@@ -98,6 +98,37 @@
  * gathering reads every CPU's stats file of every tracefs instance. */
 #define HS_STATUS_INTERVAL_MS 1000
 
+/* ---- The live view and the JSONL event tap (run/live*.c, run/jsonl.c; docs/live.md) ---- */
+/* Payload fields one key event shows (the first of its format, common_*
+ * left out): signal_deliver has 5, sched_process_exit 4; a line stays short. */
+#define HS_LIVE_MAX_FIELDS 12
+/* One string field's value as shown: comm is 16, a file name is cut here. */
+#define HS_LIVE_FIELD_CHARS 96
+/* Key events the observer hands to the view between two draws: the view shows
+ * the newest screenful, and the observer (on the backend's poll path) only
+ * copies into this ring, overwriting the oldest when a storm outruns a draw. */
+#define HS_LIVE_RING_EVENTS 512
+/* Lines of the view's event list kept for redrawing, pausing and filtering
+ * (repeats collapsed into one): a filter finds the last few seconds of a busy
+ * machine (a parallel build makes ~200 key events/s), ~1.7 KB each. */
+#define HS_LIVE_HISTORY_LINES 1024
+/* Messages (warnings, snapshots) the view keeps to show while it owns the terminal. */
+#define HS_LIVE_MESSAGES 8
+/* pid -> comm cache for events that carry no comm (direct-mapped by pid). */
+#define HS_LIVE_COMM_CACHE 1024
+/* The tap's queue between the observer and its writer thread: a reader that
+ * is this far behind loses lines (counted) instead of slowing the recording.
+ * 1 MiB is several thousand lines, seconds of a key-event storm. */
+#define HS_JSONL_QUEUE_BYTES (1024 * 1024)
+/* One JSONL line at most (HS_LIVE_MAX_FIELDS fields of HS_LIVE_FIELD_CHARS,
+ * escaped, plus a story of HS_MAX_STORY_CHARS): a longer one is dropped. */
+#define HS_JSONL_MAX_LINE_BYTES 8192
+/* At the end the writer has this long to hand its queue to a slow reader;
+ * what is left counts as dropped, so a reader that never reads cannot hold
+ * the engine's exit. Also how often a blocked writer looks up (ms). */
+#define HS_JSONL_DRAIN_MS 2000
+#define HS_JSONL_POLL_MS 100
+
 /* ETW: a key-event session a trigger watches runs in real time too; its
  * FlushTimer is 1 s (the shortest there is): Logging Mode Constants says a
  * real-time session with a log file flushes every second anyway, and a longer

@@ -4,12 +4,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifndef _WIN32
+#include <unistd.h>
+#endif
 
 #include "hindsight/backend.h"
 #include "hindsight/exitcodes.h"
 #include "hindsight/limits.h"
 #include "hindsight/trigger.h"
 #include "run/ctl.h"
+#include "run/jsonl.h"
+#include "run/live.h"
+#include "run/live_event.h"
 #include "run/os.h"
 #include "run/record.h"
 #include "run/snapshots.h"
@@ -221,6 +227,13 @@ typedef struct {
 	 * and the trigger engine takes the early copies only. */
 	bool *copies;
 	size_t n_copies;
+	/* The live view and the JSONL tap (NULL when off): each streamed event
+	 * is copied once (catalog: fields, story) and handed to both. */
+	hs_live_catalog *cat;
+	hs_live *live;
+	hs_jsonl *jsonl;
+	const hs_plan *plan;
+	hs_strbuf line; /* the JSONL line being made, reused */
 } observer_ctx;
 
 /* Which sessions send trigger copies, asked once after start. */
@@ -246,6 +259,56 @@ static void observe_key_event(void *ctx, const hs_key_event *ev)
 		oc->observed++;
 	if (oc->te && (ev->trigger_copy || !copies))
 		hs_trigger_engine_feed(oc->te, ev, 0); /* the engine reads the clock only on a hit */
+	if (ev->trigger_copy || !oc->cat || (!oc->live && !oc->jsonl))
+		return;
+	/* On the poll path: copies only; drawing and writing happen elsewhere. */
+	hs_live_event le;
+	hs_live_event_fill(oc->cat, ev, oc->ops->now_ns ? oc->ops->now_ns(oc->b) : 0, &le);
+	if (oc->live)
+		hs_live_push(oc->live, &le);
+	if (oc->jsonl) {
+		oc->line.len = 0;
+		hs_live_event_jsonl(&le, oc->plan, &oc->line);
+		if (!oc->line.oom && oc->line.len <= HS_JSONL_MAX_LINE_BYTES)
+			hs_jsonl_push(oc->jsonl, oc->line.buf, oc->line.len);
+		else
+			hs_jsonl_push(oc->jsonl, "", HS_JSONL_QUEUE_BYTES + 1); /* counted as dropped */
+	}
+}
+
+/* While the live view owns the terminal its messages go to the view and
+ * main.log; before and after, to the program's sink as always. */
+typedef struct {
+	const hs_msg *inner;
+	hs_live *live;
+} live_sink;
+
+static void live_sink_fn(void *ctx, hs_msg_level level, const char *source, const char *text)
+{
+	live_sink *ls = ctx;
+	if (!hs_live_say(ls->live, level, source, text))
+		hs_msg_say(ls->inner, level, source, "%s", text);
+}
+
+/* The header a terminal gets instead of the plan: what is recorded, what it pins. */
+static void say_header(const hs_msg *msg, const hs_plan *plan, const char *rules_path, const char *log_path)
+{
+	hs_strbuf sb = {0};
+	for (size_t i = 0; i < plan->n_sessions; i++) {
+		const hs_plan_session *ps = &plan->sessions[i];
+		hs_sb_printf(&sb, "%s%s (%s", i ? ", " : "", ps->session->name, hs_mode_name(ps->session->mode));
+		if (ps->session->mode == HS_MODE_FILE_CIRCULAR && ps->session->max_file_mb)
+			hs_sb_printf(&sb, ", key-event file up to %" PRIu64 " MB", ps->session->max_file_mb);
+		else if (ps->memory_bytes)
+			hs_sb_printf(&sb, ", %.0f MiB ring", (double)ps->memory_bytes / 1048576.0);
+		hs_sb_putc(&sb, ')');
+	}
+	hs_msg_say(msg, HS_MSG_INFO, "run", "profile %s (%s): %zu session%s: %s; %zu trigger%s; %.0f MiB of kernel memory pinned",
+		   plan->rules->name, rules_path, plan->n_sessions, plan->n_sessions == 1 ? "" : "s",
+		   sb.oom ? "?" : hs_sb_cstr(&sb), plan->n_triggers, plan->n_triggers == 1 ? "" : "s",
+		   (double)plan->memory_bytes / 1048576.0);
+	hs_msg_say(msg, HS_MSG_INFO, "run", "the full plan is in %s (--verbose prints it here)", log_path);
+	hs_sb_free(&sb);
 }
 
 /* The sessions' clock, or the monotonic clock where the backend has none
@@ -300,6 +363,9 @@ static void status_refresh(hs_run_status *status, const hs_backend_ops *ops, hs_
 			   const hs_trigger_engine *te, const observer_ctx *oc, uint64_t now_ms)
 {
 	status->key_events_observed = oc->observed;
+	status->jsonl = oc->jsonl != NULL;
+	if (oc->jsonl)
+		hs_jsonl_counts(oc->jsonl, &status->jsonl_lines, &status->jsonl_dropped);
 	hs_run_status_update(status, ops, b, te, now_ms, clock_now(ops, b));
 }
 
@@ -380,6 +446,12 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	hs_trigger_engine *te = NULL;
 	hs_snapshots *sn = NULL;
 	hs_run_status status = {0};
+	hs_live_catalog *cat = NULL;
+	hs_live *live = NULL;
+	hs_jsonl *jsonl = NULL;
+	live_sink run_ls = {0}, backend_ls = {0};
+	hs_msg run_live_msg, backend_live_msg;
+	const hs_msg *backend_msg = o->backend_msg;
 	hs_ctl *ctl = NULL;
 	char rules_hash[17];
 	time_t start = time(NULL);
@@ -418,6 +490,43 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	log_path = hs_sb_take(&sb);
 	hs_sb_printf(&sb, "%s/%s", dir, rs->run.manifest);
 	manifest = hs_sb_take(&sb);
+	/* Before the tee takes stdout over: "-" and the live view's terminal
+	 * are the stdout the engine was given. */
+	if (o->events_jsonl && hs_jsonl_open(o->events_jsonl, msg, &jsonl) != HS_OK)
+		goto fail;
+	if (o->live) {
+		hs_live_opts lo = {.plan = plan, .curses = o->live_curses, .tty_fd = -1, .out = stdout,
+				   .log_path = log_path, .prefix = o->msg_prefix};
+#ifndef _WIN32
+		if (lo.curses)
+			lo.tty_fd = dup(1);
+#endif
+		if (!(live = hs_live_new(&lo))) {
+			hs_msg_say(msg, HS_MSG_ERROR, "run", "cannot set up the live view: out of memory");
+			goto fail;
+		}
+		run_ls = (live_sink){.inner = msg, .live = live};
+		backend_ls = (live_sink){.inner = o->backend_msg, .live = live};
+		run_live_msg = (hs_msg){live_sink_fn, &run_ls};
+		backend_live_msg = (hs_msg){live_sink_fn, &backend_ls};
+		msg = &run_live_msg;
+		backend_msg = &backend_live_msg;
+	}
+	if ((live || jsonl) && !(cat = hs_live_catalog_new(plan))) {
+		hs_msg_say(msg, HS_MSG_ERROR, "run", "cannot set up the live view: out of memory");
+		goto fail;
+	}
+	if (o->quiet_plan && log_path) {
+		/* The plan is a document for main.log; the terminal gets a header. */
+		FILE *lf = fopen(log_path, "a");
+		if (!lf || hs_plan_print_text(plan, lf) != HS_OK) {
+			hs_msg_say(msg, HS_MSG_ERROR, "run", "cannot write the plan into %s: %s", log_path, strerror(errno));
+			if (lf)
+				fclose(lf);
+			goto fail;
+		}
+		fclose(lf);
+	}
 	if (!log_path || !manifest || !(tee = hs_os_tee_start(log_path))) {
 		hs_msg_say(msg, HS_MSG_ERROR, "run", "cannot set up %s/%s: %s", dir, rs->run.log, strerror(errno));
 		goto fail;
@@ -427,8 +536,10 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 
 	hs_msg_say(msg, HS_MSG_INFO, "run", "run folder %s (pid %lu)", dir, hs_getpid());
 	if (claimed)
-		hs_os_sessions_adopt(plan, dir, o->backend_msg);
-	if (hs_plan_print_text(plan, stdout) != HS_OK)
+		hs_os_sessions_adopt(plan, dir, backend_msg);
+	if (o->quiet_plan)
+		say_header(msg, plan, rules_path, log_path);
+	else if (hs_plan_print_text(plan, stdout) != HS_OK)
 		goto fail;
 	fflush(stdout);
 	write_manifest(manifest, rs, plan, rules_path, start, 0, ops, NULL, 0, NULL, NULL, 0);
@@ -436,7 +547,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	/* Before the sessions start any thread: the socket's mode comes from a umask. */
 	ctl = hs_ctl_open(rs->run.dir, rs->name, dir, msg);
 	hs_os_set_busy(ops->kernel ? "starting the kernel sessions" : "reading the input");
-	hs_backend_opts opts = {.msg = o->backend_msg, .interrupts = stop, .input = o->input, .speed = o->speed};
+	hs_backend_opts opts = {.msg = backend_msg, .interrupts = stop, .input = o->input, .speed = o->speed};
 	hs_status st = ops->start(plan, dir, &opts, &b);
 	if (st == HS_ERULES) {
 		/* The kernel refused events or filters the rules need: the rules are
@@ -466,7 +577,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 		goto fail;
 	}
 	status.run_dir = dir;
-	oc = (observer_ctx){.te = te, .ops = ops, .b = b};
+	oc = (observer_ctx){.te = te, .ops = ops, .b = b, .cat = cat, .live = live, .jsonl = jsonl, .plan = plan};
 	hs_trigger_engine_set_clock(te, observer_clock, &oc);
 	observer_learn_copies(&oc); /* trigger detection instances (hs_key_event.trigger_copy) */
 	bool observing = ops->set_observer(b, observe_key_event, &oc) == HS_OK;
@@ -526,8 +637,10 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 		if (!*stop)
 			take_due_snapshots(ops, b, te, sn, &manual_seen, false, &status, ctl);
 		uint64_t now = hs_os_monotonic_ms();
-		if (!status.updates || now - status.last_ms >= HS_STATUS_INTERVAL_MS)
+		bool fresh = !status.updates || now - status.last_ms >= HS_STATUS_INTERVAL_MS;
+		if (fresh)
 			status_refresh(&status, ops, b, te, &oc, now);
+		hs_live_tick(live, &status, fresh);
 		/* engine ctl, after the refresh: answered between two wake-ups (a
 		 * snapshot request is taken at the next, at once); stop leaves as Ctrl+C does. */
 		hs_ctl_loop cl = {.status_json = ctl_status, .ctx = &status, .te = te, .now_ns = clock_now(ops, b)};
@@ -540,6 +653,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	}
 
 	uint64_t snapshot_ms = hs_os_monotonic_ms() - began;
+	hs_live_end(live); /* the terminal is the messages' again */
 	hs_msg_say(msg, HS_MSG_INFO, "run", "stopping; saving the rings");
 	hs_os_set_busy("saving the in-memory rings to disk");
 	for (size_t i = 0; i < plan->n_sessions; i++)
@@ -549,6 +663,15 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	uint64_t stop_ms = hs_os_monotonic_ms() - began;
 	if (ops->stop(b) != HS_OK)
 		ok = false;
+	if (jsonl) {
+		/* After stop: its final flush streams the last key events. */
+		uint64_t lines = 0, dropped = 0;
+		hs_jsonl_close(jsonl, &lines, &dropped);
+		jsonl = oc.jsonl = NULL;
+		hs_msg_say(msg, dropped ? HS_MSG_WARN : HS_MSG_INFO, "run",
+			   "--events-jsonl: %" PRIu64 " key events written, %" PRIu64 " dropped%s", lines, dropped,
+			   dropped ? " (the reader did not keep up; the recording did not wait)" : "");
+	}
 	print_stats(msg, ops, b, oc.observed, observing, hs_os_monotonic_ms() - began);
 	hs_os_set_busy("writing the run manifest");
 	if (write_manifest(manifest, rs, plan, rules_path, start, time(NULL), ops, b, oc.observed, te, sn,
@@ -567,6 +690,12 @@ fail:
 		ops->free(b);
 	hs_trigger_engine_free(te);
 	hs_run_status_free(&status);
+	if (jsonl) {
+		uint64_t lines, dropped;
+		hs_jsonl_close(jsonl, &lines, &dropped);
+	}
+	hs_live_catalog_free(cat);
+	hs_sb_free(&oc.line);
 	free(oc.copies);
 	hs_snapshots_free(sn);
 	hs_ctl_close(ctl); /* after run.json and the snapshots (their names are its); a stop client sees the end */
@@ -578,5 +707,6 @@ fail:
 	free(dir);
 	free(log_path);
 	free(manifest);
+	hs_live_free(live); /* last: msg is its sink until here */
 	return rc;
 }

@@ -33,11 +33,22 @@ typedef struct {
 	 * the backend's all on stdout, as they always were). NULL: stderr. */
 	const hs_msg *msg;
 	const hs_msg *backend_msg;
+	/* What the terminal shows (docs/live.md). quiet_plan: the plan goes to
+	 * main.log only, and a short header to the messages. live: the live view,
+	 * full screen (live_curses, when stdout is a terminal and the build has
+	 * ncurses) or plain "live:"/"event:" lines on stdout; while full screen
+	 * the messages go to main.log and the view (msg_prefix: their prefix
+	 * there). events_jsonl: the JSONL tap's PATH, or "-" for stdout (then the
+	 * program keeps its own lines off stdout). */
+	bool quiet_plan, live, live_curses;
+	const char *events_jsonl;
+	const char *msg_prefix;
 } hs_record_opts;
 
 /* Runs the plan until a stop request (signal, console event) or, when
  * duration_s is not 0, for that many seconds. Borrows everything; prints the
- * plan itself on stdout (after main.log is set up, so the log has it).
+ * plan itself on stdout (after main.log is set up, so the log has it), or
+ * into main.log only with quiet_plan.
  * Returns the process exit status (hindsight/exitcodes.h): HS_EXIT_OK on a
  * clean run, HS_EXIT_RUN_FAILED or HS_EXIT_NOT_PRIVILEGED otherwise. */
 int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *rules_path, const hs_record_opts *o);

@@ -1,0 +1,346 @@
+/* run/live_event.c: turns a streamed key event into the live view's and the JSONL tap's copy: fields, comm, story, alert. */
+#include "run/live_event.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <time.h>
+#ifdef _WIN32
+#include <windows.h>
+#else
+#include <fcntl.h>
+#include <tracefs.h>
+#include <unistd.h>
+#endif
+
+#include "hindsight/json.h"
+
+/* One key event of the plan: where its story is, and the names of its fields. */
+typedef struct {
+	size_t session;
+	const char *system, *name;
+	const hs_plan_event *pe;
+	char fields[HS_LIVE_MAX_FIELDS][32];
+	bool is_str[HS_LIVE_MAX_FIELDS];
+	size_t n_fields;
+} cat_entry;
+
+struct hs_live_catalog {
+	const hs_plan *plan;
+	cat_entry *e;
+	size_t n;
+	struct {
+		int pid;
+		char comm[24];
+	} comm[HS_LIVE_COMM_CACHE];
+};
+
+#ifndef _WIN32
+/* The payload fields of events/<system>/<name>/format ("field:int sig;
+ * offset:8; ..."), common_* left out: a string is a char array or a
+ * __data_loc char[]. */
+static void read_format(cat_entry *ce)
+{
+	char *text = tracefs_event_file_read(NULL, ce->system, ce->name, "format", NULL);
+	if (!text)
+		return;
+	char *save = NULL;
+	for (char *line = strtok_r(text, "\n", &save); line && ce->n_fields < HS_LIVE_MAX_FIELDS;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *f = strstr(line, "field:");
+		char *semi = f ? strchr(f, ';') : NULL;
+		if (!semi)
+			continue;
+		*semi = 0;
+		f += 6;
+		/* the name is the declaration's last word, without [N] */
+		char *br = strchr(f, '[');
+		bool array = br != NULL;
+		char *end = semi, *sp = strrchr(f, ' ');
+		if (br && sp && sp < br) {
+			/* "char comm[16]": the name before the bracket */
+			end = br;
+		}
+		char *nm = end;
+		while (nm > f && nm[-1] != ' ' && nm[-1] != '\t')
+			nm--;
+		size_t len = (size_t)(end - nm);
+		if (!len || len >= sizeof ce->fields[0] || !strncmp(nm, "common_", 7))
+			continue;
+		memcpy(ce->fields[ce->n_fields], nm, len);
+		ce->fields[ce->n_fields][len] = 0;
+		ce->is_str[ce->n_fields] = strstr(f, "char") && (array || strstr(f, "__data_loc"));
+		ce->n_fields++;
+	}
+	free(text);
+}
+#endif
+
+hs_live_catalog *hs_live_catalog_new(const hs_plan *plan)
+{
+	hs_live_catalog *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	c->plan = plan;
+	size_t n = 0;
+	for (size_t s = 0; s < plan->n_sessions; s++)
+		for (size_t p = 0; p < plan->sessions[s].n_providers; p++)
+			n += plan->sessions[s].providers[p].n_events;
+	if (n && !(c->e = calloc(n, sizeof *c->e))) {
+		free(c);
+		return NULL;
+	}
+	for (size_t s = 0; s < plan->n_sessions; s++) {
+		const hs_plan_session *ps = &plan->sessions[s];
+		if (ps->session->mode != HS_MODE_FILE_CIRCULAR)
+			continue; /* only these stream events to the observer */
+		for (size_t p = 0; p < ps->n_providers; p++) {
+			const hs_plan_provider *pp = &ps->providers[p];
+			const char *system = pp->provider->system ? pp->provider->system : pp->provider->name;
+			for (size_t k = 0; k < pp->n_events; k++) {
+				if (!pp->events[k].name)
+					continue;
+				cat_entry *ce = &c->e[c->n++];
+				ce->session = s;
+				ce->system = system;
+				ce->name = pp->events[k].name;
+				ce->pe = &pp->events[k];
+#ifndef _WIN32
+				if (plan->platform == HS_PLATFORM_LINUX)
+					read_format(ce);
+#endif
+			}
+		}
+	}
+	return c;
+}
+
+void hs_live_catalog_free(hs_live_catalog *c)
+{
+	if (!c)
+		return;
+	free(c->e);
+	free(c);
+}
+
+uint64_t hs_live_wall_ms(void)
+{
+#ifdef _WIN32
+	FILETIME ft;
+	GetSystemTimeAsFileTime(&ft);
+	uint64_t t = ((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime; /* 100 ns since 1601 */
+	return t / 10000u - 11644473600000ull;
+#else
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+#endif
+}
+
+static const cat_entry *find(const hs_live_catalog *c, size_t session, const char *system, const char *name)
+{
+	/* Tens of entries: a scan costs less than hashing two strings. */
+	for (size_t i = 0; i < c->n; i++)
+		if (c->e[i].session == session && !strcmp(c->e[i].name, name) && !strcmp(c->e[i].system, system))
+			return &c->e[i];
+	return NULL;
+}
+
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+	size_t n = strlen(src);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
+
+#ifndef _WIN32
+/* tracefs's saved_cmdlines ("<pid> <comm>" of tasks the kernel saw switch in
+ * lately): the name of a task that is already gone, such as one a signal just
+ * killed. Read only when /proc no longer has the task. */
+static void read_saved_cmdlines(hs_live_catalog *c)
+{
+	char *text = tracefs_instance_file_read(NULL, "saved_cmdlines", NULL);
+	if (!text)
+		return;
+	char *save = NULL;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strchr(line, ' ');
+		int pid = atoi(line);
+		if (!sp || pid <= 0)
+			continue;
+		size_t slot = (size_t)pid % HS_LIVE_COMM_CACHE;
+		c->comm[slot].pid = pid;
+		copy_str(c->comm[slot].comm, sizeof c->comm[slot].comm, sp + 1);
+	}
+	free(text);
+}
+#endif
+
+/* The task's name: from the cache (fed by events that carry a comm), else
+ * /proc (the task is usually still there: key events are seen within a
+ * wake-up of tens of ms), else the kernel's saved_cmdlines. */
+static void lookup_comm(hs_live_catalog *c, int pid, char *out, size_t cap)
+{
+	out[0] = 0;
+	if (pid <= 0) {
+		copy_str(out, cap, pid == 0 ? "<idle>" : "");
+		return;
+	}
+	size_t slot = (size_t)pid % HS_LIVE_COMM_CACHE;
+	if (c->comm[slot].pid == pid) {
+		copy_str(out, cap, c->comm[slot].comm);
+		return;
+	}
+#ifndef _WIN32
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/comm", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, c->comm[slot].comm, sizeof c->comm[slot].comm - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0) {
+		read_saved_cmdlines(c);
+		if (c->comm[slot].pid == pid)
+			copy_str(out, cap, c->comm[slot].comm);
+		return;
+	}
+	c->comm[slot].comm[n] = 0;
+	c->comm[slot].comm[strcspn(c->comm[slot].comm, "\n")] = 0;
+	c->comm[slot].pid = pid;
+	copy_str(out, cap, c->comm[slot].comm);
+#endif
+}
+
+void hs_live_event_fill(hs_live_catalog *c, const hs_key_event *ev, uint64_t now_ns, hs_live_event *out)
+{
+	out->ts_ns = ev->ts_ns;
+	out->wall_ms = hs_live_wall_ms();
+	if (now_ns && now_ns >= ev->ts_ns && (now_ns - ev->ts_ns) / 1000000u < out->wall_ms)
+		out->wall_ms -= (now_ns - ev->ts_ns) / 1000000u;
+	out->session = ev->session;
+	out->cpu = ev->cpu;
+	out->pid = ev->pid;
+	copy_str(out->system, sizeof out->system, ev->system ? ev->system : "");
+	copy_str(out->name, sizeof out->name, ev->name ? ev->name : "");
+	out->n_fields = 0;
+	out->story = out->alert = NULL;
+	const cat_entry *ce = ev->system && ev->name ? find(c, ev->session, ev->system, ev->name) : NULL;
+	const char *comm = NULL, *file = NULL;
+	if (ce) {
+		out->story = ce->pe->story;
+		out->alert = ce->pe->alert;
+		for (size_t i = 0; ev->fields && i < ce->n_fields; i++) {
+			hs_live_field *f = &out->fields[out->n_fields];
+			copy_str(f->name, sizeof f->name, ce->fields[i]);
+			f->is_str = ce->is_str[i];
+			bool ok = f->is_str ? ev->fields->str(ev, ce->fields[i], f->str, sizeof f->str)
+					    : ev->fields->num(ev, ce->fields[i], &f->num);
+			if (!ok)
+				continue;
+			if (f->is_str && !strcmp(f->name, "comm"))
+				comm = f->str;
+			if (f->is_str && !strcmp(f->name, "filename"))
+				file = f->str;
+			out->n_fields++;
+		}
+	}
+	if (!comm && file) {
+		/* An exec names its program: the task's name from now on (cut as
+		 * the kernel cuts it), without asking /proc. */
+		const char *base = strrchr(file, '/');
+		snprintf(out->comm, sizeof out->comm, "%.15s", base ? base + 1 : file);
+		comm = out->comm;
+	}
+	if (comm && ev->pid > 0) {
+		/* The event's own word for its task, kept for the events that have none. */
+		size_t slot = (size_t)ev->pid % HS_LIVE_COMM_CACHE;
+		c->comm[slot].pid = ev->pid;
+		copy_str(c->comm[slot].comm, sizeof c->comm[slot].comm, comm);
+		if (comm != out->comm)
+			copy_str(out->comm, sizeof out->comm, comm);
+	} else {
+		lookup_comm(c, ev->pid, out->comm, sizeof out->comm);
+	}
+}
+
+void hs_live_event_fields_text(const hs_live_event *e, char *buf, size_t cap)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < e->n_fields && n + 1 < cap; i++) {
+		const hs_live_field *f = &e->fields[i];
+		int w;
+		if (f->is_str)
+			w = snprintf(buf + n, cap - n, strpbrk(f->str, " \t") || !f->str[0] ? "%s%s=\"%s\"" : "%s%s=%s",
+				     i ? " " : "", f->name, f->str);
+		else
+			w = snprintf(buf + n, cap - n, "%s%s=%" PRId64, i ? " " : "", f->name, f->num);
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+	if (n >= cap)
+		buf[cap - 1] = 0;
+}
+
+/* A JSON string of text from the kernel: control characters escaped by
+ * hs_json_escape, bytes that are not UTF-8 made '?', so every line parses. */
+static void jstr(hs_strbuf *sb, const char *s)
+{
+	char clean[HS_JSONL_MAX_LINE_BYTES / 2];
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p && n + 1 < sizeof clean; p++)
+		clean[n++] = *p < 0x80 ? (char)*p : '?';
+	clean[n] = 0;
+	hs_json_escape(sb, clean);
+}
+
+void hs_live_event_jsonl(const hs_live_event *e, const hs_plan *plan, hs_strbuf *sb)
+{
+	uint64_t s = e->wall_ms / 1000u;
+	char when[40];
+	time_t t = (time_t)s;
+	struct tm tm;
+#ifdef _WIN32
+	tm = *gmtime(&t); /* msvcrt keeps it per thread */
+#else
+	gmtime_r(&t, &tm);
+#endif
+	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+	hs_sb_printf(sb, "{\"time\":\"%s.%03uZ\",\"ts_ns\":%" PRIu64 ",\"session\":", when,
+		     (unsigned)(e->wall_ms % 1000u), e->ts_ns);
+	jstr(sb, e->session < plan->n_sessions ? plan->sessions[e->session].session->name : "");
+	hs_sb_printf(sb, ",\"cpu\":%u,\"pid\":%d,\"comm\":", e->cpu, e->pid);
+	jstr(sb, e->comm);
+	hs_sb_append(sb, ",\"system\":");
+	jstr(sb, e->system);
+	hs_sb_append(sb, ",\"event\":");
+	jstr(sb, e->name);
+	hs_sb_append(sb, ",\"fields\":{");
+	for (size_t i = 0; i < e->n_fields; i++) {
+		const hs_live_field *f = &e->fields[i];
+		if (i)
+			hs_sb_putc(sb, ',');
+		jstr(sb, f->name);
+		hs_sb_putc(sb, ':');
+		if (f->is_str)
+			jstr(sb, f->str);
+		else
+			hs_sb_printf(sb, "%" PRId64, f->num);
+	}
+	hs_sb_append(sb, "},\"story\":");
+	if (e->story)
+		jstr(sb, e->story);
+	else
+		hs_sb_append(sb, "null");
+	hs_sb_append(sb, ",\"alert\":");
+	if (e->alert)
+		jstr(sb, e->alert);
+	else
+		hs_sb_append(sb, "null");
+	hs_sb_append(sb, "}\n");
+}
