@@ -50,19 +50,31 @@ typedef enum {
 
 /* One payload field of an ftrace event as the kernel's format file declares
  * it (events/<system>/<event>/format), from a catalog's `formats:` section
- * (written by tools/catalogsync from a running kernel). */
+ * (written by tools/catalogsync from a running kernel); of an ETW event as
+ * its manifest template declares it (rules/providers/windows-formats.yaml). */
 typedef struct {
 	const char *name;
-	const char *type; /* the declaration's type: "pid_t", "char[16]", "__data_loc char[]", "const char *" */
-	unsigned size;    /* bytes in the record */
+	/* the declaration's type: "pid_t", "char[16]", "__data_loc char[]", "const char *"; on Windows the
+	 * template's inType: "win:UInt32", "win:UnicodeString", "win:Pointer" */
+	const char *type;
+	unsigned size; /* bytes in the record; 0 for variable-size ETW types (strings, SIDs, pointers) */
 	bool is_signed;
 	hs_pos pos;
 } hs_cat_field;
 
 /* The kernel's filter typing: a string field (char arrays, __data_loc and
  * __rel_loc char[], char pointers) compares with ==, != and ~ against a quoted
- * string; everything else is a number of `size` bytes. */
+ * string; everything else is a number of `size` bytes. ETW: the string
+ * inTypes (win:UnicodeString, win:AnsiString and their counted forms). */
 bool hs_cat_field_is_string(const hs_cat_field *f);
+
+/* Windows: one template version of an event's payload (`Provider/id/vN` in
+ * formats; version -1 when the one template holds for every version). */
+typedef struct {
+	int version;
+	const hs_cat_field *fields;
+	size_t n_fields;
+} hs_cat_fields_version;
 
 typedef struct {
 	int id;            /* -1 for ftrace events */
@@ -72,10 +84,15 @@ typedef struct {
 	const char *alert; /* what seeing it means for a report: "crash", "gpu-reset", ... or NULL */
 	hs_event_means means;
 	/* ftrace: the payload fields (without the common_* ones) when a catalog's
-	 * `formats:` lists the event; has_fields false when nothing is known. */
+	 * `formats:` lists the event; has_fields false when nothing is known.
+	 * Windows: the fields of the newest template version formats gives, and
+	 * every version in `versions` (oldest first), which rulecheck names when a
+	 * field is missing from an older one. */
 	const hs_cat_field *fields;
 	size_t n_fields;
 	bool has_fields;
+	const hs_cat_fields_version *versions;
+	size_t n_versions;
 	const char **keywords; /* names, resolved against the provider */
 	hs_pos *keyword_pos;
 	size_t n_keywords;
@@ -282,6 +299,7 @@ struct hs_ruleset {
 	const char *formats_kernel;
 	const hs_cat_field *common_fields;
 	size_t n_common_fields;
+	bool has_formats; /* some catalog carries `formats:` (Linux or Windows) */
 	void *priv; /* arena and regex state */
 };
 

@@ -822,7 +822,46 @@ static void check_trigger_regex(checker *C, const char *pattern, const void *nod
 /* The session an event or regex trigger watches: the one it names, or the
  * first file-circular session that streams its event(s). */
 /* `where:` fields and a regex's `field` against the event's payload fields,
- * when the catalog has its format (Linux; Windows catalogs carry no fields). */
+ * when the catalog has its format (Linux: the kernel's format file; Windows:
+ * the newest manifest template version formats gives, since that is what a
+ * current build writes). */
+/* Whether the engine can read the field for a where: or a regex. Every ftrace field; of ETW's inTypes only those
+ * the real-time consumer decodes (etw/consumer.c rt_num, rt_str): integers, HexInt32/64, Boolean, and the Unicode
+ * and ANSI strings. A pointer, time, GUID, SID, binary or float never compares, so the trigger could never fire. */
+static bool field_readable(const hs_cat_field *f)
+{
+	static const char *const etw[] = {"win:Int8",      "win:UInt8",   "win:Int16",    "win:UInt16",
+					  "win:Int32",     "win:UInt32",  "win:HexInt32", "win:Boolean",
+					  "win:Int64",     "win:UInt64",  "win:HexInt64", "win:UnicodeString",
+					  "win:AnsiString", NULL};
+	if (strncmp(f->type, "win:", 4) != 0)
+		return true;
+	for (size_t i = 0; etw[i]; i++)
+		if (strcmp(f->type, etw[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Why a where: field is not there: an older template version of a Windows event that has it (the newest is what
+ * current builds write), or else the event's own fields, so a typo is seen at once. */
+static void missing_field_hint(const hs_cat_event *ce, const char *name, hs_strbuf *sb)
+{
+	for (size_t v = 0; v + 1 < ce->n_versions; v++)
+		for (size_t i = 0; i < ce->versions[v].n_fields; i++)
+			if (strcmp(ce->versions[v].fields[i].name, name) == 0) {
+				int old = ce->versions[v].version, newest = ce->versions[ce->n_versions - 1].version;
+				if (old < 0)
+					hs_sb_printf(sb, "the unversioned entry has it; version %d does not", newest);
+				else
+					hs_sb_printf(sb, "only template version %d has it; the newest (%d) does not",
+						     old, newest);
+				return;
+			}
+	hs_sb_printf(sb, "the condition could never hold; its fields:");
+	for (size_t i = 0; i < ce->n_fields; i++)
+		hs_sb_printf(sb, "%s %s", i ? "," : "", ce->fields[i].name);
+}
+
 static void check_trigger_fields(checker *C, const hs_trigger *t, const hs_cat_event *ce)
 {
 	if (!ce->has_fields)
@@ -831,11 +870,17 @@ static void check_trigger_fields(checker *C, const hs_trigger *t, const hs_cat_e
 		const hs_trigger_cond *w = &t->where[i];
 		const hs_cat_field *f = hs_cat_event_field(C->rs, ce, w->field);
 		if (!f) {
-			hs_diag_add(C->d, HS_D_FILTER_FIELD, w->pos, "the condition could never hold",
-				    "event '%s' has no field '%s'", ce->name, w->field);
+			hs_strbuf hint = {0};
+			missing_field_hint(ce, w->field, &hint);
+			hs_diag_add(C->d, HS_D_FILTER_FIELD, w->pos, hs_sb_cstr(&hint), "event '%s' has no field '%s'",
+				    ce->name, w->field);
+			hs_sb_free(&hint);
 			continue;
 		}
-		if (w->n_values && w->strings != hs_cat_field_is_string(f))
+		if (!field_readable(f))
+			hs_diag_add(C->d, HS_D_FILTER_TYPE, w->pos, "compare an integer or string field",
+				    "'%s' is %s, which the engine does not compare", w->field, f->type);
+		else if (w->n_values && w->strings != hs_cat_field_is_string(f))
 			hs_diag_add(C->d, HS_D_FILTER_TYPE, w->pos, NULL, "'%s' is a %s (%s), the values are %s", w->field,
 				    hs_cat_field_is_string(f) ? "string" : "number", f->type,
 				    w->strings ? "strings" : "numbers");
@@ -846,9 +891,13 @@ static void check_trigger_fields(checker *C, const hs_trigger *t, const hs_cat_e
 	if (!f)
 		hs_diag_add(C->d, HS_D_FILTER_FIELD, t->field_pos, "a regex runs on one of the event's string fields",
 			    "event '%s' has no field '%s'", ce->name, t->field);
-	else if (!hs_cat_field_is_string(f))
+	else if (!hs_cat_field_is_string(f) || !field_readable(f))
 		hs_diag_add(C->d, HS_D_FILTER_TYPE, t->field_pos, "a regex runs on one of the event's string fields",
-			    "'%s' is a number (%s); the pattern would never match", t->field, f->type);
+			    "'%s' is %s (%s); the pattern would never match", t->field,
+			    hs_cat_field_is_string(f) ? "a string the engine does not read"
+			    : field_readable(f)       ? "a number"
+						      : "not a string",
+			    f->type);
 }
 
 static void check_trigger_event(checker *C, hs_platform plat, hs_trigger *t)
@@ -1103,8 +1152,8 @@ void hs_rules_check(hs_ruleset *rs, hs_diags *d)
 	if (!rs->kind_known)
 		return; /* the top file did not load far enough to judge it */
 	if (!rs->is_profile) {
-		/* A formats file (catalog-sync's) describes fields, not providers. */
-		if (rs->n_providers == 0 && rs->n_files > 0 && !rs->formats_kernel)
+		/* A formats file (catalog-sync's, extract_fields.py's) describes fields, not providers. */
+		if (rs->n_providers == 0 && rs->n_files > 0 && !rs->has_formats)
 			hs_diag_add(d, HS_D_EMPTY, (hs_pos){rs->files[0], 0, 0}, NULL, "the catalog defines no providers");
 		return;
 	}

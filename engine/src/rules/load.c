@@ -1,4 +1,5 @@
 /* rules/load.c: reads rules files (and their includes) into the model, checking structure as it goes. */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -34,10 +35,12 @@ typedef struct {
 	/* `formats:` event field lists, attached to the catalog events once every
 	 * file is loaded (a formats file may come before or after its catalog). */
 	struct pending_fields {
-		const char *key; /* "system/event" */
+		const char *key; /* "system/event"; Windows "Provider-Name/id" or "Provider-Name/id/vN" */
 		hs_cat_field *f;
 		size_t n;
 		hs_pos pos;
+		bool windows;
+		int id, version; /* Windows: the event id, and the template version (-1: every version) */
 	} *fmts;
 	size_t n_fmts, fmts_cap;
 } loader;
@@ -1017,7 +1020,8 @@ static void load_includes(hs_keyread *r, const hs_key *k, const hs_ynode *n, con
 
 /* ---- formats: the payload fields of ftrace events (tools/catalogsync writes them) ---- */
 
-/* A field map: { name: [type, size, signed] }, as the kernel's format file says. */
+/* A field map: { name: [type, size, signed] }, as the kernel's format file says (Windows: as the manifest's
+ * template says, the type being its inType). */
 static size_t read_fields(loader *L, const hs_ynode *m, const char *what, hs_cat_field **out)
 {
 	*out = NULL;
@@ -1060,6 +1064,11 @@ static void fm_common(hs_keyread *r, const hs_key *k, const hs_ynode *n, const h
 	loader *L = LD(r);
 	if (!ok || !v)
 		return;
+	if (L->platform != HS_PLATFORM_LINUX) {
+		hs_diag_add(L->d, HS_D_PLATFORM, v->pos, "ETW events have no fields in common beyond the header",
+			    "formats.common needs platform: linux");
+		return;
+	}
 	hs_cat_field *f;
 	size_t nf = read_fields(L, v, "formats.common", &f);
 	if (!L->rs->common_fields) {
@@ -1068,16 +1077,48 @@ static void fm_common(hs_keyread *r, const hs_key *k, const hs_ynode *n, const h
 	}
 }
 
+/* "Provider-Name/id" or "Provider-Name/id/vN": the provider as the catalog names it, the event id, and the
+ * template version when the manifest has several for the id (version -1: the one template of every version). */
+static bool win_format_key(const char *key, int *id, int *version)
+{
+	const char *slash = strchr(key, '/');
+	if (!slash || slash == key || !isdigit((unsigned char)slash[1]))
+		return false;
+	char *end;
+	unsigned long n = strtoul(slash + 1, &end, 10);
+	if (n > HS_MAX_EVENT_ID)
+		return false;
+	*id = (int)n;
+	*version = -1;
+	if (!*end)
+		return true;
+	if (end[0] != '/' || end[1] != 'v' || !isdigit((unsigned char)end[2]))
+		return false;
+	n = strtoul(end + 2, &end, 10);
+	if (*end || n > UINT8_MAX) /* EVENT_DESCRIPTOR.Version is a UCHAR */
+		return false;
+	*version = (int)n;
+	return true;
+}
+
 static void fm_events(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
 {
 	(void)k, (void)n, (void)obj;
 	loader *L = LD(r);
 	if (!ok || !v)
 		return;
+	bool win = L->platform == HS_PLATFORM_WINDOWS;
 	for (size_t i = 0; i < v->n; i++) {
 		const hs_ynode *key = v->keys[i];
 		const char *slash = strchr(key->str, '/');
-		if (!slash || slash == key->str || !slash[1] || strchr(slash + 1, '/')) {
+		int id = -1, version = -1;
+		if (win && !win_format_key(key->str, &id, &version)) {
+			hs_diag_add(L->d, HS_D_NAME, key->pos,
+				    "ETW events are Provider-Name/id, or Provider-Name/id/vN for template version N",
+				    "'%s' is not provider/id[/vN]", key->str);
+			continue;
+		}
+		if (!win && (!slash || slash == key->str || !slash[1] || strchr(slash + 1, '/'))) {
 			hs_diag_add(L->d, HS_D_NAME, key->pos, "events are named system/event, as under events/ in tracefs",
 				    "'%s' is not system/event", key->str);
 			continue;
@@ -1091,6 +1132,9 @@ static void fm_events(hs_keyread *r, const hs_key *k, const hs_ynode *n, const h
 		pf = &pf[L->n_fmts++];
 		pf->key = key->str;
 		pf->pos = key->pos;
+		pf->windows = win;
+		pf->id = id;
+		pf->version = version;
 		pf->n = read_fields(L, v->items[i], "an event's fields", &pf->f);
 	}
 }
@@ -1098,15 +1142,25 @@ static void fm_events(hs_keyread *r, const hs_key *k, const hs_ynode *n, const h
 static void fm_kernel(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
 {
 	(void)k, (void)n, (void)obj;
-	if (ok && v && !LD(r)->rs->formats_kernel)
+	if (!ok || !v)
+		return;
+	if (LD(r)->platform != HS_PLATFORM_LINUX) {
+		hs_diag_add(r->d, HS_D_PLATFORM, v->pos, "say which manifests and builds in a comment",
+			    "formats.kernel needs platform: linux");
+		return;
+	}
+	if (!LD(r)->rs->formats_kernel)
 		LD(r)->rs->formats_kernel = v->str;
 }
 
+/* `kernel` is required of Linux formats only (cat_formats checks it): Windows fields come from manifests of
+ * several builds, which the file names per event in comments. */
 static const hs_key formats_keys[] = {
-	{"kernel", HS_KEY_STR, HS_KEY_REQUIRED, .fn = fm_kernel, .doc = "the kernel release the fields were read from"},
-	{"common", HS_KEY_MAP, .fn = fm_common, .doc = "the common_* fields every event has: name: [type, size, signed]"},
+	{"kernel", HS_KEY_STR, .fn = fm_kernel, .doc = "linux: the kernel release the fields were read from"},
+	{"common", HS_KEY_MAP, .fn = fm_common,
+	 .doc = "linux: the common_* fields every event has: name: [type, size, signed]"},
 	{"events", HS_KEY_MAP, HS_KEY_REQUIRED, .fn = fm_events,
-	 .doc = "system/event: { field: [type, size, signed] } as in the event's format file"},
+	 .doc = "system/event (windows: Provider-Name/id[/vN]): { field: [type, size, signed] }"},
 	{0},
 };
 static const hs_keytable formats_t = {"formats", "formats", "/definitions/formats", "Catalogs", NULL, formats_keys};
@@ -1116,18 +1170,64 @@ static void cat_formats(hs_keyread *r, const hs_key *k, const hs_ynode *n, const
 	(void)k, (void)n, (void)obj;
 	if (!ok || !v)
 		return;
-	if (LD(r)->platform != HS_PLATFORM_LINUX) {
-		hs_diag_add(r->d, HS_D_PLATFORM, v->pos, "formats describe ftrace events", "formats: needs platform: linux");
-		return;
-	}
+	LD(r)->rs->has_formats = true;
+	if (LD(r)->platform == HS_PLATFORM_LINUX && v->type == HS_Y_MAP)
+		hs_key_missing(r, v, "kernel", "linux formats");
 	hs_keys_load(r, v, &formats_t, NULL);
 }
 
-/* Gives every ftrace catalog event the field list `formats:` has for it. */
-static void attach_fields(loader *L)
+/* Gives a Windows catalog event every template version `formats:` has for it, oldest first (an unversioned
+ * entry first of all); its fields are the newest's. The first entry of a version wins, as on Linux. */
+static void attach_win_fields(loader *L, const hs_provider *pr, hs_cat_event *ev)
 {
+	size_t n = 0, plen = strlen(pr->name);
 	for (size_t i = 0; i < L->n_fmts; i++) {
 		const struct pending_fields *pf = &L->fmts[i];
+		n += pf->windows && pf->id == ev->id && strncmp(pf->key, pr->name, plen) == 0 && pf->key[plen] == '/';
+	}
+	if (!n)
+		return;
+	hs_cat_fields_version *v = hs_arena_alloc(L->arena, n * sizeof(*v));
+	if (!v) {
+		L->r.oom = true;
+		return;
+	}
+	size_t nv = 0;
+	for (size_t i = 0; i < L->n_fmts; i++) {
+		const struct pending_fields *pf = &L->fmts[i];
+		if (!pf->windows || pf->id != ev->id || strncmp(pf->key, pr->name, plen) != 0 || pf->key[plen] != '/')
+			continue;
+		size_t at = 0;
+		while (at < nv && v[at].version < pf->version)
+			at++;
+		if (at < nv && v[at].version == pf->version)
+			continue;
+		memmove(&v[at + 1], &v[at], (nv - at) * sizeof(*v));
+		v[at] = (hs_cat_fields_version){.version = pf->version, .fields = pf->f, .n_fields = pf->n};
+		nv++;
+	}
+	ev->versions = v;
+	ev->n_versions = nv;
+	ev->fields = v[nv - 1].fields;
+	ev->n_fields = v[nv - 1].n_fields;
+	ev->has_fields = true;
+}
+
+/* Gives every catalog event the field list `formats:` has for it. */
+static void attach_fields(loader *L)
+{
+	for (size_t p = 0; p < L->rs->n_providers; p++) {
+		hs_provider *pr = &L->rs->providers[p];
+		if (pr->platform != HS_PLATFORM_WINDOWS || !pr->name)
+			continue;
+		for (size_t e = 0; e < pr->n_events; e++)
+			if (pr->events[e].id >= 0 && !pr->events[e].has_fields)
+				attach_win_fields(L, pr, &pr->events[e]);
+	}
+	for (size_t i = 0; i < L->n_fmts; i++) {
+		const struct pending_fields *pf = &L->fmts[i];
+		if (pf->windows)
+			continue;
 		const char *slash = strchr(pf->key, '/');
 		size_t sys_len = (size_t)(slash - pf->key);
 		for (size_t p = 0; p < L->rs->n_providers; p++) {

@@ -36,6 +36,8 @@ bool hs_cat_field_is_string(const hs_cat_field *f)
 	/* The kernel's filter_assign_type: dynamic and relative-location char
 	 * arrays, fixed char arrays, and char pointers are strings. */
 	const char *t = f->type;
+	if (strncmp(t, "win:", 4) == 0)
+		return strstr(t + 4, "String") != NULL; /* UnicodeString, AnsiString, CountedUnicodeString, ... */
 	if ((strstr(t, "__data_loc") || strstr(t, "__rel_loc")) && strstr(t, "char"))
 		return true;
 	if (strchr(t, '[') && strstr(t, "char"))
@@ -50,7 +52,8 @@ const hs_cat_field *hs_cat_event_field(const hs_ruleset *rs, const hs_cat_event 
 	for (size_t i = 0; i < e->n_fields; i++)
 		if (strcmp(e->fields[i].name, name) == 0)
 			return &e->fields[i];
-	for (size_t i = 0; rs && i < rs->n_common_fields; i++)
+	/* The common_* fields are ftrace's; an ETW event (id >= 0) has its header, which is not payload. */
+	for (size_t i = 0; rs && e->id < 0 && i < rs->n_common_fields; i++)
 		if (strcmp(rs->common_fields[i].name, name) == 0)
 			return &rs->common_fields[i];
 	return NULL;
