@@ -5,8 +5,11 @@ For every event of rules/providers/windows.yaml that carries `alert:` or `means:
 and readers depend on), it finds the event in the manifest given for its provider and writes each template
 version's fields as `name: [inType, size, signed]` (size 0 for variable-size types, signed 1 for win:IntN).
 When every version has the same fields the entry is `Provider/id`; otherwise there is one `Provider/id/vN` per
-version. Two dump layouts are read: the instrumentationManifest XML (events refer to <template tid=...>) and the
-WEPExplorer layout (<Event><Id>/<Version> with the template inline in <Template>).
+version. Three layouts are read: the instrumentationManifest XML (events refer to <template tid=...>), the
+WEPExplorer layout (<Event><Id>/<Version> with the template inline in <Template>), and the C++ headers PresentMon's
+etw_list generated from a manifest with --show=all (EVENT_DESCRIPTOR_DECL(name, id, version, ...) and a
+`name_Struct` per event: the C types are mapped back to inTypes, uint32_t -> win:UInt32 (a win:HexInt32 reads and
+compares the same), PointerT -> win:Pointer; an event with any other member type is left out).
 
 usage: extract_fields.py --manifest PROVIDER=FILE[=LABEL] ... [--out FILE]   (default: stdout)
   LABEL says where FILE came from (e.g. "nasbench 21H1 Microsoft-Windows-Kernel-Process.manifest.xml @14c2acc");
@@ -52,8 +55,37 @@ def fields_of(template):
     return [(d.get("name"), d.get("inType")) for d in template.iter() if local(d.tag) == "data"]
 
 
+CTYPES = {"PointerT": "win:Pointer", "uint8_t": "win:UInt8", "uint16_t": "win:UInt16", "uint32_t": "win:UInt32",
+          "uint64_t": "win:UInt64", "int8_t": "win:Int8", "int16_t": "win:Int16", "int32_t": "win:Int32",
+          "int64_t": "win:Int64"}
+
+
+def read_etw_list_header(path):
+    """{id: {version: [(name, inType)]}} from a PresentMon etw_list header."""
+    text = open(path, encoding="utf-8").read()
+    desc = {m.group(1): (int(m.group(2), 16), int(m.group(3), 16)) for m in
+            re.finditer(r"EVENT_DESCRIPTOR_DECL\((\w+)\s*,\s*(0x[0-9a-fA-F]+),\s*(0x[0-9a-fA-F]+),", text)}
+    events = {}
+    for m in re.finditer(r"struct (\w+)_Struct \{(.*?)\};", text, re.S):
+        if m.group(1) not in desc:
+            continue
+        fields = []
+        for line in m.group(2).strip().splitlines():
+            f = re.match(r"\s*(\w+)\s+(\w+);\s*$", line)
+            if not f or f.group(1) not in CTYPES:
+                fields = None
+                break
+            fields.append((f.group(2), CTYPES[f.group(1)]))
+        if fields:
+            eid, ver = desc[m.group(1)]
+            events.setdefault(eid, {})[ver] = fields
+    return events
+
+
 def read_manifest(path):
-    """{id: {version: [(name, inType)]}} from either dump layout."""
+    """{id: {version: [(name, inType)]}} from any of the three layouts."""
+    if path.endswith(".h"):
+        return read_etw_list_header(path)
     root = ET.parse(path).getroot()
     events = {}
     if local(root.tag) == "instrumentationManifest":
@@ -96,8 +128,9 @@ def main():
              "# The payload fields of the Windows catalog's key events (the ones with alert: or means:), per",
              "# template version, as the providers' manifests declare them: name: [inType, size, signed], size 0 for",
              "# variable-size types. Written by tools/winbuilds/extract_fields.py from manifest dumps of",
-             "# nasbench/EVTX-ETW-Resources (MIT, third_party/evtx-etw-resources/LICENSE); the comment above each",
-             "# provider names the dump and build. Do not edit by hand; run the script again and read the diff.",
+             "# nasbench/EVTX-ETW-Resources (MIT, third_party/evtx-etw-resources/LICENSE) and from PresentMon's",
+             "# manifest-generated headers (MIT, third_party/presentmon/LICENSE); the comment above each provider",
+             "# names the file read. Do not edit by hand; run the script again and read the diff.",
              "schema_version: 1", "kind: catalog", "platform: windows", "formats:", "  events:"]
     missing, last = [], None
     for prov, eid, name in catalog_events(a.catalog):
