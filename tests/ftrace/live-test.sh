@@ -59,6 +59,17 @@ screen | grep -Eq 'trigger crash +event +armed +fired 0' || fail "the crash trig
 wait_screen 5 'own cpu [0-9.]+%' || fail "no own CPU in the status"
 echo "live test: status area: $(screen | grep -E '^snap ' | head -1)"
 
+# engine ctl status --json is the same status, valid against schemas/status.schema.json (node + ajv: ./run.sh --test).
+schema_check=$(dirname "$0")/../schema/check.mjs
+if command -v node >/dev/null && [[ -d $(dirname "$0")/../schema/node_modules ]]; then
+	"$engine" ctl --rules "$profile" status --json >status.json || fail "engine ctl status --json failed"
+	node "$schema_check" "$(dirname "$0")/../../schemas/status.schema.json" status.json | grep -q $'\tvalid$' ||
+		fail "the status does not validate: $(node "$schema_check" "$(dirname "$0")/../../schemas/status.schema.json" status.json)"
+	jq -e '.events_jsonl.dropped == 0 and (.sessions[0].history_s > 0)' status.json >/dev/null ||
+		fail "the status lacks the tap's counts or the ring's history"
+	echo "live test: engine ctl status --json validates against schemas/status.schema.json"
+fi
+
 # A segfault: its signal_deliver appears highlighted, with its story, and the trigger fires.
 "$segv" 2>/dev/null
 wait_screen 10 '\[crash\] hs_segv\[[0-9]+\] cpu[0-9]+ signal:signal_deliver sig=11 .* -- The task is acting on signal' ||
