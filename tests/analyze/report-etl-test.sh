@@ -11,7 +11,7 @@ emu=("$@")
 analyze() { "${emu[@]}" "$analyze_bin" "$@"; }
 mk() { "${emu[@]}" "$mk_bin" "$@"; }
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap '[[ -n ${HS_KEEP:-} ]] || rm -rf "$tmp"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 cat=$src/rules/providers/windows.yaml
@@ -89,6 +89,20 @@ head -3 "$tmp/snap.out" | grep -q 'Snapshot 001 was taken by trigger crash (kind
 	bad "snapshot: trigger line"
 [[ -f $snap/snap.regions.xml ]] && wellformed "$snap/snap.regions.xml" || bad "snapshot: regions file"
 validate "$snap/report.json"
+
+# A Windows run folder: run.json beside the key-event file and the ring's final file; one crash in both is shown once.
+run=$tmp/winrun
+mkdir -p "$run"
+cp "$tmp/crash/snap.etl" "$run/keyevents.etl"
+cp "$tmp/crash/snap.etl" "$run/snap.etl"
+printf '{"rules": "%s", "sessions": [{"name": "keyevents", "mode": "file"}, {"name": "ring", "mode": "buffering"}]}\n' \
+	"$src/rules/stutter.yaml" >"$run/run.json"
+analyze report "$run" >"$tmp/run.out" 2>&1 || bad "run folder: exit $?"
+head -3 "$tmp/run.out" | grep -q '^VERDICT: game.exe (pid 4242) crashed with exit status 0xC0000005' || { bad "run folder: verdict"; head -3 "$tmp/run.out"; }
+grep -q '^  keyevents.etl' "$tmp/run.out" && grep -q '^  snap.etl' "$tmp/run.out" || bad "run folder: both files in the coverage"
+[[ $(grep -c 'died of 0xC0000005 .*, after running 2.500 s' "$tmp/run.out") == 2 ]] && grep -q '0 process starts and 2 exits' "$tmp/run.out" ||
+	bad "run folder: the crash recorded by both files is not shown once (in its finding and the activity list)"
+[[ -f $run/keyevents.regions.xml && -f $run/snap.regions.xml ]] || bad "run folder: a regions file per .etl"
 
 # Every real fixture: a report (exit 0, or 1 when the reader met damage), a verdict, a well-formed regions file.
 n=0
