@@ -104,6 +104,18 @@ grep -q '^  keyevents.etl' "$tmp/run.out" && grep -q '^  snap.etl' "$tmp/run.out
 	bad "run folder: the crash recorded by both files is not shown once (in its finding and the activity list)"
 [[ -f $run/keyevents.regions.xml && -f $run/snap.regions.xml ]] || bad "run folder: a regions file per .etl"
 
+# A truncated .etl (diaghub.kernel.1 cut at 100,000 bytes, inside its second buffer): exit 1, the reader's problems
+# in the coverage, and still a report of what was readable (its process starts).
+mkdir -p "$tmp/cut"
+head -c 100000 "$fixtures/microsoft_perfview/diaghub.kernel.1.etl" >"$tmp/cut/cut.etl"
+analyze report "$tmp/cut/cut.etl" --rules "$src/rules/stutter.yaml" >"$tmp/cut.out" 2>&1
+rc=$?
+((rc == 1)) || bad "truncated .etl: exit $rc, 1 expected"
+grep -q 'PROBLEM: at file offset 0x10000: buffer of 65536 bytes is cut short by the end of the file' "$tmp/cut.out" &&
+	grep -q 'Some data could not be read' "$tmp/cut.out" && grep -q '^VERDICT: .*processes started' "$tmp/cut.out" ||
+	{ bad "truncated .etl: the problem, the warning or the readable part"; head -5 "$tmp/cut.out"; }
+wellformed "$tmp/cut/cut.regions.xml" || bad "truncated .etl: regions file"
+
 # Every real fixture: a report (exit 0, or 1 when the reader met damage), a verdict, a well-formed regions file.
 n=0
 while IFS= read -r f; do
