@@ -5,6 +5,7 @@
 set -uo pipefail
 ulimit -c 0
 engine=$(realpath "$1") profile=$(realpath "$2") segv=$(realpath "$3")
+here=$(cd "$(dirname "$0")" && pwd) # the test changes to a scratch folder
 instances=(hindsight_test_live_ring hindsight_test_live_keys hindsight_test_live_keys_trg)
 tracing=/sys/kernel/tracing
 [[ -d $tracing/instances ]] || mount -t tracefs nodev $tracing
@@ -13,7 +14,7 @@ epid=
 limit=${HS_TEST_START_TIMEOUT:-90}
 # A tmux server of its own: the test never touches anyone's sessions.
 tm=(tmux -L hindsight_test_live_$$)
-. "$(dirname "$0")/lib.sh"
+. "$here/lib.sh"
 
 cleanup() {
 	[[ -n $epid ]] && { kill -9 "$epid" 2>/dev/null; wait "$epid" 2>/dev/null; }
@@ -60,11 +61,11 @@ wait_screen 5 'own cpu [0-9.]+%' || fail "no own CPU in the status"
 echo "live test: status area: $(screen | grep -E '^snap ' | head -1)"
 
 # engine ctl status --json is the same status, valid against schemas/status.schema.json (node + ajv: ./run.sh --test).
-schema_check=$(dirname "$0")/../schema/check.mjs
-if command -v node >/dev/null && [[ -d $(dirname "$0")/../schema/node_modules ]]; then
+schema_check=$here/../schema/check.mjs schema=$here/../../schemas/status.schema.json
+if command -v node >/dev/null && [[ -d $here/../schema/node_modules ]]; then
 	"$engine" ctl --rules "$profile" status --json >status.json || fail "engine ctl status --json failed"
-	node "$schema_check" "$(dirname "$0")/../../schemas/status.schema.json" status.json | grep -q $'\tvalid$' ||
-		fail "the status does not validate: $(node "$schema_check" "$(dirname "$0")/../../schemas/status.schema.json" status.json)"
+	node "$schema_check" "$schema" status.json | grep -q $'\tvalid$' ||
+		fail "the status does not validate: $(node "$schema_check" "$schema" status.json)"
 	jq -e '.events_jsonl.dropped == 0 and (.sessions[0].history_s > 0)' status.json >/dev/null ||
 		fail "the status lacks the tap's counts or the ring's history"
 	echo "live test: engine ctl status --json validates against schemas/status.schema.json"
