@@ -52,8 +52,8 @@ int main(int argc, char **argv)
 	hs_guid proc, dxg, pnp, mark, tcp;
 	if (argc != 8 || !hs_guid_parse(argv[3], &proc) || !hs_guid_parse(argv[4], &dxg) ||
 	    !hs_guid_parse(argv[5], &pnp) || !hs_guid_parse(argv[6], &mark) || !hs_guid_parse(argv[7], &tcp)) {
-		fprintf(stderr, "usage: mk_report_etl OUT.etl tdr|removal|crash|disconnect KERNEL_PROCESS DXGKRNL KERNEL_PNP "
-				"MARKER TCPIP\n");
+		fprintf(stderr, "usage: mk_report_etl OUT.etl tdr|removal|crash|disconnect KERNEL_PROCESS DXGKRNL "
+				"KERNEL_PNP MARKER TCPIP\n");
 		return 2;
 	}
 	const char *kind = argv[2];

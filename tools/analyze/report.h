@@ -82,7 +82,7 @@ typedef enum { LANE_CRASH, LANE_MEMORY, LANE_PROCESS, LANE_IO, LANE_NET, LANE_OT
 
 typedef struct {
 	const char *kind; /* "crash", "killed", "oom-kill", "frame-hitch", "hang", "io-error", "disconnect",
-			       "process-storm", "exit-status", "trigger" */
+			       "process-storm", "exit-status", "trigger"; .etl: "gpu-reset", "device-removed" */
 	int impact;       /* 0..100: the order of findings */
 	char title[256];
 	char verdict[1024]; /* the sentence the verdict uses when this finding is the strongest */

@@ -11,7 +11,9 @@
 #include "hindsight/text.h"
 #include "report.h"
 
-/* Kept events are capped like the Linux walk's (report.c MAX_KEPT); process starts for storms apart. */
+/* Kept events are capped like the Linux walk's (report.c MAX_KEPT: the findings are quadratic in places); CPUs as
+ * many as Windows' processor groups can hold (64 x 64), past which a buffer's CPU number is garbage; pid names as many
+ * as a busy machine's day of processes, each 36 bytes. */
 enum { ETL_MAX_KEPT = 50000, ETL_MAX_CPUS = 4096, ETL_MAX_NAMES = 65536 };
 
 /* The NTSTATUS a console's Ctrl+C or closed window ends a process with: an error by its severity bits, not a
@@ -233,8 +235,8 @@ static int on_record(const hs_etl_record *rec, void *vctx)
 			e->v[0] = p.pid;
 			e->v[1] = p.parent_pid;
 			hs_utf8_clean(p.image_file_name[0] ? p.image_file_name : "?", e->subject, sizeof e->subject);
-			snprintf(e->detail, sizeof e->detail, "%s (pid %" PRIu32 ") started by pid %" PRIu32, e->subject,
-				 p.pid, p.parent_pid);
+			snprintf(e->detail, sizeof e->detail, "%s (pid %" PRIu32 ") started by pid %" PRIu32,
+				 e->subject, p.pid, p.parent_pid);
 			if (p.command_line[0]) {
 				size_t l = strlen(e->detail);
 				char cl[200];
@@ -401,7 +403,8 @@ void rpt_etl_settle(rpt *r)
 			rpt_event *p = &r->events[k];
 			if (p->wk == RPT_W_EXIT && p->v[0] == e->v[0] && p->v[1] == e->v[1]) {
 				dup = true;
-				if (e->has_id && !p->has_id) { /* the order stays: the copy keeps the first one's time */
+				/* the order stays: the copy keeps the first one's time */
+				if (e->has_id && !p->has_id) {
 					uint64_t ts = p->ts;
 					*p = *e;
 					p->ts = ts;
@@ -472,14 +475,16 @@ static void find_exits(rpt *r)
 				snprintf(bad->title, sizeof bad->title, "%s (pid %" PRId64 ") exited with 0x%08" PRIX32,
 					 e->subject, e->v[0], code);
 				snprintf(bad->verdict, sizeof bad->verdict,
-					 "No crash, GPU reset, device removal or disconnect in this window; at %s s %s.", when,
-					 e->detail);
+					 "No crash, GPU reset, device removal or disconnect in this window; at %s s "
+					 "%s.",
+					 when, e->detail);
 				snprintf(bad->text, sizeof bad->text,
-					 "A non-zero exit status is the program's own report of a failure; 1 is also what "
-					 "TerminateProcess gives by default, and 0xC000013A a Ctrl+C or a closed console.");
+					 "A non-zero exit status is the program's own report of a failure; 1 is also "
+					 "what TerminateProcess gives by default, and 0xC000013A a Ctrl+C or a closed "
+					 "console.");
 				snprintf(bad->next, sizeof bad->next,
-					 "the program's own log for what its status means; who ended it (a parent, a service "
-					 "manager, an updater)");
+					 "the program's own log for what its status means; who ended it (a parent, a "
+					 "service manager, an updater)");
 			} else if (n_bad < 12) {
 				rpt_add_note(bad, "also: %s", e->detail);
 			}
@@ -512,8 +517,8 @@ static void find_exits(rpt *r)
 			char d[32];
 			rel_ms(r->events[a].ts, e->ts, d, sizeof d);
 			rpt_add_ev(f, a);
-			snprintf(after, sizeof after, "; %s after %s/%s (%s)", d, r->events[a].system, r->events[a].name,
-				 r->events[a].alert);
+			snprintf(after, sizeof after, "; %s after %s/%s (%s)", d, r->events[a].system,
+				 r->events[a].name, r->events[a].alert);
 		}
 		/* its start, when the file has it */
 		for (size_t j = i; j-- > 0;)
@@ -522,21 +527,22 @@ static void find_exits(rpt *r)
 				rpt_add_ev(f, j);
 				break;
 			}
-		snprintf(f->verdict, sizeof f->verdict, "%s (pid %" PRId64 ") crashed with exit status 0x%08" PRIX32 "%s%s "
-			 "at %s s%s.", e->subject, e->v[0], code, sname ? " " : "", sname ? sname : "", when, after);
-		snprintf(f->title, sizeof f->title, "Crash: %s (pid %" PRId64 ") died of 0x%08" PRIX32 "%s%s", e->subject,
-			 e->v[0], code, sname ? " " : "", sname ? sname : "");
+		snprintf(f->verdict, sizeof f->verdict,
+			 "%s (pid %" PRId64 ") crashed with exit status 0x%08" PRIX32 "%s%s at %s s%s.", e->subject,
+			 e->v[0], code, sname ? " " : "", sname ? sname : "", when, after);
+		snprintf(f->title, sizeof f->title, "Crash: %s (pid %" PRId64 ") died of 0x%08" PRIX32 "%s%s",
+			 e->subject, e->v[0], code, sname ? " " : "", sname ? sname : "");
 		snprintf(f->text, sizeof f->text,
-			 "The process ended with an NTSTATUS error code (severity 3, 0xC...) as its exit status: Windows "
-			 "ended it for an unhandled exception%s, or it failed itself fast.",
+			 "The process ended with an NTSTATUS error code (severity 3, 0xC...) as its exit status: "
+			 "Windows ended it for an unhandled exception%s, or it failed itself fast.",
 			 code == 0xC0000005u   ? " (an access violation: a bad pointer)"
 			 : code == 0xC0000409u ? " (a detected stack buffer overrun or fail-fast)"
 			 : code == 0xC00000FDu ? " (a stack overflow)"
 					       : "");
 		snprintf(f->next, sizeof f->next,
-			 "the crash dump (WER: %%LOCALAPPDATA%%\\CrashDumps, or the Application event log's Application "
-			 "Error 1000 entry for %s with the faulting module and offset); what it did just before (the ring's "
-			 "CPU samples and context switches for pid %" PRId64 ")",
+			 "the crash dump (WER: %%LOCALAPPDATA%%\\CrashDumps, or the Application event log's "
+			 "Application Error 1000 entry for %s with the faulting module and offset); what it did just "
+			 "before (the ring's CPU samples and context switches for pid %" PRId64 ")",
 			 e->subject, e->v[0]);
 	}
 	if (bad && n_bad > 1) {
@@ -606,8 +612,9 @@ static void find_alerts(rpt *r)
 				 when, e->system, e->name, e->pid > 4 ? " in " : "", e->pid > 4 ? e->comm : "", n,
 				 n == 1 ? "" : "s");
 		else if (!strcmp(k->kind, "device-removed"))
-			snprintf(f->verdict, sizeof f->verdict, "A device was removed at %s s: %s/%s, %s; %zu removal event%s.",
-				 when, e->system, e->name, e->detail, n, n == 1 ? "" : "s");
+			snprintf(f->verdict, sizeof f->verdict,
+				 "A device was removed at %s s: %s/%s, %s; %zu removal event%s.", when, e->system,
+				 e->name, e->detail, n, n == 1 ? "" : "s");
 		else if (!strcmp(k->kind, "disconnect"))
 			snprintf(f->verdict, sizeof f->verdict,
 				 "A TCP connection was aborted at %s s: %s/%s (pid %d%s%s); %zu abort%s in all.", when,
@@ -637,12 +644,16 @@ static void find_marker(rpt *r)
 		unsigned snap = 0;
 		unsigned long long hit = 0, det = 0, hits = 0;
 		rpt_fmt_ts(e->ts, when, sizeof when);
-		int got = sscanf(e->detail, "hindsight: trigger %63s fired; snapshot %u; hit at %llu ns, detected at %llu "
-				 "ns, %llu hits", name, &snap, &hit, &det, &hits);
+		int got = sscanf(e->detail,
+				 "hindsight: trigger %63s fired; snapshot %u; hit at %llu ns, detected at %llu ns, "
+				 "%llu hits",
+				 name, &snap, &hit, &det, &hits);
 		snprintf(f->title, sizeof f->title, "hindsight's marker: %s", got >= 2 ? name : "a snapshot was taken");
 		snprintf(f->verdict, sizeof f->verdict, "hindsight marked the moment at %s s: %s.", when, e->detail);
-		snprintf(f->text, sizeof f->text, "The engine writes this marker into every session just before it takes "
-			 "a snapshot; the events before it are what the trigger caught. %s", e->detail);
+		snprintf(f->text, sizeof f->text,
+			 "The engine writes this marker into every session just before it takes a snapshot; the events "
+			 "before it are what the trigger caught. %s",
+			 e->detail);
 		snprintf(f->next, sizeof f->next, "the findings above it; in WPA, the regions file marks this moment");
 		if (r->has_trigger || got < 2)
 			continue;
@@ -695,8 +706,8 @@ void rpt_etl_findings(rpt *r)
 	snprintf(f->title, sizeof f->title, "%zu process start%s and %zu exit%s in the window", n_start,
 		 n_start == 1 ? "" : "s", n_exit, n_exit == 1 ? "" : "s");
 	snprintf(f->verdict, sizeof f->verdict,
-		 "Nothing went wrong that this report recognises: no crash exit, GPU reset, device removal or disconnect "
-		 "in the window; %zu process%s started and %zu exited.",
+		 "Nothing went wrong that this report recognises: no crash exit, GPU reset, device removal or "
+		 "disconnect in the window; %zu process%s started and %zu exited.",
 		 n_start, n_start == 1 ? "" : "es", n_exit);
 	snprintf(f->text, sizeof f->text, "Process exits, grouped by image and status.");
 	snprintf(f->next, sizeof f->next, "nothing here points at a fault; analyze summary lists everything recorded");
@@ -806,7 +817,8 @@ int rpt_etl_write_regions(rpt *r)
 				  "  <Instrumentation>\n    <Regions>\n");
 		char root[40];
 		region_guid(fl->name, "root", 0, root);
-		hs_sb_printf(&sb, "      <RegionRoot Guid=\"%s\" Name=\"hindsight\" FriendlyName=\"hindsight report\">\n",
+		hs_sb_printf(&sb,
+			     "      <RegionRoot Guid=\"%s\" Name=\"hindsight\" FriendlyName=\"hindsight report\">\n",
 			     root);
 		size_t n = 0;
 		/* the moment: from the strongest finding's first event to the marker, or the marker alone */
@@ -827,8 +839,8 @@ int rpt_etl_write_regions(rpt *r)
 		}
 		if (marker) {
 			char fr[300];
-			snprintf(fr, sizeof fr, "the moment: %s", lead ? "from the finding's event to hindsight's marker"
-								       : "hindsight's marker");
+			snprintf(fr, sizeof fr, "the moment: %s",
+				 lead ? "from the finding's event to hindsight's marker" : "hindsight's marker");
 			xml_region(&sb, fl->name, n++, "hindsight-Moment", fr, lead ? lead : marker, marker);
 		}
 		/* each finding: its first to its last event that WPA can match (manifest events) */
@@ -849,7 +861,8 @@ int rpt_etl_write_regions(rpt *r)
 				continue;
 			char name[160];
 			snprintf(name, sizeof name, "hindsight-%s-%zu-%s-%s", f->kind, k + 1, a->system, a->name);
-			char *paren = strstr(name, " (id "); /* the namer's " (id N)": the GUID and id are in the Event */
+			/* the namer's " (id N)": the GUID and id are in the Event */
+			char *paren = strstr(name, " (id ");
 			if (paren)
 				*paren = '\0';
 			xml_region(&sb, fl->name, n++, name, f->title, a, b);
@@ -857,7 +870,8 @@ int rpt_etl_write_regions(rpt *r)
 		if (!n)
 			hs_sb_append(&sb, "        <!-- no finding of this file has an event WPA can match (manifest "
 					  "events only: a provider GUID and an id) -->\n");
-		hs_sb_append(&sb, "      </RegionRoot>\n    </Regions>\n  </Instrumentation>\n</InstrumentationManifest>\n");
+		hs_sb_append(&sb,
+			     "      </RegionRoot>\n    </Regions>\n  </Instrumentation>\n</InstrumentationManifest>\n");
 		/* <name>.regions.xml: the trace's base name without its extension */
 		char base[200];
 		snprintf(base, sizeof base, "%s", fl->name);
