@@ -1689,9 +1689,9 @@ static void build_verdict(rpt *r)
 		snprintf(r->verdict[0], sizeof r->verdict[0], "%s", top->verdict);
 	else if (all_etl)
 		snprintf(r->verdict[0], sizeof r->verdict[0],
-			 "Nothing went wrong that this report recognises: none of the %" PRIu64 " events read is a crash "
-			 "exit, a GPU reset, a device removal or a disconnect (the catalogs' alert and means tags), and no "
-			 "hindsight marker.",
+			 "Nothing went wrong that this report recognises: none of the %" PRIu64 " events read is a "
+			 "crash exit, a GPU reset, a device removal or a disconnect (the catalogs' alert and means "
+			 "tags), and no hindsight marker.",
 			 read);
 	else
 		snprintf(r->verdict[0], sizeof r->verdict[0],
@@ -1874,7 +1874,8 @@ int analyze_report(const analyze_opts *o)
 		}
 		if (!r->n_files) {
 			fprintf(stderr,
-				"analyze: %s has no snapshot.json, run.json, trace.dat or .etl file: nothing to report on\n",
+				"analyze: %s has no snapshot.json, run.json, trace.dat or .etl file: nothing to report "
+				"on\n",
 				o->file);
 			free(snapjson);
 			free(runjson);
@@ -1886,8 +1887,8 @@ int analyze_report(const analyze_opts *o)
 		bool etl = rpt_etl_is_etl(o->file);
 		if (!etl && !hs_tracedat_sniff(o->file)) {
 			fprintf(stderr,
-				"analyze: %s is neither a trace-cmd file nor an .etl (report reads snapshot folders, run "
-				"folders, trace-cmd files and .etl files)\n",
+				"analyze: %s is neither a trace-cmd file nor an .etl (report reads snapshot folders, "
+				"run folders, trace-cmd files and .etl files)\n",
 				o->file);
 			rpt_free(r);
 			return HS_EXIT_USAGE;

@@ -390,7 +390,7 @@ void rpt_thread_build(rpt *r)
 		for (size_t i = 0; i < r->n_files; i++)
 			etl |= r->files[i].etl;
 		snprintf(t->why, sizeof t->why, "%s",
-			 etl ? "not for .etl files yet: their CSwitch and ReadyThread records are not read by the report"
+			 etl ? "not for .etl files yet: the report does not read their CSwitch and ReadyThread records"
 			     : "no file here records the scheduler's switches (the profile's ring session keeps none)");
 		return;
 	}
