@@ -1874,8 +1874,8 @@ int analyze_report(const analyze_opts *o)
 		}
 		if (!r->n_files) {
 			fprintf(stderr,
-				"analyze: %s has no snapshot.json, run.json, trace.dat or .etl file: nothing to report "
-				"on\n",
+				"analyze: %s has no snapshot.json, run.json or trace file (trace-cmd's, or an .etl): "
+				"nothing to report on\n",
 				o->file);
 			free(snapjson);
 			free(runjson);
