@@ -108,6 +108,14 @@ echo "keyevents.dat: $size bytes, $n events from $first to $last (mono); loop fr
 awk -v a="$first" -v b="$t_start" 'BEGIN { exit !(a > b) }' || fail "earliest event $first predates the load's start $t_start: old events kept"
 grep -q 'hs_circ_first' keys.txt && fail "the first marker's exec survived the circular bound"
 # Newest kept: the last marker (after the loop) and events of the final second.
-grep -qE 'sched_process_exec: +filename=.*hs_circ_last' keys.txt || fail "the last marker's exec is missing"
+# The marker may itself be pushed out on a busy machine: this profile records every
+# switch of the whole system, and the 1.5 s after it can be more than the 1 MB bound
+# (seen with compilers running beside the test). Then every event kept must be newer
+# than the marker: the bound dropped it for newer data, which is right.
+if ! grep -qE 'sched_process_exec: +filename=.*hs_circ_last' keys.txt; then
+	awk -v a="$first" -v b="$t_last" 'BEGIN { exit !(a > b) }' ||
+		fail "the last marker's exec is missing although the file reaches back to $first, before it ($t_last)"
+	echo "circular test: the last marker was pushed out by newer events (the file starts at $first, after it)"
+fi
 awk -v a="$last" -v b="$t_last" 'BEGIN { exit !(a > b) }' || fail "newest event $last predates the loop's end $t_last"
 echo "circular test: OK"
