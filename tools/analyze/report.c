@@ -533,6 +533,51 @@ static int ev_cmp(const void *a, const void *b)
 	return c ? c : x->file - y->file;
 }
 
+static bool comm_unknown(const char *c)
+{
+	return !c[0] || !strcmp(c, "<...>") || !strcmp(c, "?");
+}
+
+/* Does o's subject name task pid: its exit, a signal or OOM kill aimed at it, its fork? */
+static bool names_task(const rpt_event *o, int pid)
+{
+	switch (o->shape) {
+	case HS_DEC_EXIT:
+	case HS_DEC_OOM_VICTIM: return o->v[0] == pid;
+	case HS_DEC_SIG_GENERATE:
+	case HS_DEC_FORK: return o->v[1] == pid;
+	default: return false;
+	}
+}
+
+/* A task the trace's comm list no longer knew ("<...>": the kernel's
+ * saved_cmdlines is small and a busy machine recycles it before the snapshot
+ * is written) takes its name from the events that carry it in their payload:
+ * its own exit or fork (comm), a signal sent to it (the target's comm), its
+ * exec (the file's base name, as the kernel names the task). O(n * unknown). */
+static void fill_unknown_comms(rpt *r)
+{
+	for (size_t i = 0; i < r->n_events; i++) {
+		rpt_event *e = &r->events[i];
+		if (!comm_unknown(e->comm))
+			continue;
+		const char *best = NULL;
+		for (size_t k = 0; k < r->n_events && !best; k++) {
+			const rpt_event *o = &r->events[k];
+			if (o->pid == e->pid && !comm_unknown(o->comm))
+				best = o->comm;
+			else if (o->subject[0] && !comm_unknown(o->subject) && names_task(o, e->pid))
+				best = o->subject;
+			else if (o->shape == HS_DEC_EXEC && o->v[0] == e->pid && o->subject[0]) {
+				const char *slash = strrchr(o->subject, '/');
+				best = slash ? slash + 1 : o->subject;
+			}
+		}
+		if (best)
+			snprintf(e->comm, sizeof e->comm, "%.15s", best);
+	}
+}
+
 /* Sorts, drops the copies a second file holds of one event, writes the exits' details. */
 static void settle_events(rpt *r)
 {
@@ -1952,6 +1997,7 @@ int analyze_report(const analyze_opts *o)
 	if (r->win_first == UINT64_MAX)
 		r->win_first = r->win_last = 0;
 	settle_events(r);
+	fill_unknown_comms(r);
 	rpt_etl_settle(r);
 	build_findings(r, c.execs, c.n_execs);
 	r->moment = r->has_trigger && r->first_hit_ns              ? r->first_hit_ns
