@@ -18,7 +18,7 @@
 #include "hindsight/ynode.h"
 #include "report.h"
 
-enum { MAX_KEPT = 50000, MAX_FILES = 16 };
+enum { MAX_KEPT = HS_REPORT_MAX_KEPT, MAX_FILES = HS_REPORT_MAX_FILES }; /* reasons: hindsight/limits.h */
 
 /* ---- small helpers ---- */
 
@@ -1128,7 +1128,7 @@ static void find_activity(rpt *r)
 		uint64_t first, last;
 		size_t ev;
 	} grp;
-	enum { MAX_GROUPS = 512 };
+	enum { MAX_GROUPS = HS_REPORT_MAX_EXEC_GROUPS };
 	grp *g = xcalloc(MAX_GROUPS, sizeof *g);
 	size_t ng = 0, total = 0;
 	rpt_finding *bad = NULL;

@@ -8,13 +8,12 @@
 #include "hindsight/etl_kernel.h"
 #include "hindsight/event.h"
 #include "hindsight/event_names.h"
+#include "hindsight/limits.h"
 #include "hindsight/text.h"
 #include "report.h"
 
-/* Kept events are capped like the Linux walk's (report.c MAX_KEPT: the findings are quadratic in places); CPUs as
- * many as Windows' processor groups can hold (64 x 64), past which a buffer's CPU number is garbage; pid names as many
- * as a busy machine's day of processes, each 36 bytes. */
-enum { ETL_MAX_KEPT = 50000, ETL_MAX_CPUS = 4096, ETL_MAX_NAMES = 65536 };
+/* The caps and their reasons: hindsight/limits.h (HS_REPORT_*). */
+enum { ETL_MAX_KEPT = HS_REPORT_MAX_KEPT, ETL_MAX_CPUS = HS_REPORT_ETL_MAX_CPUS, ETL_MAX_NAMES = HS_REPORT_ETL_MAX_NAMES };
 
 /* The NTSTATUS a console's Ctrl+C or closed window ends a process with: an error by its severity bits, not a
  * crash (hs_ntstatus_name spells it). */

@@ -5,11 +5,11 @@
 #include <string.h>
 
 #include "hindsight/event.h"
+#include "hindsight/limits.h"
 #include "report.h"
 
-/* Threads whose CPU time is counted one by one; the rest are summed as "others" (a 256 MB ring of a busy
- * machine names a few thousand threads; the table stays a fixed 8192 x 40 bytes). */
-enum { MAX_TIDS = 8192, N_IDS = 65536 };
+/* Threads counted one by one: HS_REPORT_MAX_TIDS (hindsight/limits.h says why); event ids are 16 bits. */
+enum { MAX_TIDS = HS_REPORT_MAX_TIDS, N_IDS = 65536 };
 
 typedef struct {
 	int tid; /* -1 free */

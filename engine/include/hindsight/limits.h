@@ -308,6 +308,25 @@
  * timeline; more CPUs than this are counted, not drawn (a 64-CPU box would
  * make the timeline a wall). */
 #define HS_REPORT_MAX_COV_LANES 16
+/* analyze report: notable events kept in memory and examined (the findings
+ * pair events, quadratic in places); past it they are counted, not examined. */
+#define HS_REPORT_MAX_KEPT 50000
+/* analyze report: trace files read from one snapshot or run folder (a folder
+ * holds one per session: two or three). */
+#define HS_REPORT_MAX_FILES 16
+/* analyze report: threads whose CPU time is counted one by one, the rest summed
+ * as "others" (a 256 MB ring of a busy machine names a few thousand threads;
+ * the table stays a fixed 8192 x 40 bytes). */
+#define HS_REPORT_MAX_TIDS 8192
+/* analyze report: groups of programs started (by file) in the activity
+ * finding; the rest are counted together. */
+#define HS_REPORT_MAX_EXEC_GROUPS 512
+/* analyze report on .etl: CPUs as many as Windows' processor groups can hold
+ * (64 x 64), past which a buffer's CPU number is garbage. */
+#define HS_REPORT_ETL_MAX_CPUS 4096
+/* analyze report on .etl: pid names remembered, as many as a busy machine's
+ * day of processes, 36 bytes each. */
+#define HS_REPORT_ETL_MAX_NAMES 65536
 /* max_per_hour: one a second (a snapshot takes about that long to write);
  * at least 1, since 0 would be a trigger that never fires. */
 #define HS_RULES_MAX_PER_HOUR 3600
