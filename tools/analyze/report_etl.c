@@ -13,7 +13,11 @@
 #include "report.h"
 
 /* The caps and their reasons: hindsight/limits.h (HS_REPORT_*). */
-enum { ETL_MAX_KEPT = HS_REPORT_MAX_KEPT, ETL_MAX_CPUS = HS_REPORT_ETL_MAX_CPUS, ETL_MAX_NAMES = HS_REPORT_ETL_MAX_NAMES };
+enum {
+	ETL_MAX_KEPT = HS_REPORT_MAX_KEPT,
+	ETL_MAX_CPUS = HS_REPORT_ETL_MAX_CPUS,
+	ETL_MAX_NAMES = HS_REPORT_ETL_MAX_NAMES,
+};
 
 /* The NTSTATUS a console's Ctrl+C or closed window ends a process with: an error by its severity bits, not a
  * crash (hs_ntstatus_name spells it). */
