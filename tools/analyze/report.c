@@ -108,18 +108,24 @@ void rpt_file_problem(rpt_file *f, const char *prefix, const char *text)
 	add_problem(f, prefix, text);
 }
 
-void rpt_file_note(rpt_file *f, const char *fmt, ...)
+/* Appends one formatted note to a growing list; a note that cannot be kept (OOM) is dropped. */
+static void push_note(char ***notes, size_t *n, const char *fmt, va_list ap)
 {
-	char **v = realloc(f->notes, (f->n_notes + 1) * sizeof *v);
+	char **v = realloc(*notes, (*n + 1) * sizeof *v);
 	if (!v)
 		return;
-	f->notes = v;
+	*notes = v;
 	hs_strbuf sb = {0};
+	hs_sb_vprintf(&sb, fmt, ap);
+	v[(*n)++] = hs_sb_take(&sb);
+}
+
+void rpt_file_note(rpt_file *f, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	hs_sb_vprintf(&sb, fmt, ap);
+	push_note(&f->notes, &f->n_notes, fmt, ap);
 	va_end(ap);
-	v[f->n_notes++] = hs_sb_take(&sb);
 }
 
 /* ---- JSON files (snapshot.json, run.json), read as the YAML 1.2 they also are ---- */
@@ -701,31 +707,14 @@ void rpt_add_ev(rpt_finding *f, size_t i)
 	add_ev(f, i);
 }
 
-static void add_note(rpt_finding *f, const char *fmt, ...) HS_PRINTF_FMT(2, 3);
-static void add_note(rpt_finding *f, const char *fmt, ...)
+void rpt_add_note(rpt_finding *f, const char *fmt, ...)
 {
 	if (f->n_notes >= 20)
 		return;
-	char **v = realloc(f->notes, (f->n_notes + 1) * sizeof *v);
-	if (!v)
-		return;
-	f->notes = v;
-	hs_strbuf sb = {0};
 	va_list ap;
 	va_start(ap, fmt);
-	hs_sb_vprintf(&sb, fmt, ap);
+	push_note(&f->notes, &f->n_notes, fmt, ap);
 	va_end(ap);
-	v[f->n_notes++] = hs_sb_take(&sb);
-}
-
-void rpt_add_note(rpt_finding *f, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	add_note(f, "%s", buf);
 }
 
 static int cmp_ev_index(const void *a, const void *b)
@@ -797,7 +786,7 @@ static void find_crashes(rpt *r)
 		rpt_fmt_ts(e->ts, when, sizeof when);
 		if (same) {
 			same->impact += same->impact < (core ? 99 : 79);
-			add_note(same, "again: %s (pid %d) at %s s", e->comm, e->pid, when);
+			rpt_add_note(same, "again: %s (pid %d) at %s s", e->comm, e->pid, when);
 			continue;
 		}
 		/* a SIGKILL the OOM killer sent is the OOM finding's */
@@ -1009,7 +998,7 @@ static void find_retransmits(rpt *r)
 				"the link (ip -s link, the NIC's drops), the peer's health, and whether a reset or a socket error "
 				"followed (inet_sk_error_report)");
 		}
-		add_note(f, "%zu retransmits in %s on local port %" PRId64 ", remote port %" PRId64, n, span, e->v[0],
+		rpt_add_note(f, "%zu retransmits in %s on local port %" PRId64 ", remote port %" PRId64, n, span, e->v[0],
 			 e->v[1]);
 		add_ev(f, i);
 		add_ev(f, last);
@@ -1103,7 +1092,7 @@ static void find_storm(rpt *r, const uint64_t *execs, size_t n)
 						top[b] = t;
 					}
 			for (size_t a = 0; a < nt && a < 4; a++) {
-				add_note(f, "%zu x %s in the busiest 250 ms", top[a].n, top[a].file);
+				rpt_add_note(f, "%zu x %s in the busiest 250 ms", top[a].n, top[a].file);
 				add_ev(f, top[a].ev);
 			}
 		}
@@ -1229,7 +1218,7 @@ static void find_activity(rpt *r)
 		}
 	}
 	for (size_t b = 0; b < n_bads && bad; b++)
-		add_note(bad, "also: %zu x %s (%s) exited with status %" PRId64 "%s%" PRId64 ")", bads[b].n,
+		rpt_add_note(bad, "also: %zu x %s (%s) exited with status %" PRId64 "%s%" PRId64 ")", bads[b].n,
 			 bads[b].who, bads[b].file, bads[b].st, bads[b].n == 1 ? " (pid " : " (the first pid ",
 			 bads[b].pid);
 	if (bad && n_bad_more) {
@@ -1284,12 +1273,12 @@ static void find_activity(rpt *r)
 		if (p->other)
 			hs_sb_printf(&sb, "%sended otherwise (%zu)", sep, p->other);
 		hs_sb_printf(&sb, " in %s", span);
-		add_note(f, "%s", hs_sb_cstr(&sb));
+		rpt_add_note(f, "%s", hs_sb_cstr(&sb));
 		hs_sb_free(&sb);
 		add_ev(f, p->ev);
 	}
 	if (ng > 20 || ng == MAX_GROUPS)
-		add_note(f, "(%s programs than the 20 most frequent shown)",
+		rpt_add_note(f, "(%s programs than the 20 most frequent shown)",
 			 ng == MAX_GROUPS ? "more than 512" : "more");
 	free(g);
 }
@@ -1333,7 +1322,7 @@ static void find_silent_deaths(rpt *r)
 				"which signals the profile's key-event session keeps (its signal filter), and who could kill it "
 				"(a supervisor, a watchdog, a cgroup being removed)");
 		} else {
-			add_note(f, "also: %s (pid %" PRId64 ", %s)",
+			rpt_add_note(f, "also: %s (pid %" PRId64 ", %s)",
 				 r->events[x].subject[0] ? r->events[x].subject : e->comm, e->v[0], e->subject);
 		}
 		if (f->n_ev < 8) {
@@ -1529,16 +1518,16 @@ static void find_memory_stalls(rpt *r)
 				per[b] = x;
 			}
 	for (size_t k = 0; k < np && k < 4; k++)
-		add_note(f, "%s (pid %d): %zu reclaim stall%s, %.1f ms", per[k].comm, per[k].pid, per[k].n,
+		rpt_add_note(f, "%s (pid %d): %zu reclaim stall%s, %.1f ms", per[k].comm, per[k].pid, per[k].n,
 			 per[k].n == 1 ? "" : "s", (double)per[k].ns / 1e6);
 	size_t empty = 0;
 	for (size_t i = 0; i < n; i++)
 		empty += r->events[sp[i].e].v[0] == 0;
 	if (empty)
-		add_note(f, "%zu of the %zu reclaim stalls freed no page: nothing was left to reclaim (no swap, or all of "
+		rpt_add_note(f, "%zu of the %zu reclaim stalls freed no page: nothing was left to reclaim (no swap, or all of "
 			    "it in use), which is how an OOM kill begins", empty, n);
 	for (size_t i = 0; i < n && i < 3; i++) {
-		add_note(f, "stall of %.1f ms: %s/%s to %s/%s", (double)sp[i].ns / 1e6, r->events[sp[i].b].system,
+		rpt_add_note(f, "stall of %.1f ms: %s/%s to %s/%s", (double)sp[i].ns / 1e6, r->events[sp[i].b].system,
 			 r->events[sp[i].b].name, r->events[sp[i].e].system, r->events[sp[i].e].name);
 		add_ev(f, sp[i].b);
 		add_ev(f, sp[i].e);
@@ -1624,7 +1613,7 @@ static void find_syscalls(rpt *r)
 		for (size_t k = i, shown = 0; k < n && shown < 3; k++) {
 			if (strcmp(r->events[sp[k].e].subject, call))
 				continue;
-			add_note(f, "%.1f ms: %s (pid %d), fd %" PRId64 ", returned %" PRId64, (double)sp[k].ns / 1e6,
+			rpt_add_note(f, "%.1f ms: %s (pid %d), fd %" PRId64 ", returned %" PRId64, (double)sp[k].ns / 1e6,
 				 r->events[sp[k].b].comm, r->events[sp[k].b].pid, r->events[sp[k].b].v[1],
 				 r->events[sp[k].e].v[1]);
 			add_ev(f, sp[k].b);

@@ -189,6 +189,8 @@ void rpt_thread_build(rpt *r);
 /* report.c's pieces the .etl reader shares. */
 rpt_finding *rpt_new_finding(rpt *r, const char *kind, int impact, uint64_t ts, int pid);
 void rpt_add_ev(rpt_finding *f, size_t i);
+/* s with < > & " ' as character references, for HTML and XML (report.html, the WPA regions file). */
+void rpt_markup_esc(hs_strbuf *sb, const char *s);
 void rpt_add_note(rpt_finding *f, const char *fmt, ...) HS_PRINTF_FMT(2, 3);
 void rpt_file_problem(rpt_file *f, const char *prefix, const char *text);
 void rpt_file_note(rpt_file *f, const char *fmt, ...) HS_PRINTF_FMT(2, 3);

@@ -695,11 +695,10 @@ void rpt_etl_findings(rpt *r)
 		rpt_find_storm(r, starts, n_st);
 	free(starts);
 	/* what was read, when nothing else is found: exits by image */
-	size_t n_exit = 0, n_start = 0, n_marker = 0;
+	size_t n_exit = 0, n_start = 0;
 	for (size_t i = 0; i < r->n_events; i++) {
 		n_exit += r->events[i].wk == RPT_W_EXIT;
 		n_start += r->events[i].wk == RPT_W_START;
-		n_marker += r->events[i].wk == RPT_W_MARKER;
 	}
 	if (!n_exit && !n_start)
 		return;
@@ -741,24 +740,10 @@ void rpt_etl_findings(rpt *r)
 		rpt_add_note(f, "%zu x %s exited with 0x%08" PRIX32, g[k].n, g[k].img, g[k].code);
 		rpt_add_ev(f, g[k].ev);
 	}
-	(void)n_marker;
 }
 
 /* ---- WPA Regions of Interest ---- */
 
-static void xml_esc(hs_strbuf *sb, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<': hs_sb_append(sb, "&lt;"); break;
-		case '>': hs_sb_append(sb, "&gt;"); break;
-		case '&': hs_sb_append(sb, "&amp;"); break;
-		case '"': hs_sb_append(sb, "&quot;"); break;
-		case '\'': hs_sb_append(sb, "&apos;"); break;
-		default: hs_sb_putc(sb, *s); break;
-		}
-	}
-}
 
 /* A region GUID that is the same for the same file, region and event: FNV-1a over them, shaped as a GUID
  * (version-4 and variant bits set), so two reports of one trace give one regions file. */
@@ -793,9 +778,9 @@ static void xml_region(hs_strbuf *sb, const char *file, size_t n, const char *na
 	char g[40];
 	region_guid(file, name, n, g);
 	hs_sb_printf(sb, "        <Region Guid=\"%s\" Name=\"", g);
-	xml_esc(sb, name);
+	rpt_markup_esc(sb, name);
 	hs_sb_append(sb, "\" FriendlyName=\"");
-	xml_esc(sb, friendly);
+	rpt_markup_esc(sb, friendly);
 	hs_sb_append(sb, "\">\n          <Start>\n");
 	xml_event(sb, start);
 	hs_sb_append(sb, "          </Start>\n          <Stop>\n");

@@ -617,8 +617,9 @@ void rpt_render_json(const rpt *r, hs_strbuf *sb)
 
 /* ---- HTML ---- */
 
-/* Text is valid UTF-8 already (hs_utf8_clean); only the markup characters remain. */
-static void esc(hs_strbuf *sb, const char *s)
+/* Text is valid UTF-8 already (hs_utf8_clean); only the markup characters
+ * remain. &#39; for ' is both HTML and XML (the WPA regions file uses it too). */
+void rpt_markup_esc(hs_strbuf *sb, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
@@ -708,7 +709,7 @@ static void svg_timeline(const rpt *r, hs_strbuf *sb)
 		for (unsigned c = 0; r->files[i].opened && c < r->files[i].cpus && k < n_cov; c++)
 			if (r->files[i].cpu_n[c]) {
 				hs_sb_printf(sb, "<text x=\"4\" y=\"%.0f\" class=\"cl\">", 30 + ev_h + 8 + cov_h * (double)k + 9);
-				esc(sb, r->files[i].name);
+				rpt_markup_esc(sb, r->files[i].name);
 				hs_sb_printf(sb, " cpu %u</text>\n", c);
 				k++;
 			}
@@ -732,7 +733,7 @@ static void svg_timeline(const rpt *r, hs_strbuf *sb)
 					     "<rect x=\"0\" y=\"%.0f\" width=\"%.3f\" height=\"%.0f\" class=\"gone\"><title>cpu %u "
 					     "of ",
 					     y, a, cov_h - 4, c);
-				esc(sb, f->name);
+				rpt_markup_esc(sb, f->name);
 				hs_sb_printf(sb, ": nothing before %s s (the ring does not reach back here)</title></rect>\n", x0);
 			}
 			rpt_fmt_ts(f->cpu_first[c], x0, sizeof x0);
@@ -740,7 +741,7 @@ static void svg_timeline(const rpt *r, hs_strbuf *sb)
 			hs_sb_printf(sb,
 				     "<rect x=\"%.3f\" y=\"%.0f\" width=\"%.3f\" height=\"%.0f\" class=\"held\"><title>cpu %u of ",
 				     a, y, b > a ? b - a : 0.001, cov_h - 4, c);
-			esc(sb, f->name);
+			rpt_markup_esc(sb, f->name);
 			hs_sb_printf(sb, ": %s .. %s s, %" PRIu64 " records</title></rect>\n", x0, x1, f->cpu_n[c]);
 			for (size_t h = 0; h < f->n_holes; h++) {
 				const struct rpt_hole *o = &f->holes[h];
@@ -756,7 +757,7 @@ static void svg_timeline(const rpt *r, hs_strbuf *sb)
 					     "of ",
 					     ha, hb > ha ? hb - ha : 0.001, ev_h - 4, ha, y, hb > ha ? hb - ha : 0.001, cov_h - 4,
 					     c);
-				esc(sb, f->name);
+				rpt_markup_esc(sb, f->name);
 				if (o->missed > 0)
 					hs_sb_printf(sb, ": the ring lost %" PRId64 " events between %s and %s s</title></rect>\n",
 						     o->missed, x0, x1);
@@ -773,16 +774,16 @@ static void svg_timeline(const rpt *r, hs_strbuf *sb)
 		rpt_fmt_rel(r, e->ts, rel, sizeof rel);
 		hs_sb_printf(sb, "<line x1=\"%.3f\" x2=\"%.3f\" y1=\"%.0f\" y2=\"%.0f\" class=\"tick%s\"><title>", x, x,
 			     y + 2, y + lane_h - 6, e->alert ? " alert" : "");
-		esc(sb, rel);
+		rpt_markup_esc(sb, rel);
 		hs_sb_append(sb, " ");
-		esc(sb, e->system);
+		rpt_markup_esc(sb, e->system);
 		hs_sb_append(sb, "/");
-		esc(sb, e->name);
+		rpt_markup_esc(sb, e->name);
 		hs_sb_append(sb, ": ");
-		esc(sb, e->detail);
+		rpt_markup_esc(sb, e->detail);
 		if (e->story) {
 			hs_sb_append(sb, " \xE2\x80\x94 ");
-			esc(sb, e->story);
+			rpt_markup_esc(sb, e->story);
 		}
 		hs_sb_append(sb, "</title></line>\n");
 	}
@@ -834,21 +835,21 @@ void rpt_render_html(const rpt *r, hs_strbuf *sb)
 		"svg .held{fill:#cfe8cf}svg .gone{fill:#e4e4e4}svg .holec{fill:#e74c3c}svg .hole{fill:#e74c3c;opacity:.15}\n"
 		"#tl svg.tlv{cursor:grab}\n"
 		"</style></head><body>\n<h1>hindsight report</h1>\n<p>");
-	esc(sb, r->input);
+	rpt_markup_esc(sb, r->input);
 	hs_sb_append(sb, " (");
-	esc(sb, r->input_kind);
+	rpt_markup_esc(sb, r->input_kind);
 	hs_sb_append(sb, ")</p>\n<div class=\"verdict\" id=\"verdict\">");
 	for (int i = 0; i < 2; i++)
 		if (r->verdict[i][0]) {
 			hs_sb_append(sb, "<p>");
-			esc(sb, r->verdict[i]);
+			rpt_markup_esc(sb, r->verdict[i]);
 			hs_sb_append(sb, "</p>");
 		}
 	hs_sb_append(sb, "</div>\n");
 	char m[32];
 	rpt_fmt_ts(r->moment, m, sizeof m);
 	hs_sb_append(sb, "<h2>Timeline</h2>\n<p>Seconds of the ");
-	esc(sb, r->clock[0] ? r->clock : "trace's");
+	rpt_markup_esc(sb, r->clock[0] ? r->clock : "trace's");
 	hs_sb_printf(sb,
 		     " trace clock; the dashed line is the moment (%s s). Hover a tick for its event and story.</p>\n",
 		     m);
@@ -857,17 +858,17 @@ void rpt_render_html(const rpt *r, hs_strbuf *sb)
 	for (size_t k = 0; k < r->n_findings; k++) {
 		const rpt_finding *f = &r->findings[k];
 		hs_sb_printf(sb, "<div class=\"f\" id=\"finding-%zu\"><h3>%zu. ", k + 1, k + 1);
-		esc(sb, f->title);
+		rpt_markup_esc(sb, f->title);
 		hs_sb_append(sb, " <span class=\"imp\">[");
-		esc(sb, f->kind);
+		rpt_markup_esc(sb, f->kind);
 		hs_sb_printf(sb, ", impact %d]</span></h3>\n<p>", f->impact);
-		esc(sb, f->text);
+		rpt_markup_esc(sb, f->text);
 		hs_sb_append(sb, "</p>\n");
 		if (f->n_notes) {
 			hs_sb_append(sb, "<ul>");
 			for (size_t i = 0; i < f->n_notes; i++) {
 				hs_sb_append(sb, "<li>");
-				esc(sb, f->notes[i]);
+				rpt_markup_esc(sb, f->notes[i]);
 				hs_sb_append(sb, "</li>");
 			}
 			hs_sb_append(sb, "</ul>\n");
@@ -882,16 +883,16 @@ void rpt_render_html(const rpt *r, hs_strbuf *sb)
 				char rel[32];
 				rpt_fmt_rel(r, e->ts, rel, sizeof rel);
 				hs_sb_printf(sb, "<tr><td>%s</td><td>%d</td><td>%d</td><td>", rel, e->cpu, e->pid);
-				esc(sb, e->comm);
+				rpt_markup_esc(sb, e->comm);
 				hs_sb_append(sb, "</td><td>");
-				esc(sb, e->system);
+				rpt_markup_esc(sb, e->system);
 				hs_sb_append(sb, "/");
-				esc(sb, e->name);
+				rpt_markup_esc(sb, e->name);
 				hs_sb_append(sb, "</td><td>");
-				esc(sb, e->detail);
+				rpt_markup_esc(sb, e->detail);
 				if (e->story) {
 					hs_sb_append(sb, "<br><span class=\"story\">");
-					esc(sb, e->story);
+					rpt_markup_esc(sb, e->story);
 					hs_sb_append(sb, "</span>");
 				}
 				hs_sb_append(sb, "</td></tr>\n");
@@ -899,7 +900,7 @@ void rpt_render_html(const rpt *r, hs_strbuf *sb)
 			hs_sb_append(sb, "</table>\n");
 		}
 		hs_sb_append(sb, "<p><b>Next:</b> ");
-		esc(sb, f->next);
+		rpt_markup_esc(sb, f->next);
 		hs_sb_append(sb, "</p></div>\n");
 	}
 	/* The thread: a bar of its states (inline style widths: no script), then the text's own lines. */
@@ -908,7 +909,7 @@ void rpt_render_html(const rpt *r, hs_strbuf *sb)
 	if (ntl) {
 		static const char *const colours[TS_N] = {"#2e8b57", "#e0a800", "#7fa7d9", "#c0392b", "#888", "#ccc"};
 		hs_sb_append(sb, "<h2>The thread before the moment</h2>\n<div class=\"thr\" id=\"thread\"><p>");
-		esc(sb, tl[0]);
+		rpt_markup_esc(sb, tl[0]);
 		hs_sb_append(sb, "</p>\n");
 		const rpt_thread *t = &r->thread;
 		if (t->analysed && t->cov1 > t->cov0) {
@@ -926,7 +927,7 @@ void rpt_render_html(const rpt *r, hs_strbuf *sb)
 		hs_sb_append(sb, "<ul>");
 		for (size_t i = 1; i < ntl; i++) {
 			hs_sb_append(sb, "<li>");
-			esc(sb, tl[i]);
+			rpt_markup_esc(sb, tl[i]);
 			hs_sb_append(sb, "</li>");
 		}
 		hs_sb_append(sb, "</ul></div>\n");
@@ -941,7 +942,7 @@ void rpt_render_html(const rpt *r, hs_strbuf *sb)
 	hs_strbuf txt = {0};
 	rpt_render_text(r, &txt);
 	const char *c = strstr(hs_sb_cstr(&txt), "\nCOVERAGE");
-	esc(sb, c ? c + 1 : hs_sb_cstr(&cov));
+	rpt_markup_esc(sb, c ? c + 1 : hs_sb_cstr(&cov));
 	hs_sb_free(&txt);
 	hs_sb_free(&cov);
 	hs_sb_append(sb, "</pre></div>\n</body></html>\n");
