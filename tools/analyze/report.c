@@ -109,6 +109,7 @@ void rpt_file_problem(rpt_file *f, const char *prefix, const char *text)
 }
 
 /* Appends one formatted note to a growing list; a note that cannot be kept (OOM) is dropped. */
+static void push_note(char ***notes, size_t *n, const char *fmt, va_list ap) HS_PRINTF_FMT(3, 0);
 static void push_note(char ***notes, size_t *n, const char *fmt, va_list ap)
 {
 	char **v = realloc(*notes, (*n + 1) * sizeof *v);
