@@ -390,7 +390,10 @@ int main(int argc, char **argv)
 		rc = HS_EXIT_USAGE;
 		goto out;
 	}
-	hs_plan_opts opts = {.cpus = cpus};
+	/* Asked for on the command line, the live view and the tap want every
+	 * key event as it happens (on Windows that makes sessions real time);
+	 * the view a terminal gets by default shows what streams anyway. */
+	hs_plan_opts opts = {.cpus = cpus, .stream_key_events = live || events_jsonl};
 	st = hs_plan_build(rs, platform, &opts, &plan);
 	if (st == HS_EINVAL) {
 		fprintf(stderr, "engine: profile '%s' (%s) has no %s section under 'platforms'\n", rs->name, path,

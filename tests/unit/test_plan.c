@@ -131,6 +131,26 @@ static void test_windows(const hs_ruleset *rs)
 	hs_plan_free(plan);
 }
 
+/* --live / --events-jsonl on the command line: every Windows file-circular
+ * session runs in real time (no trigger watches these), flushing each second;
+ * the buffering ring and the sampling session do not change. */
+static void test_windows_streamed(const hs_ruleset *rs)
+{
+	hs_plan *plan = NULL;
+	CHECK(hs_plan_build(rs, HS_PLATFORM_WINDOWS, &(hs_plan_opts){.stream_key_events = true}, &plan) == HS_OK);
+	if (!plan)
+		return;
+	const hs_plan_session *k = &plan->sessions[0];
+	CHECK_EQ_INT(k->etw.log_file_mode, HS_EVENT_TRACE_FILE_MODE_CIRCULAR | HS_EVENT_TRACE_REAL_TIME_MODE);
+	CHECK_EQ_INT(k->etw.flush_timer, HS_ETW_REALTIME_FLUSH_S);
+	CHECK(k->etw.realtime_for_view);
+	for (size_t i = 1; i < plan->n_sessions; i++) {
+		CHECK(!(plan->sessions[i].etw.log_file_mode & HS_EVENT_TRACE_REAL_TIME_MODE));
+		CHECK(!plan->sessions[i].etw.realtime_for_view);
+	}
+	hs_plan_free(plan);
+}
+
 static void test_linux(const hs_ruleset *rs)
 {
 	hs_plan *plan = NULL;
@@ -299,6 +319,7 @@ int main(void)
 		hs_diags_render(d, stderr, HS_FMT_TEXT);
 	if (st == HS_OK) {
 		test_windows(rs);
+		test_windows_streamed(rs);
 		test_linux(rs);
 	}
 	hs_plan *plan = NULL;

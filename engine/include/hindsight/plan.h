@@ -57,6 +57,10 @@ typedef struct {
 	uint32_t logger_name_offset, log_file_name_offset;
 	/* TraceSetInformation(TraceSampledProfileIntervalInfo), 100 ns units; 0 if none. */
 	uint32_t sample_interval_100ns;
+	/* log_file_mode has EVENT_TRACE_REAL_TIME_MODE only because the run shows
+	 * or taps every key event (hs_plan_opts.stream_key_events), no trigger
+	 * watches the session. */
+	bool realtime_for_view;
 } hs_plan_etw;
 
 typedef struct {
@@ -117,6 +121,12 @@ typedef struct {
 
 typedef struct {
 	unsigned cpus; /* 0: this machine's CPU count (only used for linux) */
+	/* The run shows every key event as it happens (--live, --events-jsonl
+	 * given on the command line). Windows: every file-circular session then
+	 * runs in real time too, not only those a trigger watches, at the cost
+	 * of a buffer flushed to its file every second (docs/live.md). Linux
+	 * streams every file-circular session anyway. */
+	bool stream_key_events;
 } hs_plan_opts;
 
 /* Builds the plan for `platform` from rules that loaded without errors.

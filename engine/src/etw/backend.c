@@ -5,7 +5,6 @@
 
 #include "etw/etw.h"
 #include "hindsight/backend.h"
-#include "plan/etw_realtime.h"
 #include "util/strbuf.h"
 
 struct hs_backend {
@@ -80,17 +79,19 @@ static void report_running(hs_backend *b, hs_etw_session *s)
 static hs_status open_consumer(hs_backend *b, size_t i)
 {
 	hs_etw_session *s = &b->s[i];
+	bool for_view = s->ps->etw.realtime_for_view;
 	if (hs_etw_rt_open(&b->rt[i], s, i, b->api, b->msg) == HS_OK) {
 		hs_etw_say(b->msg, HS_MSG_INFO,
-			   "session %s: real-time consumer attached; triggers see its events about 1 s "
+			   "session %s: real-time consumer attached; %s see its events about 1 s "
 			   "after they happen",
-			   s->ps->session->name);
+			   s->ps->session->name, for_view ? "the live view and the tap" : "triggers");
 		return HS_OK;
 	}
 	hs_etw_say(b->msg, HS_MSG_WARN,
-		   "session %s: no real-time consumer, so triggers cannot see its events (only manual snapshots "
-		   "work); starting it again without real-time mode",
-		   s->ps->session->name);
+		   "session %s: no real-time consumer, so %s cannot see its events (%s); starting it again "
+		   "without real-time mode",
+		   s->ps->session->name, for_view ? "the live view and the tap" : "triggers",
+		   for_view ? "they still go to its file" : "only manual snapshots work");
 	hs_status st = hs_etw_session_stop(s, b->api, b->msg);
 	if (st != HS_OK)
 		return st;
@@ -206,7 +207,7 @@ static hs_status etw_start(const hs_plan *plan, const char *run_dir, const hs_ba
 	hs_etw_marker_register(&b->marker, api, msg);
 	for (size_t i = 0; i < b->n; i++) {
 		hs_etw_session *s = &b->s[i];
-		s->realtime = hs_etw_session_wants_realtime(plan, i);
+		s->realtime = (s->ps->etw.log_file_mode & EVENT_TRACE_REAL_TIME_MODE) != 0; /* the plan decides */
 		st = hs_etw_session_start(s, api, msg);
 		if (st == HS_OK && s->realtime)
 			st = open_consumer(b, i);
@@ -299,10 +300,22 @@ static hs_status etw_set_observer(hs_backend *b, hs_key_event_fn fn, void *ctx)
 	if (!fn)
 		return HS_OK;
 	/* Only sessions with a real-time consumer stream (those a trigger
-	 * watches); with none, fn would never be called: say so. */
-	for (size_t i = 0; i < b->n; i++)
+	 * watches, or all key-event sessions with --live / --events-jsonl);
+	 * the others' events reach their files only, which the view must not
+	 * hide. With none, fn would never be called: say so. */
+	size_t streaming = 0;
+	for (size_t i = 0; i < b->n; i++) {
 		if (b->rt[i])
-			return HS_OK;
+			streaming++;
+		else if (b->s[i].ps->session->mode == HS_MODE_FILE_CIRCULAR)
+			hs_etw_say(b->msg, HS_MSG_INFO,
+				   "session %s: its key events go to its file only, not to the live view or the tap "
+				   "(no trigger watches it; --live or --events-jsonl on the command line streams it, "
+				   "ETW then flushing a buffer to the file every second)",
+				   b->s[i].ps->session->name);
+	}
+	if (streaming)
+		return HS_OK;
 	b->observer = NULL;
 	b->observer_ctx = NULL;
 	return HS_EUNSUPPORTED;

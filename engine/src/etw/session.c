@@ -31,7 +31,7 @@ hs_status hs_etw_session_init(hs_etw_session *s, const hs_plan_session *ps, cons
 }
 
 /* The plan's properties, with real-time mode as the session asks for it
- * (whether or not the plan carries it yet: plan/etw_realtime.h). A real-time session
+ * (the plan's flag, or off when no consumer could be opened). A real-time session
  * flushes every second: Logging Mode Constants says a real-time session with
  * a file mode does so anyway, EVENT_TRACE_PROPERTIES that a real-time
  * logger's FlushTimer 0 means 1 s; an explicit longer timer (the rules' 60 s

@@ -18,9 +18,11 @@
  * flushes every buffer once a second (docs/windows-backend.md, "Real-time
  * consumer").
  *
- * The plan should carry the flag itself (hs_plan_etw.log_file_mode, so that
- * `engine --plan` shows it); until it does, the backend ORs
- * HS_EVENT_TRACE_REAL_TIME_MODE into what StartTraceW receives.
+ * hs_plan_build ORs HS_EVENT_TRACE_REAL_TIME_MODE into the session's
+ * hs_plan_etw.log_file_mode (so `engine --plan` shows it) for these sessions,
+ * and for every file-circular one when the run streams key events to the
+ * live view or the tap (hs_plan_opts.stream_key_events); the backend follows
+ * the plan's flag.
  */
 static inline bool hs_etw_session_wants_realtime(const hs_plan *plan, size_t i)
 {

@@ -358,12 +358,18 @@ hs_status hs_plan_build(const hs_ruleset *rs, hs_platform platform, const hs_pla
 		goto oom;
 	/* Windows: a key-event session a trigger watches also runs in real time
 	 * (the engine's consumer feeds the triggers), flushing every second so
-	 * events reach it without waiting for the rules' flush interval. */
-	for (size_t i = 0; platform == HS_PLATFORM_WINDOWS && i < plan->n_sessions; i++)
-		if (hs_etw_session_wants_realtime(plan, i)) {
-			plan->sessions[i].etw.log_file_mode |= HS_EVENT_TRACE_REAL_TIME_MODE;
-			plan->sessions[i].etw.flush_timer = HS_ETW_REALTIME_FLUSH_S;
+	 * events reach it without waiting for the rules' flush interval; so does
+	 * every key-event session when the run asked to see its events live. */
+	for (size_t i = 0; platform == HS_PLATFORM_WINDOWS && i < plan->n_sessions; i++) {
+		hs_plan_session *ps = &plan->sessions[i];
+		bool for_triggers = hs_etw_session_wants_realtime(plan, i);
+		bool for_view = opts && opts->stream_key_events && ps->session->mode == HS_MODE_FILE_CIRCULAR;
+		if (for_triggers || for_view) {
+			ps->etw.log_file_mode |= HS_EVENT_TRACE_REAL_TIME_MODE;
+			ps->etw.flush_timer = HS_ETW_REALTIME_FLUSH_S;
+			ps->etw.realtime_for_view = !for_triggers;
 		}
+	}
 	*out = plan;
 	return HS_OK;
 oom:

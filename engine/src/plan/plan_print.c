@@ -98,9 +98,11 @@ static void text_windows_session(hs_strbuf *sb, const hs_plan_session *ps)
 	 * when idle (Logging Mode Constants), which bounds the file's history. */
 	if ((e->log_file_mode & HS_EVENT_TRACE_REAL_TIME_MODE) && e->buffer_size_kb && e->flush_timer)
 		hs_sb_printf(sb,
-			     " (real time: the engine's consumer sees the triggers' events within about a second; ETW "
+			     " (real time: the engine's consumer sees %s within about a second; ETW "
 			     "then writes at least one %u KB buffer a second, so the %u MB file holds at most %.1f h, "
 			     "less when busy)",
+			     e->realtime_for_view ? "the key events for the live view and the tap"
+						  : "the triggers' events",
 			     e->buffer_size_kb, e->max_file_mb,
 			     (double)e->max_file_mb * 1024.0 / e->buffer_size_kb * e->flush_timer / 3600.0);
 	hs_sb_putc(sb, '\n');

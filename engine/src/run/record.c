@@ -586,6 +586,11 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 			   "WARNING: the %s backend cannot watch events as they happen; only manual triggers "
 			   "(%s) will take snapshots",
 			   ops->name, hs_os_snapshot_hint());
+	if (!observing && (live || jsonl))
+		hs_msg_say(msg, HS_MSG_WARN, "run",
+			   "WARNING: the %s backend streams no key event as it happens in this run: the live view "
+			   "shows the status only and the tap stays empty (the events still go to the key-event files)",
+			   ops->name);
 	hs_os_set_busy(NULL);
 	hs_msg_say(msg, HS_MSG_INFO, "run", "recording; %s saves the rings and stops", hs_os_stop_hint());
 	hs_msg_say(msg, HS_MSG_INFO, "run",
