@@ -17,25 +17,43 @@
 #include "hindsight/strbuf.h"
 #include "run/ctl.h"
 #include "run/ctl_json.h"
+#include "run/os.h"
 
-#ifndef _WIN32
 #include <dirent.h>
+#include <sys/stat.h>
+#ifdef _WIN32
+#include "etw/etw.h"
+#include "etw/etw_api.h"
+#else
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 #endif
 
+/* The option that names the channel instead of the profile. */
+#ifdef _WIN32
+#define CHAN_OPT "--pipe"
+#define CHAN_ARG "NAME"
+#else
+#define CHAN_OPT "--socket"
+#define CHAN_ARG "PATH"
+#endif
+
 static void ctl_usage(FILE *f)
 {
-	fputs("usage: engine ctl [--rules PROFILE | --socket PATH] status [--json]\n"
-	      "       engine ctl [--rules PROFILE | --socket PATH] snapshot [--name N]\n"
-	      "       engine ctl [--rules PROFILE | --socket PATH] stop\n"
+	fputs("usage: engine ctl [--rules PROFILE | " CHAN_OPT " " CHAN_ARG "] status [--json]\n"
+	      "       engine ctl [--rules PROFILE | " CHAN_OPT " " CHAN_ARG "] snapshot [--name N]\n"
+	      "       engine ctl [--rules PROFILE | " CHAN_OPT " " CHAN_ARG "] stop\n"
 	      "\n"
+#ifdef _WIN32
+	      "Asks the engine recording PROFILE (default stutter.yaml) through its control pipe,\n"
+	      "\\\\.\\pipe\\hindsight-ctl-<profile>-<hash of the full run.dir> (docs/ctl.md):\n"
+#else
 	      "Asks the engine recording PROFILE (default stutter.yaml) through its control socket,\n"
 	      "<run.dir>/.ctl-<profile>.sock under the working directory (docs/ctl.md):\n"
+#endif
 	      "  status      what it records now (--json: the status document)\n"
 	      "  snapshot    take a snapshot as SIGUSR1 does and wait for its folder (--name N: the folder\n"
 	      "              is <NNN>-N); prints the folder's path; recording goes on\n"
@@ -57,24 +75,8 @@ static void say(hs_msg_level level, const char *fmt, ...)
 	va_end(ap);
 }
 
-#ifdef _WIN32
-
-int hs_ctl_main(int argc, char **argv, const char *argv0, const hs_msg *msg)
-{
-	(void)argv0;
-	g_msg = msg;
-	if (argc > 0 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
-		ctl_usage(stdout);
-		return HS_EXIT_OK;
-	}
-	say(HS_MSG_ERROR, "engine ctl is not supported on Windows yet (the named-pipe channel is not built); "
-			  "Ctrl+Break takes a snapshot, Ctrl+C stops");
-	return HS_EXIT_NO_BACKEND;
-}
-
-#else
-
-/* The socket of the profile's engine: <run.dir>/.ctl-<name>.sock, from the rules. */
+/* The channel of the profile's engine, from the rules: <run.dir>/.ctl-<name>.sock
+ * (Linux), \\.\pipe\hindsight-ctl-<name>-<hash> (Windows). */
 static char *socket_of_rules(const char *rules, const char *argv0, int *rc)
 {
 	char *tried = NULL, *path = hs_rules_resolve(rules, argv0, &tried), *sock = NULL;
@@ -97,7 +99,7 @@ static char *socket_of_rules(const char *rules, const char *argv0, int *rc)
 		say(HS_MSG_ERROR, "%s is not a profile with a run folder (run.dir); give the engine's --rules", path);
 		goto out;
 	}
-	if ((sock = hs_ctl_socket_path(rs->run.dir, rs->name)))
+	if ((sock = hs_ctl_channel_name(rs->run.dir, rs->name)))
 		*rc = HS_EXIT_OK;
 out:
 	hs_rules_free(rs);
@@ -107,7 +109,173 @@ out:
 	return sock;
 }
 
-static int connect_to(const char *path)
+/* ---- The channel: a connected socket or pipe, and the few things the
+ * commands need from the platform. Everything else is shared. ---- */
+
+static uint64_t now_ms(void)
+{
+	return hs_os_monotonic_ms();
+}
+
+#ifdef _WIN32
+
+typedef struct {
+	HANDLE pipe;
+	OVERLAPPED ov;
+} chan;
+
+static const char *err_name(DWORD err, char *buf, size_t n)
+{
+	const char *s = hs_etw_error_name(err);
+	if (s)
+		return s;
+	snprintf(buf, n, "Win32 error %lu", (unsigned long)err);
+	return buf;
+}
+
+/* Opens the pipe; on failure the exit status, negated (said). */
+static int chan_open(const char *name, chan *ch)
+{
+	const hs_etw_api *api = hs_etw_api_get();
+	WCHAR w[512];
+	char eb[40];
+	DWORD err;
+	memset(ch, 0, sizeof(*ch));
+	if (hs_etw_widen(name, w, sizeof(w) / sizeof(w[0])) != HS_OK) {
+		say(HS_MSG_ERROR, "the pipe name %s is too long", name);
+		return -HS_EXIT_USAGE;
+	}
+	uint64_t until = now_ms() + HS_CTL_PIPE_BUSY_WAIT_MS;
+	for (;;) {
+		err = api->pipe_open(w, &ch->pipe);
+		if (err != ERROR_PIPE_BUSY)
+			break;
+		/* Every instance is taken: wait for one (learn.microsoft.com,
+		 * WaitNamedPipeW), then race for it again. */
+		uint64_t now = now_ms();
+		if (now >= until)
+			break;
+		DWORD werr = api->pipe_wait(w, (DWORD)(until - now));
+		if (werr && werr != ERROR_SEM_TIMEOUT) {
+			err = werr;
+			break;
+		}
+	}
+	if (!err && (err = api->event_create(&ch->ov.hEvent))) {
+		api->close_handle(ch->pipe);
+		ch->pipe = NULL;
+	}
+	if (!err)
+		return 0;
+	if (err == ERROR_FILE_NOT_FOUND)
+		say(HS_MSG_ERROR, "no engine is running for this profile (no control pipe %s)", name);
+	else if (err == ERROR_PIPE_BUSY)
+		say(HS_MSG_ERROR, "no engine answers on %s (every instance stayed busy for %d s)", name,
+		    HS_CTL_PIPE_BUSY_WAIT_MS / 1000);
+	else if (err == ERROR_ACCESS_DENIED)
+		say(HS_MSG_ERROR, "permission denied on %s: only the engine's user at the engine's integrity level (or "
+				  "LocalSystem) may control it",
+		    name);
+	else
+		say(HS_MSG_ERROR, "cannot open %s: %s", name, err_name(err, eb, sizeof eb));
+	return err == ERROR_ACCESS_DENIED ? -HS_EXIT_NOT_PRIVILEGED : -HS_EXIT_RUN_FAILED;
+}
+
+static void chan_close(chan *ch)
+{
+	const hs_etw_api *api = hs_etw_api_get();
+	api->close_handle(ch->pipe);
+	api->close_handle(ch->ov.hEvent);
+}
+
+/* Writes all of buf; false (said) when the engine is gone. */
+static bool chan_send(chan *ch, const char *buf, size_t len)
+{
+	const hs_etw_api *api = hs_etw_api_get();
+	char eb[40];
+	DWORD n, err = api->io_write(ch->pipe, buf, (DWORD)len, &ch->ov, &n);
+	if (err == ERROR_IO_PENDING && !(err = api->wait_object(ch->ov.hEvent, HS_CTL_REPLY_WAIT_MS)))
+		err = api->io_result(ch->pipe, &ch->ov, &n, FALSE);
+	if (err == WAIT_TIMEOUT) {
+		api->io_cancel(ch->pipe, &ch->ov);
+		api->io_result(ch->pipe, &ch->ov, &n, TRUE);
+	}
+	if (!err && n == len)
+		return true;
+	say(HS_MSG_ERROR, "cannot send the request: %s", err_name(err ? err : ERROR_WRITE_FAULT, eb, sizeof eb));
+	return false;
+}
+
+/* > 0 bytes read, 0 the end of the stream, -1 nothing within wait_ms, -2 an error. */
+static ptrdiff_t chan_read(chan *ch, char *buf, size_t len, uint64_t wait_ms)
+{
+	const hs_etw_api *api = hs_etw_api_get();
+	DWORD n, err = api->io_read(ch->pipe, buf, (DWORD)len, &ch->ov, &n);
+	if (err == ERROR_IO_PENDING) {
+		err = api->wait_object(ch->ov.hEvent, wait_ms > 0xfffffffeu ? 0xfffffffeu : (DWORD)wait_ms);
+		if (err == WAIT_TIMEOUT) {
+			/* The buffer is the kernel's until the cancel is done (CancelIoEx). */
+			api->io_cancel(ch->pipe, &ch->ov);
+			api->io_result(ch->pipe, &ch->ov, &n, TRUE);
+			return -1;
+		}
+		if (!err)
+			err = api->io_result(ch->pipe, &ch->ov, &n, FALSE);
+	}
+	if (err == ERROR_BROKEN_PIPE || err == ERROR_PIPE_NOT_CONNECTED)
+		return 0; /* the engine closed its end */
+	if (err)
+		return -2;
+	return n;
+}
+
+/* Whether the engine still serves the pipe: WaitNamedPipeW says
+ * ERROR_FILE_NOT_FOUND once its last instance is gone. */
+static bool engine_alive(const char *name)
+{
+	WCHAR w[512];
+	if (hs_etw_widen(name, w, sizeof(w) / sizeof(w[0])) != HS_OK)
+		return false;
+	return hs_etw_api_get()->pipe_wait(w, 1) != ERROR_FILE_NOT_FOUND;
+}
+
+/* Waits up to ms for the process to exit: true when it has (or is not there). */
+static bool process_exited(unsigned long pid, uint64_t ms)
+{
+	const hs_etw_api *api = hs_etw_api_get();
+	HANDLE h;
+	if (api->open_process((DWORD)pid, &h))
+		return true; /* ERROR_INVALID_PARAMETER: no such process any more */
+	DWORD err = api->wait_process(h, (DWORD)ms);
+	api->close_handle(h);
+	return err != WAIT_TIMEOUT;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	hs_etw_api_get()->sleep(ms);
+}
+
+/* File times: whole seconds are enough against a start taken a second early. */
+typedef time_t stamp;
+
+static stamp stamp_now(void)
+{
+	return time(NULL) - 1;
+}
+
+static bool changed_since(const struct stat *st, const stamp *t0)
+{
+	return st->st_mtime >= *t0;
+}
+
+#else
+
+typedef struct {
+	int fd;
+} chan;
+
+static int chan_open(const char *path, chan *ch)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof(sa.sun_path)) {
@@ -120,8 +288,10 @@ static int connect_to(const char *path)
 		say(HS_MSG_ERROR, "socket: %s", strerror(errno));
 		return -HS_EXIT_RUN_FAILED;
 	}
-	if (!connect(fd, (struct sockaddr *)&sa, sizeof sa))
-		return fd;
+	if (!connect(fd, (struct sockaddr *)&sa, sizeof sa)) {
+		ch->fd = fd;
+		return 0;
+	}
 	int e = errno;
 	close(fd);
 	if (e == ENOENT)
@@ -135,16 +305,100 @@ static int connect_to(const char *path)
 	return e == EACCES || e == EPERM ? -HS_EXIT_NOT_PRIVILEGED : -HS_EXIT_RUN_FAILED;
 }
 
-static uint64_t now_ms(void)
+static void chan_close(chan *ch)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	close(ch->fd);
 }
+
+static bool chan_send(chan *ch, const char *buf, size_t len)
+{
+	size_t off = 0;
+	while (off < len) {
+		ssize_t n = send(ch->fd, buf + off, len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			say(HS_MSG_ERROR, "cannot send the request: %s", strerror(errno));
+			return false;
+		}
+		off += (size_t)n;
+	}
+	return true;
+}
+
+static ptrdiff_t chan_read(chan *ch, char *buf, size_t len, uint64_t wait_ms)
+{
+	uint64_t until = now_ms() + wait_ms;
+	for (;;) {
+		uint64_t now = now_ms();
+		struct pollfd p = {.fd = ch->fd, .events = POLLIN};
+		int r = now >= until ? 0 : poll(&p, 1, (int)(until - now));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		ssize_t n = read(ch->fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 ? 0 : n; /* an error ends the stream as its end does */
+	}
+}
+
+static bool engine_alive(const char *sock)
+{
+	struct stat st;
+	return !stat(sock, &st);
+}
+
+/* True while pid is a process that has not exited (a zombie has). */
+static bool process_alive(unsigned long pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%lu/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *paren = strrchr(buf, ')');
+	return !(paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'));
+}
+
+static bool process_exited(unsigned long pid, uint64_t ms)
+{
+	uint64_t until = now_ms() + ms;
+	while (process_alive(pid) && now_ms() < until)
+		usleep(50000);
+	return !process_alive(pid);
+}
+
+static void sleep_ms(unsigned ms)
+{
+	usleep(ms * 1000u);
+}
+
+/* File times are the realtime clock's; a folder older than this is not ours. */
+typedef struct timespec stamp;
+
+static stamp stamp_now(void)
+{
+	struct timespec t0;
+	clock_gettime(CLOCK_REALTIME, &t0);
+	t0.tv_sec -= 1; /* file systems with coarse timestamps (ext4 jiffies) may round down */
+	return t0;
+}
+
+static bool changed_since(const struct stat *st, const stamp *t0)
+{
+	return !(st->st_mtim.tv_sec < t0->tv_sec || (st->st_mtim.tv_sec == t0->tv_sec && st->st_mtim.tv_nsec < t0->tv_nsec));
+}
+
+#endif
 
 /* One reply line (without its newline) into line; false (said) on the end of
  * the stream, a timeout or a line past HS_CTL_MAX_REPLY_BYTES. */
-static bool read_line(int fd, hs_strbuf *line, int wait_ms)
+static bool read_line(chan *ch, hs_strbuf *line, int wait_ms)
 {
 	uint64_t until = now_ms() + (uint64_t)wait_ms;
 	char buf[4096];
@@ -156,17 +410,11 @@ static bool read_line(int fd, hs_strbuf *line, int wait_ms)
 			return true;
 		}
 		uint64_t now = now_ms();
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		int r = now >= until ? 0 : poll(&p, 1, (int)(until - now));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
+		ptrdiff_t n = now >= until ? -1 : chan_read(ch, buf, sizeof buf, until - now);
+		if (n == -1) {
 			say(HS_MSG_ERROR, "the engine did not answer within %d s", wait_ms / 1000);
 			return false;
 		}
-		ssize_t n = read(fd, buf, sizeof buf);
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n <= 0) {
 			say(HS_MSG_ERROR, "the engine closed the connection without a complete reply");
 			return false;
@@ -180,24 +428,15 @@ static bool read_line(int fd, hs_strbuf *line, int wait_ms)
 }
 
 /* Sends one request and reads its reply: the parsed object, or NULL with rc set. */
-static hs_ctl_val *ask(int fd, const char *request, int *rc)
+static hs_ctl_val *ask(chan *ch, const char *request, int *rc)
 {
 	hs_strbuf line = {0};
 	hs_ctl_val *reply = NULL;
 	char why[128] = "";
-	size_t len = strlen(request), off = 0;
 	*rc = HS_EXIT_RUN_FAILED;
-	while (off < len) {
-		ssize_t n = send(fd, request + off, len - off, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			say(HS_MSG_ERROR, "cannot send the request: %s", strerror(errno));
-			goto out;
-		}
-		off += (size_t)n;
-	}
-	if (!read_line(fd, &line, HS_CTL_REPLY_WAIT_MS))
+	if (!chan_send(ch, request, strlen(request)))
+		goto out;
+	if (!read_line(ch, &line, HS_CTL_REPLY_WAIT_MS))
 		goto out;
 	reply = hs_ctl_val_parse(line.buf, line.len, why, sizeof why);
 	const hs_ctl_val *ok = hs_ctl_val_get(reply, "ok");
@@ -307,10 +546,10 @@ static void print_text(const hs_ctl_val *v, int indent, bool named)
 	}
 }
 
-static int do_status(int fd, bool json)
+static int do_status(chan *ch, bool json)
 {
 	int rc;
-	hs_ctl_val *reply = ask(fd, "{\"id\":1,\"cmd\":\"status\"}\n", &rc);
+	hs_ctl_val *reply = ask(ch, "{\"id\":1,\"cmd\":\"status\"}\n", &rc);
 	if (!reply)
 		return rc;
 	const hs_ctl_val *st = hs_ctl_val_get(reply, "status");
@@ -337,7 +576,7 @@ static int do_status(int fd, bool json)
 /* A snapshot folder this request made: a final name (no leading '.'), ending
  * in -<name> when one was given, changed since the request (t0) and whose
  * snapshot.json says engine ctl asked for it. */
-static bool folder_is_ours(const char *dir, const char *entry, const char *name, const struct timespec *t0)
+static bool folder_is_ours(const char *dir, const char *entry, const char *name, const stamp *t0)
 {
 	if (entry[0] < '0' || entry[0] > '9')
 		return false;
@@ -351,7 +590,7 @@ static bool folder_is_ours(const char *dir, const char *entry, const char *name,
 	snprintf(path, sizeof path, "%s/%s", dir, entry);
 	if (stat(path, &st) || !S_ISDIR(st.st_mode))
 		return false;
-	if (st.st_mtim.tv_sec < t0->tv_sec || (st.st_mtim.tv_sec == t0->tv_sec && st.st_mtim.tv_nsec < t0->tv_nsec))
+	if (!changed_since(&st, t0))
 		return false;
 	snprintf(path, sizeof path, "%s/%s/snapshot.json", dir, entry);
 	FILE *f = fopen(path, "rb");
@@ -364,7 +603,7 @@ static bool folder_is_ours(const char *dir, const char *entry, const char *name,
 	return strstr(buf, "engine ctl snapshot") != NULL;
 }
 
-static int do_snapshot(int fd, const char *name, const char *sock)
+static int do_snapshot(chan *ch, const char *name, const char *sock)
 {
 	int rc;
 	char clean[HS_CTL_MAX_NAME_CHARS + 1];
@@ -379,11 +618,8 @@ static int do_snapshot(int fd, const char *name, const char *sock)
 		hs_json_escape(&req, name);
 	}
 	hs_sb_append(&req, "}\n");
-	/* File times are the realtime clock's; a folder older than this is not ours. */
-	struct timespec t0;
-	clock_gettime(CLOCK_REALTIME, &t0);
-	t0.tv_sec -= 1; /* file systems with coarse timestamps (ext4 jiffies) may round down */
-	hs_ctl_val *reply = ask(fd, req.oom ? "" : hs_sb_cstr(&req), &rc);
+	stamp t0 = stamp_now();
+	hs_ctl_val *reply = ask(ch, req.oom ? "" : hs_sb_cstr(&req), &rc);
 	hs_sb_free(&req);
 	if (!reply)
 		return rc;
@@ -406,13 +642,12 @@ static int do_snapshot(int fd, const char *name, const char *sock)
 				snprintf(found, sizeof found, "%s/%s", dir, e->d_name);
 		if (d)
 			closedir(d);
-		struct stat st;
-		if (!found[0] && stat(sock, &st)) {
+		if (!found[0] && !engine_alive(sock)) {
 			say(HS_MSG_ERROR, "the engine stopped before the snapshot folder was complete");
 			break;
 		}
 		if (!found[0])
-			usleep(100000);
+			sleep_ms(100);
 	}
 	hs_ctl_val_free(reply);
 	if (!found[0]) {
@@ -426,25 +661,10 @@ static int do_snapshot(int fd, const char *name, const char *sock)
 	return HS_EXIT_OK;
 }
 
-/* True while pid is a process that has not exited (a zombie has). */
-static bool process_alive(unsigned long pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%lu/stat", pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return kill((pid_t)pid, 0) == 0 || errno == EPERM;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *paren = strrchr(buf, ')');
-	return !(paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'));
-}
-
-static int do_stop(int fd)
+static int do_stop(chan *ch)
 {
 	int rc;
-	hs_ctl_val *reply = ask(fd, "{\"id\":1,\"cmd\":\"stop\"}\n", &rc);
+	hs_ctl_val *reply = ask(ch, "{\"id\":1,\"cmd\":\"stop\"}\n", &rc);
 	if (!reply)
 		return rc;
 	const hs_ctl_val *pv = hs_ctl_val_get(reply, "pid");
@@ -457,24 +677,17 @@ static int do_stop(int fd)
 	char buf[256];
 	for (;;) {
 		uint64_t now = now_ms();
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		int r = now >= until ? 0 : poll(&p, 1, (int)(until - now));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r == 0) {
+		ptrdiff_t n = now >= until ? -1 : chan_read(ch, buf, sizeof buf, until - now);
+		if (n == -1) {
 			say(HS_MSG_ERROR, "the engine (pid %lu) has not finished within %d s", pid, HS_CTL_STOP_WAIT_S);
 			hs_ctl_val_free(reply);
 			return HS_EXIT_RUN_FAILED;
 		}
-		ssize_t n = read(fd, buf, sizeof buf);
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n <= 0)
 			break;
 	}
-	while (pid && process_alive(pid) && now_ms() < until)
-		usleep(50000);
-	if (pid && process_alive(pid)) {
+	uint64_t now = now_ms();
+	if (pid && !process_exited(pid, until > now ? until - now : 0)) {
 		say(HS_MSG_ERROR, "the engine (pid %lu) closed its channel but has not exited", pid);
 		hs_ctl_val_free(reply);
 		return HS_EXIT_RUN_FAILED;
@@ -494,7 +707,7 @@ int hs_ctl_main(int argc, char **argv, const char *argv0, const hs_msg *msg)
 		bool has_val = i + 1 < argc;
 		if (!strcmp(a, "--rules") && has_val && !cmd) {
 			rules = argv[++i];
-		} else if (!strcmp(a, "--socket") && has_val && !cmd) {
+		} else if (!strcmp(a, CHAN_OPT) && has_val && !cmd) {
 			sock_arg = argv[++i];
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			ctl_usage(stdout);
@@ -512,7 +725,7 @@ int hs_ctl_main(int argc, char **argv, const char *argv0, const hs_msg *msg)
 		}
 	}
 	if (!cmd || (rules && sock_arg)) {
-		say(HS_MSG_ERROR, "%s", !cmd ? "ctl needs status, snapshot or stop" : "ctl takes --rules or --socket, not both");
+		say(HS_MSG_ERROR, "%s", !cmd ? "ctl needs status, snapshot or stop" : "ctl takes --rules or " CHAN_OPT ", not both");
 		ctl_usage(stderr);
 		return HS_EXIT_USAGE;
 	}
@@ -520,22 +733,23 @@ int hs_ctl_main(int argc, char **argv, const char *argv0, const hs_msg *msg)
 	char *sock = sock_arg ? strdup(sock_arg) : socket_of_rules(rules ? rules : "stutter.yaml", argv0, &rc);
 	if (!sock)
 		return rc != HS_EXIT_OK ? rc : HS_EXIT_RUN_FAILED;
+#ifndef _WIN32
 	/* A reader that goes away must not kill the client mid-write either. */
 	signal(SIGPIPE, SIG_IGN);
-	int fd = connect_to(sock);
-	if (fd < 0) {
+#endif
+	chan ch;
+	int orc = chan_open(sock, &ch);
+	if (orc < 0) {
 		free(sock);
-		return -fd;
+		return -orc;
 	}
 	if (!strcmp(cmd, "status"))
-		rc = do_status(fd, json);
+		rc = do_status(&ch, json);
 	else if (!strcmp(cmd, "snapshot"))
-		rc = do_snapshot(fd, name, sock);
+		rc = do_snapshot(&ch, name, sock);
 	else
-		rc = do_stop(fd);
-	close(fd);
+		rc = do_stop(&ch);
+	chan_close(&ch);
 	free(sock);
 	return rc;
 }
-
-#endif

@@ -413,5 +413,18 @@
 #define HS_CTL_REPLY_WAIT_MS 60000
 #define HS_CTL_SNAPSHOT_WAIT_S 300
 #define HS_CTL_STOP_WAIT_S 600
+/* Windows (run/ctl_win.c): the named pipe's buffer each way. A reply larger
+ * than this is written in pieces as the client reads (the pending-reply bound
+ * above still holds); 64 KiB takes a status document of a normal machine in
+ * one write, so a client that reads slowly costs no extra round. */
+#define HS_CTL_PIPE_BUFFER_BYTES (64 * 1024)
+/* The client's wait for a free pipe instance (ERROR_PIPE_BUSY: all
+ * HS_CTL_MAX_CLIENTS are served and one more is connected, waiting for a
+ * slot): the same bound as for a reply, since a slot frees within
+ * HS_CTL_CLIENT_IDLE_MS of a silent client. */
+#define HS_CTL_PIPE_BUSY_WAIT_MS 60000
+/* A profile's name in the pipe's name is cut to this many characters (a pipe
+ * name is at most 256; the hash of the run root keeps two profiles apart). */
+#define HS_CTL_PIPE_PROFILE_CHARS 64
 
 #endif

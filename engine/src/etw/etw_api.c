@@ -1,6 +1,7 @@
-/* etw/etw_api.c: the production hs_etw_api: the only file that calls Win32 for tracing, tokens, processes and merging. */
+/* etw/etw_api.c: the production hs_etw_api: the only file that calls Win32 for tracing, tokens, processes, merging and engine ctl's pipe. */
 #include "etw/etw_api.h"
 
+#include <sddl.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -278,6 +279,128 @@ static ULONGLONG win_system_time(void)
 	return ((ULONGLONG)ft.dwHighDateTime << 32) | ft.dwLowDateTime;
 }
 
+/* ---- engine ctl's named pipe ---- */
+
+static DWORD win_token_sid(TOKEN_INFORMATION_CLASS cls, LPWSTR out, DWORD chars)
+{
+	HANDLE tok;
+	/* TOKEN_USER and TOKEN_MANDATORY_LABEL both start with a SID_AND_ATTRIBUTES
+	 * (learn.microsoft.com, GetTokenInformation); the SID follows in the buffer. */
+	union {
+		SID_AND_ATTRIBUTES sa;
+		BYTE bytes[SECURITY_MAX_SID_SIZE + sizeof(SID_AND_ATTRIBUTES) + 64];
+	} info;
+	DWORD len = 0, err = ERROR_SUCCESS;
+	LPWSTR str = NULL;
+	if (cls != TokenUser && cls != TokenIntegrityLevel)
+		return ERROR_INVALID_PARAMETER;
+	if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &tok))
+		return GetLastError();
+	if (!GetTokenInformation(tok, cls, &info, sizeof(info), &len))
+		err = GetLastError();
+	else if (!ConvertSidToStringSidW(info.sa.Sid, &str))
+		err = GetLastError();
+	else if (wcslen(str) >= chars)
+		err = ERROR_INSUFFICIENT_BUFFER;
+	else
+		wcscpy(out, str);
+	if (str)
+		LocalFree(str);
+	CloseHandle(tok);
+	return err;
+}
+
+static DWORD win_pipe_create(LPCWSTR name, LPCWSTR sddl, BOOL first, DWORD max_instances, DWORD bytes, HANDLE *pipe)
+{
+	SECURITY_ATTRIBUTES sa = {.nLength = sizeof(sa), .bInheritHandle = FALSE};
+	if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(sddl, SDDL_REVISION_1, &sa.lpSecurityDescriptor, NULL))
+		return GetLastError();
+	DWORD open = PIPE_ACCESS_DUPLEX | FILE_FLAG_OVERLAPPED | (first ? FILE_FLAG_FIRST_PIPE_INSTANCE : 0);
+	DWORD mode = PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT | PIPE_REJECT_REMOTE_CLIENTS;
+	*pipe = CreateNamedPipeW(name, open, mode, max_instances, bytes, bytes, 0, &sa);
+	DWORD err = *pipe == INVALID_HANDLE_VALUE ? GetLastError() : ERROR_SUCCESS;
+	if (err)
+		*pipe = NULL;
+	LocalFree(sa.lpSecurityDescriptor);
+	return err;
+}
+
+static DWORD win_event_create(HANDLE *event)
+{
+	*event = CreateEventW(NULL, TRUE, FALSE, NULL);
+	return *event ? ERROR_SUCCESS : GetLastError();
+}
+
+static DWORD win_pipe_connect(HANDLE pipe, OVERLAPPED *ov)
+{
+	/* Overlapped: FALSE with ERROR_IO_PENDING or ERROR_PIPE_CONNECTED is the
+	 * normal answer (learn.microsoft.com, ConnectNamedPipe). */
+	return ConnectNamedPipe(pipe, ov) ? ERROR_SUCCESS : GetLastError();
+}
+
+static DWORD win_io_result(HANDLE h, OVERLAPPED *ov, DWORD *n, BOOL wait)
+{
+	*n = 0;
+	return GetOverlappedResult(h, ov, n, wait) ? ERROR_SUCCESS : GetLastError();
+}
+
+static DWORD win_io_read(HANDLE h, void *buf, DWORD len, OVERLAPPED *ov, DWORD *got)
+{
+	/* The count argument is NULL on an overlapped handle (learn.microsoft.com,
+	 * ReadFile: it "can be erroneous"); a read done at once is counted by
+	 * GetOverlappedResult. */
+	*got = 0;
+	if (!ReadFile(h, buf, len, NULL, ov))
+		return GetLastError();
+	return win_io_result(h, ov, got, FALSE);
+}
+
+static DWORD win_io_write(HANDLE h, const void *buf, DWORD len, OVERLAPPED *ov, DWORD *put)
+{
+	*put = 0;
+	if (!WriteFile(h, buf, len, NULL, ov))
+		return GetLastError();
+	return win_io_result(h, ov, put, FALSE);
+}
+
+static DWORD win_io_cancel(HANDLE h, OVERLAPPED *ov)
+{
+	return CancelIoEx(h, ov) ? ERROR_SUCCESS : GetLastError();
+}
+
+static DWORD win_pipe_open(LPCWSTR name, HANDLE *pipe)
+{
+	*pipe = CreateFileW(name, GENERIC_READ | GENERIC_WRITE, 0, NULL, OPEN_EXISTING,
+			    FILE_FLAG_OVERLAPPED | SECURITY_SQOS_PRESENT | SECURITY_IDENTIFICATION, NULL);
+	if (*pipe != INVALID_HANDLE_VALUE)
+		return ERROR_SUCCESS;
+	*pipe = NULL;
+	return GetLastError();
+}
+
+static DWORD win_pipe_wait(LPCWSTR name, DWORD ms)
+{
+	return WaitNamedPipeW(name, ms) ? ERROR_SUCCESS : GetLastError();
+}
+
+static DWORD win_wait_object(HANDLE h, DWORD ms)
+{
+	switch (WaitForSingleObject(h, ms)) {
+	case WAIT_OBJECT_0:
+		return ERROR_SUCCESS;
+	case WAIT_TIMEOUT:
+		return WAIT_TIMEOUT;
+	default:
+		return GetLastError();
+	}
+}
+
+static DWORD win_open_process(DWORD pid, HANDLE *process)
+{
+	*process = OpenProcess(SYNCHRONIZE, FALSE, pid);
+	return *process ? ERROR_SUCCESS : GetLastError();
+}
+
 const hs_etw_api hs_etw_api_win32 = {
 	.StartTraceW = StartTraceW,
 	.ControlTraceW = ControlTraceW,
@@ -311,6 +434,18 @@ const hs_etw_api hs_etw_api_win32 = {
 	.join_thread = win_join_thread,
 	.qpc = win_qpc,
 	.system_time = win_system_time,
+	.token_sid = win_token_sid,
+	.pipe_create = win_pipe_create,
+	.event_create = win_event_create,
+	.pipe_connect = win_pipe_connect,
+	.io_read = win_io_read,
+	.io_write = win_io_write,
+	.io_result = win_io_result,
+	.io_cancel = win_io_cancel,
+	.pipe_open = win_pipe_open,
+	.pipe_wait = win_pipe_wait,
+	.wait_object = win_wait_object,
+	.open_process = win_open_process,
 };
 
 static const hs_etw_api *current = &hs_etw_api_win32;

@@ -1,12 +1,12 @@
-/* etw/etw_api.h: the one table through which the engine calls Windows (advapi32, kernel32, KernelTraceControl); tests substitute a recorder. */
+/* etw/etw_api.h: the one table through which the engine calls Windows (advapi32, kernel32, KernelTraceControl, engine ctl's pipe); tests substitute a recorder. */
 #ifndef HS_ETW_API_H
 #define HS_ETW_API_H
 
 #include "etw/etw_win.h"
 
 /*
- * Every Windows call the ETW backend and launch mode make goes through this
- * table, so that
+ * Every Windows call the ETW backend, launch mode and engine ctl make goes
+ * through this table, so that
  *  - the set of calls is small and reviewed in one place (etw_api.c), and
  *  - tests (which run under Wine, whose ETW is a stub) can record the exact
  *    call sequence and inject the failures real Windows returns.
@@ -88,6 +88,49 @@ typedef struct hs_etw_api {
 	 * the recorder (read on every poll). */
 	ULONGLONG (*qpc)(ULONGLONG *per_second);
 	ULONGLONG (*system_time)(void);
+
+	/* ---- engine ctl's named pipe (run/ctl_win.c, the server; ctl_main.c,
+	 * the client; docs/ctl.md). Handles are the caller's to close_handle. ---- */
+	/* OpenProcessToken(TOKEN_QUERY) + GetTokenInformation(cls) +
+	 * ConvertSidToStringSidW + LocalFree: the SID of TokenUser or
+	 * TokenIntegrityLevel as "S-1-...", for an SDDL string. */
+	DWORD (*token_sid)(TOKEN_INFORMATION_CLASS cls, LPWSTR out, DWORD chars);
+	/* ConvertStringSecurityDescriptorToSecurityDescriptorW(sddl) +
+	 * CreateNamedPipeW(name, PIPE_ACCESS_DUPLEX | FILE_FLAG_OVERLAPPED
+	 * [| FILE_FLAG_FIRST_PIPE_INSTANCE when first], PIPE_TYPE_BYTE |
+	 * PIPE_READMODE_BYTE | PIPE_WAIT | PIPE_REJECT_REMOTE_CLIENTS, max,
+	 * bytes, bytes, 0, that descriptor) + LocalFree. ERROR_ACCESS_DENIED
+	 * when first and the name exists (a live engine's, or a squatter's). */
+	DWORD (*pipe_create)(LPCWSTR name, LPCWSTR sddl, BOOL first, DWORD max_instances, DWORD bytes, HANDLE *pipe);
+	/* CreateEventW: manual-reset, not signalled, unnamed (an OVERLAPPED's). */
+	DWORD (*event_create)(HANDLE *event);
+	/* ConnectNamedPipe(pipe, ov): ERROR_IO_PENDING (waiting for a client),
+	 * ERROR_PIPE_CONNECTED (one came first: connected), ERROR_NO_DATA (one
+	 * came and went), ERROR_SUCCESS. */
+	DWORD (*pipe_connect)(HANDLE pipe, OVERLAPPED *ov);
+	/* ReadFile / WriteFile on an overlapped handle: ERROR_SUCCESS with the
+	 * count (done at once), ERROR_IO_PENDING (ask io_result), or the error
+	 * (ERROR_BROKEN_PIPE: the other end closed). */
+	DWORD (*io_read)(HANDLE h, void *buf, DWORD len, OVERLAPPED *ov, DWORD *got);
+	DWORD (*io_write)(HANDLE h, const void *buf, DWORD len, OVERLAPPED *ov, DWORD *put);
+	/* GetOverlappedResult(h, ov, n, wait): ERROR_IO_INCOMPLETE while pending
+	 * (wait FALSE), ERROR_OPERATION_ABORTED once cancelled. */
+	DWORD (*io_result)(HANDLE h, OVERLAPPED *ov, DWORD *n, BOOL wait);
+	/* CancelIoEx(h, ov); ERROR_NOT_FOUND when nothing was pending. */
+	DWORD (*io_cancel)(HANDLE h, OVERLAPPED *ov);
+	/* The client: CreateFileW(name, GENERIC_READ | GENERIC_WRITE, 0, NULL,
+	 * OPEN_EXISTING, FILE_FLAG_OVERLAPPED | SECURITY_SQOS_PRESENT |
+	 * SECURITY_IDENTIFICATION): the server may identify the client, never
+	 * act as it. ERROR_FILE_NOT_FOUND (no pipe), ERROR_PIPE_BUSY (no free
+	 * instance), ERROR_ACCESS_DENIED (the DACL or the label). */
+	DWORD (*pipe_open)(LPCWSTR name, HANDLE *pipe);
+	/* WaitNamedPipeW(name, ms): ERROR_SUCCESS when an instance is free,
+	 * ERROR_SEM_TIMEOUT, ERROR_FILE_NOT_FOUND (no such pipe). */
+	DWORD (*pipe_wait)(LPCWSTR name, DWORD ms);
+	/* WaitForSingleObject(h, ms): ERROR_SUCCESS signalled, WAIT_TIMEOUT. */
+	DWORD (*wait_object)(HANDLE h, DWORD ms);
+	/* OpenProcess(SYNCHRONIZE, pid): for wait_process on an engine we stopped. */
+	DWORD (*open_process)(DWORD pid, HANDLE *process);
 } hs_etw_api;
 
 /* The production table: advapi32, kernel32 and (loaded on first use) KernelTraceControl.dll. */

@@ -1,5 +1,4 @@
-/* run/ctl.c: the control channel's server: a Unix socket in the run root, served by the recording loop without blocking. */
-#include <errno.h>
+/* run/ctl.c: the control channel's protocol, served by the recording loop without blocking over a transport (ctl_posix.c: Unix socket; ctl_win.c: named pipe). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,17 +7,10 @@
 #include "hindsight/strbuf.h"
 #include "run/ctl.h"
 #include "run/ctl_json.h"
+#include "run/ctl_transport.h"
 #include "run/os.h"
 #include "util/compat.h"
 #include "util/json.h"
-
-#ifndef _WIN32
-#include <fcntl.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <unistd.h>
-#endif
 
 char *hs_ctl_socket_path(const char *run_root, const char *profile)
 {
@@ -49,41 +41,8 @@ bool hs_ctl_name_clean(const char *name, char *out)
 	return true;
 }
 
-#ifdef _WIN32
-
-/* The Windows channel (a named pipe with an owner-only DACL) is not built yet:
- * engine ctl says so, and the engine records without one. */
-hs_ctl *hs_ctl_open(const char *run_root, const char *profile, const char *run_dir, const hs_msg *msg)
-{
-	(void)run_root;
-	(void)profile;
-	(void)run_dir;
-	hs_msg_say(msg, HS_MSG_DEBUG, "run", "no control channel: engine ctl is not supported on Windows yet");
-	return NULL;
-}
-
-bool hs_ctl_serve(hs_ctl *c, const hs_ctl_loop *loop)
-{
-	(void)c;
-	(void)loop;
-	return false;
-}
-
-const char *hs_ctl_snapshot_name(hs_ctl *c)
-{
-	(void)c;
-	return NULL;
-}
-
-void hs_ctl_close(hs_ctl *c)
-{
-	(void)c;
-}
-
-#else
-
 typedef struct {
-	int fd; /* -1: a free slot */
+	hs_ctl_conn *conn; /* NULL: a free slot */
 	char in[HS_CTL_MAX_REQUEST_BYTES];
 	size_t in_len;
 	hs_strbuf out;
@@ -94,10 +53,8 @@ typedef struct {
 } client;
 
 struct hs_ctl {
-	int fd;
-	char *path, *run_dir;
-	dev_t dev;
-	ino_t ino;
+	hs_ctl_tp *tp;
+	char *run_dir;
 	const hs_msg *msg;
 	client clients[HS_CTL_MAX_CLIENTS];
 	/* Snapshot names: interned (snapshots.c keeps the folder's name until
@@ -109,117 +66,32 @@ struct hs_ctl {
 	bool stop;
 };
 
-static int sockaddr_for(const char *path, struct sockaddr_un *sa)
-{
-	memset(sa, 0, sizeof(*sa));
-	sa->sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sa->sun_path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(sa->sun_path, path, strlen(path) + 1);
-	return 0;
-}
-
-/* True when a live process accepts connections on path. */
-static bool socket_alive(const char *path)
-{
-	struct sockaddr_un sa;
-	if (sockaddr_for(path, &sa))
-		return false;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return false;
-	/* A full backlog (EAGAIN) is a live listener too; only ECONNREFUSED
-	 * (nobody listens: its engine died) makes the file stale. */
-	bool alive = !connect(fd, (struct sockaddr *)&sa, sizeof sa) || errno != ECONNREFUSED;
-	close(fd);
-	return alive;
-}
-
 hs_ctl *hs_ctl_open(const char *run_root, const char *profile, const char *run_dir, const hs_msg *msg)
 {
 	hs_ctl *c = calloc(1, sizeof(*c));
-	char *tmp = NULL;
-	struct sockaddr_un sa;
-	struct stat st;
-	if (!c)
-		goto oom;
-	c->fd = -1;
-	c->msg = msg;
-	for (size_t i = 0; i < HS_CTL_MAX_CLIENTS; i++)
-		c->clients[i].fd = -1;
-	if (!(c->path = hs_ctl_socket_path(run_root, profile)) || !(c->run_dir = strdup(run_dir)))
-		goto oom;
-	hs_strbuf sb = {0};
-	hs_sb_printf(&sb, "%s.%lu.tmp", c->path, hs_getpid());
-	if (!(tmp = hs_sb_take(&sb)))
-		goto oom;
-	if (sockaddr_for(tmp, &sa)) {
-		hs_msg_say(msg, HS_MSG_WARN, "run", "no control channel (engine ctl): the path %s is too long for a socket",
-			   c->path);
+	const char *name = NULL;
+	if (!c || !(c->run_dir = strdup(run_dir))) {
+		hs_msg_say(msg, HS_MSG_WARN, "run", "no control channel (engine ctl): out of memory");
 		goto fail;
 	}
-	if (!lstat(c->path, &st)) {
-		if (!S_ISSOCK(st.st_mode)) {
-			hs_msg_say(msg, HS_MSG_WARN, "run", "no control channel (engine ctl): %s is there and is not a socket",
-				   c->path);
-			goto fail;
-		}
-		if (socket_alive(c->path)) {
-			hs_msg_say(msg, HS_MSG_WARN, "run",
-				   "no control channel (engine ctl): another engine of profile %s answers on %s", profile,
-				   c->path);
-			goto fail;
-		}
-	}
-	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (c->fd < 0)
-		goto sys_fail;
-	unlink(tmp); /* a leftover of a process with our pid that died here */
-	/* Owner-only from the moment it exists: the mode comes from the umask
-	 * at bind, so there is no window a chmod afterwards would leave open. */
-	mode_t old = umask(0177);
-	int brc = bind(c->fd, (struct sockaddr *)&sa, sizeof sa);
-	umask(old);
-	if (brc || listen(c->fd, HS_CTL_MAX_CLIENTS))
-		goto sys_fail;
-	/* Made under a private name, then renamed over the stale one: the path
-	 * always names a socket, ours once this returns. */
-	if (rename(tmp, c->path)) {
-		unlink(tmp);
-		goto sys_fail;
-	}
-	if (lstat(c->path, &st))
-		goto sys_fail;
-	c->dev = st.st_dev;
-	c->ino = st.st_ino;
-	free(tmp);
-	hs_msg_say(msg, HS_MSG_INFO, "run", "control channel %s (engine ctl status | snapshot | stop)", c->path);
+	c->msg = msg;
+	if (!(c->tp = hs_ctl_tp_open(run_root, profile, msg, &name)))
+		goto fail; /* said */
+	hs_msg_say(msg, HS_MSG_INFO, "run", "control channel %s (engine ctl status | snapshot | stop)", name);
 	return c;
-sys_fail:
-	hs_msg_say(msg, HS_MSG_WARN, "run", "no control channel (engine ctl): %s: %s", c->path, strerror(errno));
-	goto fail;
-oom:
-	hs_msg_say(msg, HS_MSG_WARN, "run", "no control channel (engine ctl): out of memory");
 fail:
-	free(tmp);
-	if (c) {
-		if (c->fd >= 0)
-			close(c->fd);
-		free(c->path);
+	if (c)
 		free(c->run_dir);
-		free(c);
-	}
+	free(c);
 	return NULL;
 }
 
-static void client_drop(client *cl)
+static void client_drop(hs_ctl *c, client *cl)
 {
-	if (cl->fd >= 0)
-		close(cl->fd);
+	if (cl->conn)
+		hs_ctl_tp_drop(c->tp, cl->conn);
 	hs_sb_free(&cl->out);
-	cl->fd = -1;
+	cl->conn = NULL;
 	cl->in_len = 0;
 	cl->out_off = 0;
 	cl->closing = cl->hold = false;
@@ -238,15 +110,12 @@ static void reply_begin(hs_strbuf *out, const hs_ctl_val *id, bool ok)
 	hs_sb_append(out, ok ? ",\"ok\":true" : ",\"ok\":false");
 }
 
-static void reply_error(hs_strbuf *out, const hs_ctl_val *id, const char *code, const char *fmt, ...)
-	HS_PRINTF_FMT(4, 5);
-static void reply_error(hs_strbuf *out, const hs_ctl_val *id, const char *code, const char *fmt, ...)
+static void reply_verror(hs_strbuf *out, const hs_ctl_val *id, const char *code, const char *fmt, va_list ap)
+	HS_PRINTF_FMT(4, 0);
+static void reply_verror(hs_strbuf *out, const hs_ctl_val *id, const char *code, const char *fmt, va_list ap)
 {
 	hs_strbuf text = {0};
-	va_list ap;
-	va_start(ap, fmt);
 	hs_sb_vprintf(&text, fmt, ap);
-	va_end(ap);
 	reply_begin(out, id, false);
 	hs_sb_append(out, ",\"code\":");
 	hs_json_escape(out, code);
@@ -254,6 +123,24 @@ static void reply_error(hs_strbuf *out, const hs_ctl_val *id, const char *code, 
 	hs_json_escape(out, hs_sb_cstr(&text));
 	hs_sb_append(out, "}\n");
 	hs_sb_free(&text);
+}
+
+static void reply_error(hs_strbuf *out, const hs_ctl_val *id, const char *code, const char *fmt, ...)
+	HS_PRINTF_FMT(4, 5);
+static void reply_error(hs_strbuf *out, const hs_ctl_val *id, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	reply_verror(out, id, code, fmt, ap);
+	va_end(ap);
+}
+
+void hs_ctl_reply_error(hs_strbuf *out, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	reply_verror(out, NULL, code, fmt, ap);
+	va_end(ap);
 }
 
 /* JSON text as one line: the writer's newlines and indentation are outside
@@ -412,12 +299,10 @@ static void client_read(hs_ctl *c, client *cl, const hs_ctl_loop *l, uint64_t no
 	for (;;) {
 		if (cl->closing || cl->hold)
 			return; /* nothing more is read from it */
-		ssize_t n = recv(cl->fd, cl->in + cl->in_len, sizeof(cl->in) - cl->in_len, MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		ptrdiff_t n = hs_ctl_tp_recv(c->tp, cl->conn, cl->in + cl->in_len, sizeof(cl->in) - cl->in_len);
+		if (n == 0)
 			return;
-		if (n <= 0) {
+		if (n < 0) {
 			/* Its end (or an error): what is queued for it is still sent. */
 			cl->closing = true;
 			return;
@@ -442,16 +327,14 @@ static void client_read(hs_ctl *c, client *cl, const hs_ctl_loop *l, uint64_t no
 }
 
 /* Sends what is queued without waiting; false when the client is gone. */
-static bool client_write(client *cl, uint64_t now)
+static bool client_write(hs_ctl *c, client *cl, uint64_t now)
 {
 	while (cl->out_off < cl->out.len) {
-		ssize_t n = send(cl->fd, cl->out.buf + cl->out_off, cl->out.len - cl->out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		ptrdiff_t n = hs_ctl_tp_send(c->tp, cl->conn, cl->out.buf + cl->out_off, cl->out.len - cl->out_off);
+		if (n == 0)
 			return cl->out.len - cl->out_off <= HS_CTL_MAX_PENDING_REPLY;
-		if (n <= 0)
-			return false; /* EPIPE, ECONNRESET: it hung up mid-reply */
+		if (n < 0)
+			return false; /* it hung up mid-reply */
 		cl->out_off += (size_t)n;
 		cl->last_ms = now;
 	}
@@ -460,43 +343,17 @@ static bool client_write(client *cl, uint64_t now)
 	return !cl->out.oom;
 }
 
-/* The peer's uid must be this engine's euid or root. */
-static bool peer_allowed(int fd, unsigned long *uid)
-{
-	struct ucred cred;
-	socklen_t len = sizeof cred;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || len != sizeof cred) {
-		*uid = (unsigned long)-1;
-		return false;
-	}
-	*uid = cred.uid;
-	return cred.uid == geteuid() || cred.uid == 0;
-}
-
+/* Takes waiting clients into the free slots (the transport refuses other users). */
 static void accept_new(hs_ctl *c, uint64_t now)
 {
 	for (size_t i = 0; i < HS_CTL_MAX_CLIENTS; i++) {
 		client *cl = &c->clients[i];
-		if (cl->fd >= 0)
+		if (cl->conn)
 			continue;
-		int fd = accept4(c->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
-			return; /* EAGAIN: nobody waiting; anything else is the client's problem, not the loop's */
-		unsigned long uid;
-		if (!peer_allowed(fd, &uid)) {
-			hs_strbuf out = {0};
-			reply_error(&out, NULL, "permission", "permission denied: uid %lu is neither the engine's (%lu) nor root",
-				    uid, (unsigned long)geteuid());
-			if (!out.oom && send(fd, out.buf, out.len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
-				/* best effort: it is refused either way */
-			}
-			hs_sb_free(&out);
-			close(fd);
-			hs_msg_say(c->msg, HS_MSG_WARN, "run", "engine ctl: refused a connection from uid %lu", uid);
-			i--; /* the slot is still free */
-			continue;
-		}
-		*cl = (client){.fd = fd, .last_ms = now};
+		hs_ctl_conn *conn = hs_ctl_tp_accept(c->tp);
+		if (!conn)
+			return; /* nobody waiting */
+		*cl = (client){.conn = conn, .last_ms = now};
 	}
 }
 
@@ -508,21 +365,21 @@ bool hs_ctl_serve(hs_ctl *c, const hs_ctl_loop *loop)
 	accept_new(c, now);
 	for (size_t i = 0; i < HS_CTL_MAX_CLIENTS; i++) {
 		client *cl = &c->clients[i];
-		if (cl->fd < 0)
+		if (!cl->conn)
 			continue;
 		client_read(c, cl, loop, now);
-		bool alive = client_write(cl, now);
+		bool alive = client_write(c, cl, now);
 		if (alive && !cl->hold && now - cl->last_ms >= HS_CTL_CLIENT_IDLE_MS) {
 			/* Connected and silent (or not reading its reply): it loses its slot. */
 			if (!cl->out.len) {
 				reply_error(&cl->out, NULL, "timeout", "no complete request within %d ms",
 					    HS_CTL_CLIENT_IDLE_MS);
-				client_write(cl, now);
+				client_write(c, cl, now);
 			}
 			alive = false;
 		}
 		if (!alive || (cl->closing && !cl->out.len))
-			client_drop(cl);
+			client_drop(c, cl);
 	}
 	/* Slots freed above take the next waiting connections at once. */
 	accept_new(c, now);
@@ -544,18 +401,10 @@ void hs_ctl_close(hs_ctl *c)
 	if (!c)
 		return;
 	for (size_t i = 0; i < HS_CTL_MAX_CLIENTS; i++)
-		client_drop(&c->clients[i]);
-	close(c->fd);
-	/* Only our own socket: an engine that replaced it (ours looked stale
-	 * to it) keeps its own. */
-	struct stat st;
-	if (!lstat(c->path, &st) && st.st_dev == c->dev && st.st_ino == c->ino)
-		unlink(c->path);
+		client_drop(c, &c->clients[i]);
+	hs_ctl_tp_close(c->tp);
 	for (size_t i = 0; i < c->n_names; i++)
 		free(c->names[i]);
-	free(c->path);
 	free(c->run_dir);
 	free(c);
 }
-
-#endif

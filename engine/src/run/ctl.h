@@ -1,4 +1,4 @@
-/* run/ctl.h: the control channel of a running recorder (engine ctl): a local socket the recording loop serves without blocking. */
+/* run/ctl.h: the control channel of a running recorder (engine ctl): a local socket or named pipe the recording loop serves without blocking. */
 #ifndef HS_RUN_CTL_H
 #define HS_RUN_CTL_H
 
@@ -16,7 +16,8 @@
  * script can branch on). Linux: a Unix stream socket in the profile's run
  * root, <run.dir>/.ctl-<profile>.sock, mode 0600 from the umask it is made
  * under, every connection's peer checked with SO_PEERCRED (the engine's euid
- * or root). Windows: not yet (hs_ctl_open says so and returns NULL).
+ * or root). Windows: a named pipe whose DACL admits the engine's user and
+ * LocalSystem only, labelled with the engine's integrity level (ctl_win.c).
  *
  * Nothing here blocks: hs_ctl_serve accepts, reads and writes what is ready
  * and returns. A line longer than HS_CTL_MAX_REQUEST_BYTES, a line that is
@@ -46,6 +47,12 @@ typedef struct {
  * client both find the socket this way. */
 char *hs_ctl_socket_path(const char *run_root, const char *profile);
 
+/* The channel's name for the engine and the client: the socket path on
+ * Linux; on Windows the pipe "\\.\pipe\hindsight-ctl-<profile>-<hash>", the
+ * hash (FNV-1a 64) of the run root's full path without case (malloc'd; NULL:
+ * out of memory or no full path). */
+char *hs_ctl_channel_name(const char *run_root, const char *profile);
+
 /* A snapshot name as it goes into a folder name: [A-Za-z0-9._-] kept, other
  * bytes '_', a leading '.' '_' (hidden names are partial folders). false
  * when it is empty or longer than HS_CTL_MAX_NAME_CHARS. out has
@@ -68,7 +75,8 @@ bool hs_ctl_serve(hs_ctl *c, const hs_ctl_loop *loop);
 const char *hs_ctl_snapshot_name(hs_ctl *c);
 
 /* Closes every connection (a client waiting on its stop request sees the end
- * of the stream: the run's files are written) and removes the socket. */
+ * of the stream: the run's files are written) and removes the socket (a
+ * pipe's name goes with its last instance). */
 void hs_ctl_close(hs_ctl *c);
 
 #endif
