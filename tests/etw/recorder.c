@@ -47,6 +47,20 @@ static struct {
 	int n;
 } counts[32];
 
+/* engine ctl's fake pipe instances (see "engine ctl's named pipe" below). */
+enum { MAX_PIPES = 4, PIPE_BASE = 0x7001, EVENT_BASE = 0x7101 };
+enum { OP_NONE, OP_CONNECT, OP_READ };
+typedef struct {
+	bool open, client_sent, reply_written;
+	int op; /* OP_CONNECT or OP_READ pending on ov */
+	bool cancelled;
+	OVERLAPPED *ov;
+	char *buf;
+	DWORD len;
+} rec_pipe;
+static rec_pipe pipes[MAX_PIPES];
+static int n_pipes, n_events;
+
 void rec_reset(void)
 {
 	hs_sb_free(&REC.log);
@@ -68,6 +82,8 @@ void rec_reset(void)
 	memset(consumers, 0, sizeof(consumers));
 	memset(threads, 0, sizeof(threads));
 	n_threads = 0;
+	memset(pipes, 0, sizeof(pipes));
+	n_pipes = n_events = 0;
 }
 
 void rec_fail(const char *fn, int nth, ULONG err)
@@ -498,6 +514,211 @@ static void rec_sleep(DWORD ms)
 	(void)ms;
 }
 
+/* ---- engine ctl's named pipe ----
+ * Instances are handles from 0x7001 on, events from 0x7101 on. Each instance
+ * remembers its pending operations by OVERLAPPED, as the kernel does; only
+ * the first one gets a client (REC.ctl_request), which is connected once the
+ * engine asks for the connect's result, sends its request into the first
+ * read, and closes its end (ERROR_BROKEN_PIPE) after a reply was written. */
+
+
+static const char *pipe_err(DWORD err)
+{
+	switch (err) {
+	case ERROR_IO_PENDING: return "ERROR_IO_PENDING";
+	case ERROR_IO_INCOMPLETE: return "ERROR_IO_INCOMPLETE";
+	case ERROR_BROKEN_PIPE: return "ERROR_BROKEN_PIPE";
+	case ERROR_OPERATION_ABORTED: return "ERROR_OPERATION_ABORTED";
+	case ERROR_PIPE_CONNECTED: return "ERROR_PIPE_CONNECTED";
+	case ERROR_ACCESS_DENIED: return "ERROR_ACCESS_DENIED";
+	case ERROR_NOT_FOUND: return "ERROR_NOT_FOUND";
+	default: return NULL;
+	}
+}
+
+static void pipe_result(DWORD err)
+{
+	const char *n = pipe_err(err);
+	if (n)
+		hs_sb_printf(&REC.log, " -> %s\n", n);
+	else
+		result(err);
+}
+
+static int pipe_of(HANDLE h)
+{
+	int i = (int)((uintptr_t)h - PIPE_BASE);
+	return i >= 0 && i < n_pipes && pipes[i].open ? i : -1;
+}
+
+static DWORD rec_token_sid(TOKEN_INFORMATION_CLASS cls, LPWSTR out, DWORD chars)
+{
+	/* A user of a domain, and an elevated (High) token. */
+	const wchar_t *sid = cls == TokenUser ? L"S-1-5-21-1004336348-1177238915-682003330-1001" : L"S-1-16-12288";
+	hs_sb_printf(&REC.log, "token_sid %s", cls == TokenUser ? "TokenUser" : "TokenIntegrityLevel");
+	DWORD err = fault("token_sid");
+	if (!err && wcslen(sid) >= chars)
+		err = ERROR_INSUFFICIENT_BUFFER;
+	if (!err) {
+		wcscpy(out, sid);
+		hs_sb_append(&REC.log, " = ");
+		wide(sid);
+	}
+	result(err);
+	return err;
+}
+
+static DWORD rec_pipe_create(LPCWSTR name, LPCWSTR sddl, BOOL first, DWORD max_instances, DWORD bytes, HANDLE *pipe)
+{
+	hs_sb_append(&REC.log, "pipe_create ");
+	wide(name);
+	hs_sb_append(&REC.log, " sddl=");
+	wide(sddl);
+	hs_sb_printf(&REC.log, " first=%s max=%lu bytes=%lu", first ? "yes" : "no", (unsigned long)max_instances,
+		     (unsigned long)bytes);
+	DWORD err = fault("pipe_create");
+	if (!err && n_pipes == MAX_PIPES)
+		err = ERROR_PIPE_BUSY;
+	if (!err) {
+		pipes[n_pipes] = (rec_pipe){.open = true};
+		*pipe = (HANDLE)(uintptr_t)(PIPE_BASE + n_pipes++);
+		hs_sb_printf(&REC.log, " = %p", (void *)*pipe);
+	}
+	result(err);
+	return err;
+}
+
+static DWORD rec_event_create(HANDLE *event)
+{
+	*event = (HANDLE)(uintptr_t)(EVENT_BASE + n_events++);
+	hs_sb_printf(&REC.log, "event_create = %p -> ok\n", (void *)*event);
+	return ERROR_SUCCESS;
+}
+
+static DWORD rec_pipe_connect(HANDLE h, OVERLAPPED *ov)
+{
+	int i = pipe_of(h);
+	hs_sb_printf(&REC.log, "pipe_connect %p", (void *)h);
+	DWORD err = i < 0 ? ERROR_INVALID_HANDLE : ERROR_IO_PENDING;
+	if (i >= 0)
+		pipes[i] = (rec_pipe){.open = true, .op = OP_CONNECT, .ov = ov};
+	pipe_result(err);
+	return err;
+}
+
+static DWORD rec_io_read(HANDLE h, void *buf, DWORD len, OVERLAPPED *ov, DWORD *got)
+{
+	int i = pipe_of(h);
+	*got = 0;
+	hs_sb_printf(&REC.log, "io_read %p len=%lu", (void *)h, (unsigned long)len);
+	DWORD err = i < 0 ? ERROR_INVALID_HANDLE : ERROR_IO_PENDING;
+	if (i >= 0) {
+		pipes[i].op = OP_READ;
+		pipes[i].ov = ov;
+		pipes[i].buf = buf;
+		pipes[i].len = len;
+		pipes[i].cancelled = false;
+	}
+	pipe_result(err);
+	return err;
+}
+
+static DWORD rec_io_write(HANDLE h, const void *buf, DWORD len, OVERLAPPED *ov, DWORD *put)
+{
+	(void)ov;
+	int i = pipe_of(h);
+	hs_sb_printf(&REC.log, "io_write %p len=%lu \"%.*s\"", (void *)h, (unsigned long)len,
+		     (int)(len && ((const char *)buf)[len - 1] == '\n' ? len - 1 : len), (const char *)buf);
+	DWORD err = i < 0 ? ERROR_INVALID_HANDLE : ERROR_SUCCESS;
+	*put = err ? 0 : len;
+	if (i >= 0)
+		pipes[i].reply_written = true;
+	pipe_result(err);
+	return err;
+}
+
+static DWORD rec_io_result(HANDLE h, OVERLAPPED *ov, DWORD *n, BOOL wait)
+{
+	int i = pipe_of(h);
+	*n = 0;
+	hs_sb_printf(&REC.log, "io_result %p %s%s", (void *)h,
+		     i < 0 ? "?" : pipes[i].op == OP_CONNECT ? "connect" : pipes[i].op == OP_READ ? "read" : "none",
+		     wait ? " wait" : "");
+	DWORD err = ERROR_INVALID_HANDLE;
+	if (i >= 0 && pipes[i].ov == ov && pipes[i].op != OP_NONE) {
+		bool client = i == 0 && REC.ctl_request;
+		if (pipes[i].cancelled) {
+			err = ERROR_OPERATION_ABORTED;
+		} else if (pipes[i].op == OP_CONNECT) {
+			err = client ? ERROR_SUCCESS : ERROR_IO_INCOMPLETE;
+		} else if (client && !pipes[i].client_sent) {
+			size_t len = strlen(REC.ctl_request);
+			if (len > pipes[i].len)
+				len = pipes[i].len;
+			memcpy(pipes[i].buf, REC.ctl_request, len);
+			*n = (DWORD)len;
+			pipes[i].client_sent = true;
+			err = ERROR_SUCCESS;
+		} else {
+			err = client && pipes[i].reply_written ? ERROR_BROKEN_PIPE : ERROR_IO_INCOMPLETE;
+		}
+		if (err == ERROR_IO_INCOMPLETE && wait)
+			err = ERROR_OPERATION_ABORTED; /* nothing else would end it: the test's engine waits on a cancel only */
+		if (err != ERROR_IO_INCOMPLETE)
+			pipes[i].op = OP_NONE;
+	}
+	if (*n)
+		hs_sb_printf(&REC.log, " = %lu bytes", (unsigned long)*n);
+	pipe_result(err);
+	return err;
+}
+
+static DWORD rec_io_cancel(HANDLE h, OVERLAPPED *ov)
+{
+	int i = pipe_of(h);
+	hs_sb_printf(&REC.log, "io_cancel %p", (void *)h);
+	DWORD err = i >= 0 && pipes[i].op != OP_NONE && pipes[i].ov == ov ? ERROR_SUCCESS : ERROR_NOT_FOUND;
+	if (!err)
+		pipes[i].cancelled = true;
+	pipe_result(err);
+	return err;
+}
+
+static DWORD rec_pipe_open(LPCWSTR name, HANDLE *pipe)
+{
+	hs_sb_append(&REC.log, "pipe_open ");
+	wide(name);
+	*pipe = NULL;
+	DWORD err = fault("pipe_open");
+	if (!err)
+		err = ERROR_FILE_NOT_FOUND;
+	pipe_result(err);
+	return err;
+}
+
+static DWORD rec_pipe_wait(LPCWSTR name, DWORD ms)
+{
+	hs_sb_append(&REC.log, "pipe_wait ");
+	wide(name);
+	hs_sb_printf(&REC.log, " %lu ms", (unsigned long)ms);
+	DWORD err = ERROR_FILE_NOT_FOUND;
+	pipe_result(err);
+	return err;
+}
+
+static DWORD rec_wait_object(HANDLE h, DWORD ms)
+{
+	hs_sb_printf(&REC.log, "wait_object %p %lu ms -> timeout\n", (void *)h, (unsigned long)ms);
+	return WAIT_TIMEOUT;
+}
+
+static DWORD rec_open_process(DWORD pid, HANDLE *process)
+{
+	hs_sb_printf(&REC.log, "open_process %lu -> ERROR_INVALID_PARAMETER\n", (unsigned long)pid);
+	*process = NULL;
+	return ERROR_INVALID_PARAMETER;
+}
+
 /* ---- the real-time consumer ---- */
 
 static int consumer_of(TRACEHANDLE h)
@@ -843,6 +1064,18 @@ const hs_etw_api rec_api = {
 	.join_thread = rec_join_thread,
 	.qpc = rec_qpc,
 	.system_time = rec_system_time,
+	.token_sid = rec_token_sid,
+	.pipe_create = rec_pipe_create,
+	.event_create = rec_event_create,
+	.pipe_connect = rec_pipe_connect,
+	.io_read = rec_io_read,
+	.io_write = rec_io_write,
+	.io_result = rec_io_result,
+	.io_cancel = rec_io_cancel,
+	.pipe_open = rec_pipe_open,
+	.pipe_wait = rec_pipe_wait,
+	.wait_object = rec_wait_object,
+	.open_process = rec_open_process,
 };
 
 void rec_add_preexisting(const char *name)

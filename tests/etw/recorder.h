@@ -58,6 +58,10 @@ typedef struct {
 	 * ERROR_NOT_FOUND), and where each property's bytes are in UserData. */
 	const rec_tdh_prop *tdh_props;
 	size_t n_tdh_props;
+	/* engine ctl's pipe: the first instance the engine makes gets a client
+	 * that sends this (NULL: no client ever comes), reads one reply and
+	 * closes its end; later instances wait for a client that never comes. */
+	const char *ctl_request;
 } recorder;
 
 extern recorder REC;

@@ -13,6 +13,9 @@
 #include "hindsight/launch.h"
 #include "hindsight/trigger.h"
 #include "recorder.h"
+#include "ctl_main.h"
+#include "hindsight/exitcodes.h"
+#include "run/ctl.h"
 
 static const char *rules_dir, *golden_dir, *fixture;
 
@@ -1395,6 +1398,69 @@ static void test_launch(const hs_plan *plan)
 	free(r.messages);
 }
 
+/* ---- engine ctl's named pipe (run/ctl_win.c) ---- */
+
+static char *ctl_fake_status(void *ctx)
+{
+	(void)ctx;
+	return strdup("{\n  \"version\": 1,\n  \"run_dir\": \"logs/runs/x\"\n}");
+}
+
+/* The server's whole life on the recorder's fake pipe: the name from the run
+ * root and profile, the SDDL (owner and LocalSystem, protected, the token's
+ * integrity label), the first instance made with FILE_FLAG_FIRST_PIPE_INSTANCE,
+ * a client connected, its status request read, the reply written, the client
+ * gone, and the listening instance cancelled and closed. Then the name
+ * already taken (the engine records without a channel and says so), and
+ * the client's "no engine" (exit 2) and "access denied" (exit 4). */
+static void test_ctl_pipe(void)
+{
+	rec_reset();
+	REC.ctl_request = "{\"id\":7,\"cmd\":\"status\"}\n";
+	FILE *mf = msg_open();
+	hs_ctl *c = hs_ctl_open("logs/runs", "stutter", "logs/runs/x", msg_sink(mf));
+	CHECK(c != NULL);
+	hs_ctl_loop l = {.status_json = ctl_fake_status};
+	for (int i = 0; i < 3; i++)
+		CHECK(!hs_ctl_serve(c, &l));
+	hs_ctl_close(c);
+	char *m = msg_take(mf);
+	CHECK(m && strstr(m, "engine: control channel \\\\.\\pipe\\hindsight-ctl-stutter-"));
+	free(m);
+	const char *log = rec_log();
+	/* The status document goes out as one line (the writer's layout gone). */
+	CHECK(strstr(log, "io_write 0000000000007001 len=68 \"{\"id\":7,\"ok\":true,\"status\":{\"version\": 1,\"run_dir\""));
+	CHECK(strstr(log, "close_handle 0000000000007001") && strstr(log, "close_handle 0000000000007002"));
+	CHECK(!strstr(log, "first=yes max=9 bytes=65536 = 0000000000007002"));
+	check_golden("ctl-pipe");
+
+	/* The name is there already (a live engine's, or someone's who made it
+	 * first): FILE_FLAG_FIRST_PIPE_INSTANCE refuses it. */
+	rec_reset();
+	rec_fail("pipe_create", 1, ERROR_ACCESS_DENIED);
+	mf = msg_open();
+	c = hs_ctl_open("logs/runs", "stutter", "logs/runs/x", msg_sink(mf));
+	CHECK(c == NULL);
+	m = msg_take(mf);
+	CHECK(m && strstr(m, "no control channel (engine ctl): \\\\.\\pipe\\hindsight-ctl-stutter-") &&
+	      strstr(m, "exists already"));
+	free(m);
+	CHECK(!strstr(rec_log(), "pipe_connect"));
+
+	/* The client: no pipe is exit 2; the DACL's refusal exit 4. */
+	rec_reset();
+	mf = msg_open();
+	char *argv1[] = {"--pipe", "\\\\.\\pipe\\hindsight-ctl-none-0", "status"};
+	CHECK(hs_ctl_main(3, argv1, "engine", msg_sink(mf)) == HS_EXIT_RUN_FAILED);
+	rec_fail("pipe_open", 0, ERROR_ACCESS_DENIED);
+	CHECK(hs_ctl_main(3, argv1, "engine", msg_sink(mf)) == HS_EXIT_NOT_PRIVILEGED);
+	m = msg_take(mf);
+	CHECK(m && strstr(m, "no engine is running for this profile (no control pipe") &&
+	      strstr(m, "permission denied on"));
+	free(m);
+	rec_reset();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -1435,6 +1501,7 @@ int main(int argc, char **argv)
 		test_launch(plan);
 	hs_plan_free(plan);
 	hs_rules_free(rs);
+	test_ctl_pipe();
 	rec_reset();
 	return hs_test_done("test_etw");
 }
