@@ -135,6 +135,11 @@ typedef struct {
 	 * the kernel really gave the session, and what it lost. */
 	uint32_t etw_buffers, etw_buffer_kb, etw_free_buffers;
 	uint64_t etw_events_lost, etw_buffers_lost, etw_buffers_written;
+	/* ETW, a session with a real-time consumer (etw_realtime): the events
+	 * of its plan's providers the consumer was handed so far (queued or
+	 * dropped for a full queue), for the status's events/s. */
+	bool etw_realtime;
+	uint64_t etw_rt_events;
 } hs_session_status;
 
 /* How often poll must run for the backend to keep up: the loop's wake interval. */

@@ -381,6 +381,12 @@ static void fill_status(hs_backend *b, size_t i)
 	ss->etw_events_lost = s->events_lost;
 	ss->etw_buffers_lost = (uint64_t)s->log_buffers_lost + s->rt_buffers_lost;
 	ss->etw_buffers_written = s->buffers_written;
+	ss->etw_realtime = b->rt[i] != NULL;
+	if (b->rt[i]) {
+		hs_etw_rt_stats c;
+		hs_etw_rt_counts(b->rt[i], &c);
+		ss->etw_rt_events = c.queued + c.dropped;
+	}
 	if (s->file[0]) {
 		ULONGLONG size = 0;
 		if (b->api->file_size(s->file, &size) == ERROR_SUCCESS)

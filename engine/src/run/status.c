@@ -100,8 +100,8 @@ void hs_run_status_free(hs_run_status *s)
 	s->n_triggers = s->n_sessions = 0;
 }
 
-static void update_session(hs_run_session_status *ss, const hs_session_status *st, double interval_s, bool first,
-			   double uptime_s)
+static void update_session(hs_run_session_status *ss, const hs_session_status *st, const hs_plan_session *ps,
+			   double interval_s, bool first, double uptime_s)
 {
 	ss->kernel_name = st->kernel_name;
 	ss->cpus = st->cpus;
@@ -119,6 +119,22 @@ static void update_session(hs_run_session_status *ss, const hs_session_status *s
 		ss->lost_events = st->etw_events_lost;
 		if (st->etw_buffers)
 			ss->ring_fill = (double)(st->etw_buffers - st->etw_free_buffers) / st->etw_buffers;
+		/* Events/s only where a real-time consumer counts them: ETW tells
+		 * a file or a ring nothing of the events in it. */
+		if (st->etw_realtime) {
+			if (!first && interval_s > 0 && st->etw_rt_events >= ss->prev_total)
+				ss->events_per_s = (double)(st->etw_rt_events - ss->prev_total) / interval_s;
+			ss->prev_total = st->etw_rt_events;
+		}
+		/* A circular file overwrites nothing before it reaches MaximumFileSize
+		 * (Logging Mode Constants, EVENT_TRACE_FILE_MODE_CIRCULAR): while it is a
+		 * buffer short of that, it holds everything since the start. After
+		 * that, and for a buffering ring, ETW says nothing of the oldest
+		 * event: unknown. */
+		uint64_t max_bytes = ps ? (uint64_t)ps->etw.max_file_mb << 20 : 0;
+		uint64_t buffer = (uint64_t)(st->etw_buffer_kb ? st->etw_buffer_kb : (ps ? ps->etw.buffer_size_kb : 0)) << 10;
+		if (ss->mode == HS_MODE_FILE_CIRCULAR && max_bytes && st->bytes_in_file + buffer <= max_bytes)
+			ss->history_s = ss->history_max_s = uptime_s;
 		return;
 	}
 	uint64_t entries = 0, overrun = 0, dropped = 0, read = 0, bytes = 0;
@@ -217,7 +233,7 @@ void hs_run_status_update(hs_run_status *s, const hs_backend_ops *ops, hs_backen
 	for (size_t i = 0; i < n && i < s->n_sessions; i++) {
 		const hs_session_status *st;
 		if (ops->session_status(b, i, &st) == HS_OK)
-			update_session(&s->sessions[i], st, interval_s, first, s->uptime_s);
+			update_session(&s->sessions[i], st, &s->plan->sessions[i], interval_s, first, s->uptime_s);
 	}
 	for (size_t i = 0; te && i < s->n_triggers && i < hs_trigger_engine_count(te); i++) {
 		const hs_trigger_stats *st = hs_trigger_engine_stats(te, i);
