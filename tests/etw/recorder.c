@@ -532,6 +532,8 @@ static const char *pipe_err(DWORD err)
 	case ERROR_PIPE_CONNECTED: return "ERROR_PIPE_CONNECTED";
 	case ERROR_ACCESS_DENIED: return "ERROR_ACCESS_DENIED";
 	case ERROR_NOT_FOUND: return "ERROR_NOT_FOUND";
+	case ERROR_FILE_NOT_FOUND: return "ERROR_FILE_NOT_FOUND";
+	case ERROR_SEM_TIMEOUT: return "ERROR_SEM_TIMEOUT";
 	default: return NULL;
 	}
 }
@@ -701,7 +703,11 @@ static DWORD rec_pipe_wait(LPCWSTR name, DWORD ms)
 	hs_sb_append(&REC.log, "pipe_wait ");
 	wide(name);
 	hs_sb_printf(&REC.log, " %lu ms", (unsigned long)ms);
-	DWORD err = ERROR_FILE_NOT_FOUND;
+	/* No pipe of that name, unless a test injects what an existing one gives
+	 * (ERROR_SEM_TIMEOUT: every instance busy). */
+	DWORD err = fault("pipe_wait");
+	if (!err)
+		err = ERROR_FILE_NOT_FOUND;
 	pipe_result(err);
 	return err;
 }

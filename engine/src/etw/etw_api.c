@@ -317,8 +317,19 @@ static DWORD win_pipe_create(LPCWSTR name, LPCWSTR sddl, BOOL first, DWORD max_i
 		return GetLastError();
 	DWORD open = PIPE_ACCESS_DUPLEX | FILE_FLAG_OVERLAPPED | (first ? FILE_FLAG_FIRST_PIPE_INSTANCE : 0);
 	DWORD mode = PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT | PIPE_REJECT_REMOTE_CLIENTS;
+	SetLastError(ERROR_SUCCESS);
 	*pipe = CreateNamedPipeW(name, open, mode, max_instances, bytes, bytes, 0, &sa);
 	DWORD err = *pipe == INVALID_HANDLE_VALUE ? GetLastError() : ERROR_SUCCESS;
+	if (!err && first && GetLastError() == ERROR_ALREADY_EXISTS) {
+		/* Windows refuses an existing name under FILE_FLAG_FIRST_PIPE_INSTANCE
+		 * with ERROR_ACCESS_DENIED. Wine 8 ignores the flag (kernelbase's
+		 * CreateNamedPipeW always asks NtCreateNamedPipeFile for FILE_OPEN_IF)
+		 * and makes one more instance of the existing pipe, saying so with
+		 * ERROR_ALREADY_EXISTS: that is the same refusal, so it gets the same
+		 * answer (the instance is closed: it is not ours). */
+		CloseHandle(*pipe);
+		err = ERROR_ACCESS_DENIED;
+	}
 	if (err)
 		*pipe = NULL;
 	LocalFree(sa.lpSecurityDescriptor);

@@ -185,7 +185,17 @@ hs_ctl_tp *hs_ctl_tp_open(const char *run_root, const char *profile, const hs_ms
 		goto fail;
 	}
 	swprintf(t->sddl, SDDL_CHARS, L"D:P(A;;GA;;;%ls)(A;;GA;;;SY)S:(ML;;NWNR;;;%ls)", user, label);
-	err = listen_new(t);
+	/* Is the name served already? WaitNamedPipeW says ERROR_FILE_NOT_FOUND
+	 * only when no instance exists. FILE_FLAG_FIRST_PIPE_INSTANCE below is
+	 * the race-free refusal on Windows; this asks first because Wine 8
+	 * ignores that flag (kernelbase's CreateNamedPipeW always opens with
+	 * FILE_OPEN_IF), where a second engine would otherwise join the first
+	 * one's pipe and answer half its clients. */
+	err = t->api->pipe_wait(t->wname, 1);
+	if (err != ERROR_FILE_NOT_FOUND)
+		err = ERROR_ACCESS_DENIED;
+	else
+		err = listen_new(t);
 	if (err == ERROR_ACCESS_DENIED || err == ERROR_PIPE_BUSY) {
 		/* FILE_FLAG_FIRST_PIPE_INSTANCE refused: the name exists. */
 		hs_msg_say(msg, HS_MSG_WARN, "run",
