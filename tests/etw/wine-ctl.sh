@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # wine-ctl.sh: engine ctl over the named pipe under Wine, end to end: engine.exe replaying an .etl with the channel, then status, snapshot and stop.
-# usage: wine-ctl.sh EMULATOR ENGINE.exe RULES_DIR TRACE.etl WORKDIR
+# usage: wine-ctl.sh EMULATOR ENGINE.exe RULES_DIR TRACE.etl WORKDIR CTL_CLIENTS.exe
 # Both engine.exe processes and every client run under wine-run.sh, so they
 # share one WINEPREFIX and one wineserver (the pipe lives there). Replay needs
 # no privileges and no ETW, so this is the real channel, not a recorder.
 set -uo pipefail
-emu=$1 engine=$2 rules=$3 trace=$4 work=$5
+emu=$1 engine=$2 rules=$3 trace=$4 work=$5 clients=$6
 epid=
 fail() {
 	echo "FAIL: $*" >&2
-	for f in engine.out engine2.out status.err snap.err stop.out; do
+	for f in engine.out engine2.out status.err snap.err clients.out stop.out; do
 		[[ -f $f ]] && { echo "--- $f" >&2; tail -30 "$f" >&2; }
 	done
 	# Killing wine-run.sh would leave engine.exe running: ask it to stop.
@@ -73,7 +73,15 @@ snap=$(ctl snapshot --name x 2>snap.err) || fail "ctl snapshot --name x failed"
 grep -q 'engine ctl snapshot' "$snap/snapshot.json" || fail "snapshot.json does not say engine ctl asked"
 kill -0 "$epid" 2>/dev/null || fail "the engine exited after the snapshot"
 
-# 5. Stop: returns once the engine has exited, which it does with 0 and run.json.
+# 5. Hostile and concurrent clients (ctl_clients.c): not JSON, an array, an
+# unknown command, two pipelined requests, 5000 bytes without a newline
+# (too_long, then the end), 20 clients gone before their reply, a silent one
+# timed out while another is answered, 12 at once; the engine goes on.
+"$emu" "$clients" logs/runs replay-windows >clients.out 2>&1 || fail "ctl_clients failed"
+kill -0 "$epid" 2>/dev/null || fail "the engine exited after the hostile clients"
+ctl status --json >status3.json 2>status.err || fail "the engine stopped answering after the hostile clients"
+
+# 6. Stop: returns once the engine has exited, which it does with 0 and run.json.
 ctl stop >stop.out 2>&1 || fail "ctl stop failed"
 grep -q 'stopped; run folder' stop.out || fail "ctl stop did not say it stopped"
 wait "$epid"
@@ -86,8 +94,9 @@ grep -qF 'engine: control channel \\.\pipe\hindsight-ctl-replay-windows-' engine
 grep -qF 'stop asked for (engine ctl stop)' engine.out || fail "the engine did not log the stop request"
 grep -q 'DONE, all files written' engine.out || fail "the engine did not finish with DONE"
 
-# 6. The pipe went with the engine: no engine again.
+# 7. The pipe went with the engine: no engine again.
 ctl status >gone.out 2>&1
 rc=$?
 [[ $rc == 2 ]] || fail "ctl status after the stop exited $rc, not 2"
-echo "wine-ctl: status, snapshot 001-x, a second engine refused the name, stop (exit 0, run.json), no engine -> 2"
+tr -d '\r' <clients.out
+echo "wine-ctl: status, snapshot 001-x, a second engine refused the name, hostile clients, stop (exit 0, run.json), no engine -> 2"
