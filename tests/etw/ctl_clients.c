@@ -52,6 +52,7 @@ static BOOL put(HANDLE h, const char *s, size_t n)
 static BOOL get_line(HANDLE h, char *buf, size_t cap)
 {
 	size_t n = 0;
+	buf[0] = 0;
 	for (;;) {
 		char c;
 		DWORD r;

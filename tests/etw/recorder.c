@@ -534,6 +534,7 @@ static const char *pipe_err(DWORD err)
 	case ERROR_NOT_FOUND: return "ERROR_NOT_FOUND";
 	case ERROR_FILE_NOT_FOUND: return "ERROR_FILE_NOT_FOUND";
 	case ERROR_SEM_TIMEOUT: return "ERROR_SEM_TIMEOUT";
+	case ERROR_NO_DATA: return "ERROR_NO_DATA";
 	default: return NULL;
 	}
 }
@@ -601,9 +602,20 @@ static DWORD rec_pipe_connect(HANDLE h, OVERLAPPED *ov)
 {
 	int i = pipe_of(h);
 	hs_sb_printf(&REC.log, "pipe_connect %p", (void *)h);
-	DWORD err = i < 0 ? ERROR_INVALID_HANDLE : ERROR_IO_PENDING;
-	if (i >= 0)
+	DWORD err = i < 0 ? ERROR_INVALID_HANDLE : fault("pipe_connect"); /* ERROR_NO_DATA: one came and went */
+	if (!err)
+		err = ERROR_IO_PENDING;
+	if (err == ERROR_IO_PENDING)
 		pipes[i] = (rec_pipe){.open = true, .op = OP_CONNECT, .ov = ov};
+	pipe_result(err);
+	return err;
+}
+
+static DWORD rec_pipe_disconnect(HANDLE h)
+{
+	int i = pipe_of(h);
+	hs_sb_printf(&REC.log, "pipe_disconnect %p", (void *)h);
+	DWORD err = i < 0 ? ERROR_INVALID_HANDLE : ERROR_SUCCESS;
 	pipe_result(err);
 	return err;
 }
@@ -1074,6 +1086,7 @@ const hs_etw_api rec_api = {
 	.pipe_create = rec_pipe_create,
 	.event_create = rec_event_create,
 	.pipe_connect = rec_pipe_connect,
+	.pipe_disconnect = rec_pipe_disconnect,
 	.io_read = rec_io_read,
 	.io_write = rec_io_write,
 	.io_result = rec_io_result,

@@ -1451,6 +1451,25 @@ static void test_ctl_pipe(void)
 		CHECK(!strstr(rec_log(), "pipe_create") == !k);
 	}
 
+	/* A client that came and went before the listening instance's
+	 * ConnectNamedPipe (ERROR_NO_DATA): the same instance is disconnected
+	 * and listens again, so the name never lapses, and the client of the
+	 * first instance is still served. */
+	rec_reset();
+	REC.ctl_request = "{\"id\":7,\"cmd\":\"status\"}\n";
+	rec_fail("pipe_connect", 2, ERROR_NO_DATA);
+	mf = msg_open();
+	c = hs_ctl_open("logs/runs", "stutter", "logs/runs/x", msg_sink(mf));
+	CHECK(c != NULL);
+	for (int i = 0; i < 3; i++)
+		CHECK(!hs_ctl_serve(c, &l));
+	hs_ctl_close(c);
+	free(msg_take(mf));
+	CHECK(strstr(rec_log(), "pipe_connect 0000000000007002 -> ERROR_NO_DATA\npipe_disconnect 0000000000007002 -> "
+				"ok\npipe_connect 0000000000007002 -> ERROR_IO_PENDING\n"));
+	CHECK(strstr(rec_log(), "io_write 0000000000007001 len=68"));
+	CHECK(!strstr(rec_log(), "= 0000000000007003"));
+
 	/* The client: no pipe is exit 2; the DACL's refusal exit 4. */
 	rec_reset();
 	mf = msg_open();

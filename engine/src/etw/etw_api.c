@@ -349,6 +349,11 @@ static DWORD win_pipe_connect(HANDLE pipe, OVERLAPPED *ov)
 	return ConnectNamedPipe(pipe, ov) ? ERROR_SUCCESS : GetLastError();
 }
 
+static DWORD win_pipe_disconnect(HANDLE pipe)
+{
+	return DisconnectNamedPipe(pipe) ? ERROR_SUCCESS : GetLastError();
+}
+
 static DWORD win_io_result(HANDLE h, OVERLAPPED *ov, DWORD *n, BOOL wait)
 {
 	*n = 0;
@@ -449,6 +454,7 @@ const hs_etw_api hs_etw_api_win32 = {
 	.pipe_create = win_pipe_create,
 	.event_create = win_event_create,
 	.pipe_connect = win_pipe_connect,
+	.pipe_disconnect = win_pipe_disconnect,
 	.io_read = win_io_read,
 	.io_write = win_io_write,
 	.io_result = win_io_result,

@@ -108,6 +108,9 @@ typedef struct hs_etw_api {
 	 * ERROR_PIPE_CONNECTED (one came first: connected), ERROR_NO_DATA (one
 	 * came and went), ERROR_SUCCESS. */
 	DWORD (*pipe_connect)(HANDLE pipe, OVERLAPPED *ov);
+	/* DisconnectNamedPipe: an instance whose client came and went
+	 * (ERROR_NO_DATA) must be disconnected before it can connect again. */
+	DWORD (*pipe_disconnect)(HANDLE pipe);
 	/* ReadFile / WriteFile on an overlapped handle: ERROR_SUCCESS with the
 	 * count (done at once), ERROR_IO_PENDING (ask io_result), or the error
 	 * (ERROR_BROKEN_PIPE: the other end closed). */

@@ -124,8 +124,32 @@ static void conn_free(hs_ctl_tp *t, hs_ctl_conn *c)
 	free(c);
 }
 
-/* A new instance waiting for a client (t->listener), or false (said once per
- * kind of failure by the caller at open; later the next accept tries again). */
+/* Starts c's instance waiting for a client (again). */
+static DWORD relisten(hs_ctl_tp *t, hs_ctl_conn *c)
+{
+	c->connecting = c->connected = false;
+	for (int i = 0; i < 4; i++) {
+		DWORD err = t->api->pipe_connect(c->pipe, &c->rov);
+		if (err == ERROR_IO_PENDING) {
+			c->connecting = true;
+			return ERROR_SUCCESS;
+		}
+		if (err == ERROR_PIPE_CONNECTED || err == ERROR_SUCCESS) {
+			c->connected = true; /* a client came between create and connect */
+			return ERROR_SUCCESS;
+		}
+		if (err != ERROR_NO_DATA)
+			return err;
+		/* A client came and went before the connect: the instance listens
+		 * again only once disconnected (learn.microsoft.com, ConnectNamedPipe).
+		 * The same instance, so that the name never lapses. */
+		t->api->pipe_disconnect(c->pipe);
+	}
+	return ERROR_NO_DATA;
+}
+
+/* A new instance waiting for a client (t->listener), or the error (said by
+ * the caller at open; later the next accept tries again). */
 static DWORD listen_new(hs_ctl_tp *t)
 {
 	hs_ctl_conn *c = calloc(1, sizeof(*c));
@@ -142,15 +166,8 @@ static DWORD listen_new(hs_ctl_tp *t)
 	if (err)
 		goto fail;
 	t->instances++;
-	err = t->api->pipe_connect(c->pipe, &c->rov);
-	if (err == ERROR_IO_PENDING) {
-		c->connecting = true;
-	} else if (err == ERROR_PIPE_CONNECTED || err == ERROR_SUCCESS) {
-		c->connected = true;
-	} else {
-		/* ERROR_NO_DATA: a client came and went before the connect. */
+	if ((err = relisten(t, c)))
 		goto fail;
-	}
 	t->listener = c;
 	return ERROR_SUCCESS;
 fail:
@@ -229,9 +246,15 @@ hs_ctl_conn *hs_ctl_tp_accept(hs_ctl_tp *t)
 			return NULL;
 		c->connecting = false;
 		if (err) {
-			/* The client went away before it was taken: a fresh instance. */
-			t->listener = NULL;
-			conn_free(t, c);
+			/* The client went away before it was taken: listen again on
+			 * the same instance (or, failing that, make the next one
+			 * before this one goes, so the name never lapses). */
+			t->api->pipe_disconnect(c->pipe);
+			if (relisten(t, c)) {
+				t->listener = NULL;
+				listen_new(t);
+				conn_free(t, c);
+			}
 			return NULL;
 		}
 		c->connected = true;
