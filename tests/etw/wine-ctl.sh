@@ -99,4 +99,4 @@ ctl status >gone.out 2>&1
 rc=$?
 [[ $rc == 2 ]] || fail "ctl status after the stop exited $rc, not 2"
 tr -d '\r' <clients.out
-echo "wine-ctl: status, snapshot 001-x, a second engine refused the name, hostile clients, stop (exit 0, run.json), no engine -> 2"
+echo "wine-ctl: status, snapshot 001-x, a second engine refused the name, hostile clients, stop, no engine -> 2"
