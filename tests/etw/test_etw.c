@@ -726,6 +726,78 @@ static void test_realtime(const hs_plan *plan)
 	DeleteFileW(L"rec-run\\keyevents.etl");
 }
 
+/* A profile no trigger watches: with --live or --events-jsonl on the command
+ * line (hs_plan_opts.stream_key_events) its key-event session runs in real
+ * time for the view and the tap; without them the observer is refused and
+ * says which session's events go to its file only. */
+static void test_realtime_view(void)
+{
+	FILE *f = fopen("view-profile.yaml", "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fprintf(f,
+		"schema_version: 1\nkind: profile\nname: view\ndescription: A key-event session no trigger watches.\n"
+		"include: [\"%s/providers/windows.yaml\"]\nplatforms:\n  windows:\n    sessions:\n"
+		"      - name: keys\n        logger_name: HindsightViewKeys\n        mode: file-circular\n"
+		"        clock: qpc\n        buffer_size_kb: 64\n        min_buffers: 4\n        max_buffers: 8\n"
+		"        max_file_mb: 16\n        output: keys.etl\n        providers:\n"
+		"          - provider: Microsoft-Windows-Kernel-Process\n            level: 4\n"
+		"            keywords: all\n            events: [2]\n",
+		rules_dir);
+	fclose(f);
+	hs_diags *d = hs_diags_new();
+	hs_ruleset *rs = NULL;
+	CHECK_EQ_INT(hs_rules_load("view-profile.yaml", d, &rs), HS_OK);
+	hs_diags_free(d);
+	if (!rs)
+		return;
+	static volatile int interrupts;
+	for (int stream = 0; stream < 2; stream++) {
+		hs_plan *plan = NULL;
+		hs_plan_opts po = {.cpus = 2, .stream_key_events = stream};
+		CHECK_EQ_INT(hs_plan_build(rs, HS_PLATFORM_WINDOWS, &po, &plan), HS_OK);
+		if (!plan)
+			continue;
+		const hs_plan_provider *p = &plan->sessions[0].providers[0];
+		EVENT_RECORD ev = mk_event(&p->provider->guid, (USHORT)p->events[0].id, 321, 20000000ull, 0, NULL, 0);
+		rec_reset();
+		seen_reset();
+		REC.rt_events = &ev;
+		REC.n_rt_events = 1;
+		FILE *m = msg_open();
+		hs_backend_opts o = {.msg = msg_sink(m), .interrupts = &interrupts};
+		hs_backend *b = NULL;
+		CreateDirectoryW(L"rec-run", NULL);
+		CHECK_EQ_INT(hs_backend_start(plan, "rec-run", &o, &b), HS_OK);
+		if (b) {
+			CHECK_EQ_INT(rec_rt_running(), stream);
+			CHECK_EQ_INT(hs_backend_set_observer(b, observer, NULL), stream ? HS_OK : HS_EUNSUPPORTED);
+			hs_backend_poll(b, 100);
+			CHECK_EQ_INT(seen.n, stream ? 1u : 0u);
+			if (stream && seen.kept)
+				CHECK_EQ_INT(seen.ev[0].pid, 321);
+			CHECK_EQ_INT(hs_backend_stop(b), HS_OK);
+		}
+		hs_backend_free(b);
+		char *text = msg_take(m);
+		const char *log = rec_log();
+		if (stream) {
+			CHECK_CONTAINS(text, "session keys: real-time consumer attached; the live view and the tap see");
+			CHECK_CONTAINS(log, "Mode=0x00000102 FlushTimer=1 "); /* circular | real time */
+		} else {
+			CHECK_CONTAINS(text, "session keys: its key events go to its file only");
+			CHECK_CONTAINS(log, "Mode=0x00000002 FlushTimer=0 ");
+			CHECK(!strstr(log, "OpenTraceW"));
+		}
+		free(text);
+		hs_plan_free(plan);
+		DeleteFileW(L"rec-run\\keys.etl");
+	}
+	hs_rules_free(rs);
+	DeleteFileW(L"view-profile.yaml");
+}
+
 /* The trigger marker (marker.c): what lets it into a session, the
  * failures, the cut, and the marker coming back through the consumer. */
 static void test_marker(const hs_plan *plan)
@@ -1498,6 +1570,7 @@ int main(int argc, char **argv)
 	test_guid();
 	test_errors();
 	test_cmdline();
+	test_realtime_view();
 	hs_ruleset *rs = load("stutter.yaml");
 	hs_plan *plan = plan_for(rs);
 	CHECK(plan != NULL);
