@@ -124,15 +124,6 @@ typedef struct {
 	OVERLAPPED ov;
 } chan;
 
-static const char *err_name(DWORD err, char *buf, size_t n)
-{
-	const char *s = hs_etw_error_name(err);
-	if (s)
-		return s;
-	snprintf(buf, n, "Win32 error %lu", (unsigned long)err);
-	return buf;
-}
-
 /* Opens the pipe; on failure the exit status, negated (said). */
 static int chan_open(const char *name, chan *ch)
 {
@@ -177,7 +168,7 @@ static int chan_open(const char *name, chan *ch)
 				  "LocalSystem) may control it",
 		    name);
 	else
-		say(HS_MSG_ERROR, "cannot open %s: %s", name, err_name(err, eb, sizeof eb));
+		say(HS_MSG_ERROR, "cannot open %s: %s", name, hs_etw_error_label(err, eb, sizeof eb));
 	return err == ERROR_ACCESS_DENIED ? -HS_EXIT_NOT_PRIVILEGED : -HS_EXIT_RUN_FAILED;
 }
 
@@ -202,7 +193,7 @@ static bool chan_send(chan *ch, const char *buf, size_t len)
 	}
 	if (!err && n == len)
 		return true;
-	say(HS_MSG_ERROR, "cannot send the request: %s", err_name(err ? err : ERROR_WRITE_FAULT, eb, sizeof eb));
+	say(HS_MSG_ERROR, "cannot send the request: %s", hs_etw_error_label(err ? err : ERROR_WRITE_FAULT, eb, sizeof eb));
 	return false;
 }
 

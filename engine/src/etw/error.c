@@ -1,5 +1,6 @@
 /* etw/error.c: Win32 error codes from tracing, token and process calls, each mapped to what it means and what the user should do. */
 #include <stdarg.h>
+#include <stdio.h>
 
 #include "etw/etw.h"
 #include "util/strbuf.h"
@@ -87,6 +88,15 @@ const char *hs_etw_error_name(ULONG err)
 {
 	const err_info *e = find(err);
 	return e ? e->name : NULL;
+}
+
+const char *hs_etw_error_label(ULONG err, char *buf, size_t n)
+{
+	const char *s = hs_etw_error_name(err);
+	if (s)
+		return s;
+	snprintf(buf, n, "Win32 error %lu", (unsigned long)err);
+	return buf;
 }
 
 const char *hs_etw_error_advice(ULONG err)

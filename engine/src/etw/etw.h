@@ -65,6 +65,8 @@ char *hs_etw_narrow(const WCHAR *s);
 
 /* "ERROR_ACCESS_DENIED" or NULL for a code we do not name. */
 const char *hs_etw_error_name(ULONG err);
+/* The name, or "Win32 error <n>" written into buf (n bytes) for a code we do not name. */
+const char *hs_etw_error_label(ULONG err, char *buf, size_t n);
 /* What the error means for a tracing call and what the user should do. */
 const char *hs_etw_error_advice(ULONG err);
 hs_status hs_etw_error_status(ULONG err);

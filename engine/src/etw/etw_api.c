@@ -168,17 +168,6 @@ static DWORD win_create_process(LPCWSTR app, LPWSTR cmdline, LPCWSTR cwd, HANDLE
 	return ERROR_SUCCESS;
 }
 
-static DWORD win_wait_process(HANDLE process, DWORD ms)
-{
-	switch (WaitForSingleObject(process, ms)) {
-	case WAIT_OBJECT_0:
-		return ERROR_SUCCESS;
-	case WAIT_TIMEOUT:
-		return WAIT_TIMEOUT;
-	default:
-		return GetLastError();
-	}
-}
 
 static DWORD win_exit_code(HANDLE process, DWORD *code)
 {
@@ -439,7 +428,7 @@ const hs_etw_api hs_etw_api_win32 = {
 	.file_size = win_file_size,
 	.delete_file = win_delete_file,
 	.create_process = win_create_process,
-	.wait_process = win_wait_process,
+	.wait_process = win_wait_object, /* a process handle is a waitable object like any other */
 	.exit_code = win_exit_code,
 	.terminate_process = win_terminate_process,
 	.close_handle = win_close_handle,

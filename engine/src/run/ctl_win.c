@@ -48,15 +48,6 @@ struct hs_ctl_tp {
 	const hs_msg *msg;
 };
 
-static const char *err_name(DWORD err, char *buf, size_t n)
-{
-	const char *s = hs_etw_error_name(err);
-	if (s)
-		return s;
-	snprintf(buf, n, "Win32 error %lu", (unsigned long)err);
-	return buf;
-}
-
 static char *pipe_name(const char *run_root, const char *profile)
 {
 	const hs_etw_api *api = hs_etw_api_get();
@@ -198,7 +189,7 @@ hs_ctl_tp *hs_ctl_tp_open(const char *run_root, const char *profile, const hs_ms
 	if ((err = t->api->token_sid(TokenUser, user, SID_CHARS)) ||
 	    (err = t->api->token_sid(TokenIntegrityLevel, label, SID_CHARS))) {
 		hs_msg_say(msg, HS_MSG_WARN, "run", "no control channel (engine ctl): the process token's %s: %s",
-			   user[0] ? "integrity level" : "user", err_name(err, eb, sizeof eb));
+			   user[0] ? "integrity level" : "user", hs_etw_error_label(err, eb, sizeof eb));
 		goto fail;
 	}
 	swprintf(t->sddl, SDDL_CHARS, L"D:P(A;;GA;;;%ls)(A;;GA;;;SY)S:(ML;;NWNR;;;%ls)", user, label);
@@ -223,7 +214,7 @@ hs_ctl_tp *hs_ctl_tp_open(const char *run_root, const char *profile, const hs_ms
 	}
 	if (err) {
 		hs_msg_say(msg, HS_MSG_WARN, "run", "no control channel (engine ctl): %s: %s", t->name,
-			   err_name(err, eb, sizeof eb));
+			   hs_etw_error_label(err, eb, sizeof eb));
 		goto fail;
 	}
 	*name = t->name;
