@@ -9,6 +9,7 @@
 /* After windows.h (etw.h brings it). */
 #include <shellapi.h>
 #include "hindsight/backend.h"
+#include "hindsight/etl.h"
 #include "hindsight/diag.h"
 #include "hindsight/launch.h"
 #include "hindsight/trigger.h"
@@ -602,6 +603,68 @@ static void test_realtime_units(const hs_plan *plan)
 	CHECK_EQ_INT(hs_etw_now_ns(&rec_api, HS_ETW_CLOCK_SYSTEM), 500ull);
 }
 
+/* A key-event cut (hs_etw_rt_write_cut) as test_realtime's events made it. */
+typedef struct {
+	size_t n, p0, p1;
+	int64_t last_ts;
+	bool ordered;
+	uint32_t first_pid;
+	uint16_t first_id;
+} cut_count;
+
+static int cut_record(const hs_etl_record *r, void *ctx)
+{
+	cut_count *c = ctx;
+	if (r->kind != HS_ETL_EVENT)
+		return 0; /* the logfile header */
+	if (!c->n) {
+		c->first_pid = r->pid;
+		c->first_id = r->id;
+	}
+	c->n++;
+	c->ordered &= r->timestamp >= c->last_ts;
+	c->last_ts = r->timestamp;
+	return 0;
+}
+
+static int cut_provider(const hs_etl_record *r, void *ctx)
+{
+	const hs_guid **g = ctx;
+	size_t *counts = (size_t *)(g + 2);
+	if (r->kind == HS_ETL_EVENT && r->has_guid) {
+		counts[0] += !memcmp(&r->guid, g[0], sizeof(hs_guid));
+		counts[1] += !memcmp(&r->guid, g[1], sizeof(hs_guid));
+	}
+	return 0;
+}
+
+static void check_cut(const char *path, const hs_plan_provider *p0, const hs_plan_provider *p1)
+{
+	hs_etl *etl = NULL;
+	CHECK_EQ_INT(hs_etl_open(path, &etl), HS_OK);
+	if (!etl)
+		return;
+	const hs_etl_header *h = hs_etl_get_header(etl);
+	CHECK_EQ_INT(h->clock_type, 1);
+	CHECK_EQ_INT(h->perf_freq, 10000000u);
+	cut_count c = {.ordered = true};
+	CHECK_EQ_INT(hs_etl_foreach(etl, HS_ETL_TIME_ORDER, cut_record, &c), HS_OK);
+	CHECK_EQ_INT(c.n, 4);
+	CHECK(c.ordered);
+	CHECK_EQ_INT(c.first_pid, 4242);
+	CHECK_EQ_INT(c.first_id, p0->events[0].id);
+	CHECK_EQ_INT(c.last_ts, 60000000); /* the event delivered while recording */
+	struct {
+		const hs_guid *g[2];
+		size_t counts[2];
+	} pc = {{&p0->provider->guid, &p1->provider->guid}, {0, 0}};
+	CHECK_EQ_INT(hs_etl_foreach(etl, HS_ETL_FILE_ORDER, cut_provider, &pc), HS_OK);
+	CHECK_EQ_INT(pc.counts[0], 3);
+	CHECK_EQ_INT(pc.counts[1], 1);
+	CHECK_EQ_INT(hs_etl_problem_count(etl), 0);
+	hs_etl_close(etl);
+}
+
 static void test_realtime(const hs_plan *plan)
 {
 	const hs_backend_ops *ops = hs_backend_native();
@@ -691,6 +754,10 @@ static void test_realtime(const hs_plan *plan)
 	CHECK_EQ_INT(hs_backend_snapshot(b, ri, "rec-run\\manual-001.etl", false), HS_OK);
 	CHECK_EQ_INT(rec_rt_running(), 1);
 	CHECK_EQ_INT(rec_running(), 2);
+	/* ... and the key-event session's cut: the 4 events the consumer saw, as
+	 * an .etl our reader opens, in the session's QPC clock. */
+	CHECK_EQ_INT(hs_backend_snapshot(b, ki, "rec-run/keys-001.etl", false), HS_OK);
+	check_cut("rec-run/keys-001.etl", p0, p1);
 	CHECK(rec_rt_deliver(logger, &later, 1));
 	hs_backend_poll(b, 250);
 	CHECK_EQ_INT(seen.n, 5);
@@ -723,6 +790,7 @@ static void test_realtime(const hs_plan *plan)
 	check_golden("stutter-rt-snapshot");
 	free(text);
 	DeleteFileW(L"rec-run\\manual-001.etl");
+	DeleteFileW(L"rec-run\\keys-001.etl");
 	DeleteFileW(L"rec-run\\keyevents.etl");
 }
 
@@ -1000,12 +1068,14 @@ static void test_realtime_trigger(const hs_plan *plan)
 		free(fire.evidence_json);
 	}
 	/* The snapshot the loop then takes: the ring to a new file while
-	 * recording goes on; the key-event file is ETW's (flushed in place only). */
+	 * recording goes on; the key-event file is ETW's, so the snapshot gets
+	 * the consumer's cut (the TDR events that fired the trigger). */
 	CHECK_EQ_INT(ops->mark(b, "hindsight: trigger gpu-reset fired; snapshot 001"), HS_OK);
 	CHECK_CONTAINS(rec_log(), "EventWriteString handle=201 level=4 keyword=0x1 chars=48 "
 				  "text=\"hindsight: trigger gpu-reset fired; snapshot 001\" -> ok");
 	CHECK_EQ_INT(ops->snapshot(b, ri, "rec-run\\trig-001.etl", false), HS_OK);
-	CHECK_EQ_INT(ops->snapshot(b, ki, "rec-run\\trig-001-keys.etl", false), HS_EINVAL);
+	CHECK_EQ_INT(ops->snapshot(b, ki, "rec-run\\trig-001-keys.etl", false), HS_OK);
+	CHECK(GetFileAttributesW(L"rec-run\\trig-001-keys.etl") != INVALID_FILE_ATTRIBUTES);
 	CHECK_EQ_INT(rec_rt_running(), 1);
 	CHECK_EQ_INT(hs_backend_stop(b), HS_OK);
 	hs_backend_free(b);
@@ -1013,6 +1083,7 @@ static void test_realtime_trigger(const hs_plan *plan)
 	free(msg_take(m));
 	CHECK_EQ_INT(rec_rt_running(), 0);
 	DeleteFileW(L"rec-run\\trig-001.etl");
+	DeleteFileW(L"rec-run\\trig-001-keys.etl");
 	DeleteFileW(L"rec-run\\keyevents.etl");
 }
 

@@ -367,6 +367,14 @@
 #define HS_ETW_RT_MAX_USERDATA 576
 /* How long stop waits for ProcessTrace to return after CloseTrace. */
 #define HS_ETW_RT_JOIN_MS 5000
+/* The key events a real-time consumer drained, kept for a triggered
+ * snapshot's key-event cut (ETW owns the session's circular .etl, which the
+ * engine cannot copy while it runs): records of ~100-700 bytes, so 8 MiB
+ * holds some 12k-80k key events, minutes to hours of a whitelisted key set
+ * (stutter.yaml's: ~100 events/s on a busy desktop); the oldest go first. */
+#define HS_ETW_KEY_HISTORY_BYTES (8u << 20)
+/* The cut's .etl buffers (the ETL writer's buffer size). */
+#define HS_ETW_KEY_CUT_BUFFER_BYTES (64u << 10)
 /* TdhGetEventInformation's answer for one event (names, messages, property
  * table; more: the event's fields are not decoded) and a field name's length. */
 #define HS_ETW_TDH_INFO_BYTES 16384

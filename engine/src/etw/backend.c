@@ -252,9 +252,15 @@ static hs_status etw_snapshot(hs_backend *b, size_t session, const char *path, b
 	hs_etw_session *s = &b->s[session];
 	hs_session_status *ss = &b->st[session];
 	if (s->ps->session->mode == HS_MODE_FILE_CIRCULAR) {
-		if (path)
-			return HS_EINVAL; /* ETW owns the circular file; it can only be flushed in place */
-		return hs_etw_session_flush(s, b->api, NULL, b->msg);
+		if (!path)
+			return hs_etw_session_flush(s, b->api, NULL, b->msg);
+		/* ETW owns the circular file and writes it while the session runs;
+		 * a snapshot gets the key events the consumer saw instead, when
+		 * there is one (without: nothing to cut, HS_EINVAL). */
+		if (!b->rt[session])
+			return HS_EINVAL;
+		uint64_t n = 0;
+		return hs_etw_rt_write_cut(b->rt[session], path, b->msg, &n);
 	}
 	WCHAR file[HS_ETW_MAX_NAME_CHARS];
 	hs_status st;

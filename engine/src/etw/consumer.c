@@ -6,7 +6,9 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "etl/etl_format.h"
 #include "etw/etw.h"
+#include "hindsight/etl_writer.h"
 
 /*
  * Threads: ETW calls rt_callback on the thread that runs ProcessTrace (one
@@ -47,6 +49,18 @@ typedef struct {
 	bool classic;
 } rt_match;
 
+/* An EVENT_HEADER record's header in an .etl file (etl-format.md). */
+#define HS_ETW_CUT_HEADER_BYTES 0x50
+
+/* One drained key event as an .etl record (EVENT_HEADER file layout), for
+ * the snapshot cut; a FIFO list of at most HS_ETW_KEY_HISTORY_BYTES. */
+typedef struct hist_rec {
+	struct hist_rec *next;
+	uint16_t cpu;
+	uint32_t len;
+	uint8_t rec[];
+} hist_rec;
+
 struct hs_etw_rt {
 	hs_etw_session *s;
 	size_t session;
@@ -68,6 +82,13 @@ struct hs_etw_rt {
 	atomic_ullong received, queued, dropped, truncated, foreign;
 	atomic_int ended;
 	atomic_ulong process_rc;
+	/* The key-event history (loop thread only): oldest first. */
+	hist_rec *hist_head, *hist_tail;
+	size_t hist_bytes;
+	uint64_t hist_n, hist_evicted, hist_cut, hist_lost;
+	/* A (clock, FILETIME) pair read at open: the cut's header ties its
+	 * raw time stamps to wall time with it. */
+	ULONGLONG ref_ts, ref_filetime;
 };
 
 _Static_assert(HS_ETW_RT_MAX_USERDATA <= 0xFFFF, "UserDataLength is a USHORT");
@@ -351,8 +372,11 @@ static hs_status build_match(hs_etw_rt *rt)
 	return HS_OK;
 }
 
+static void hist_free(hs_etw_rt *rt);
+
 static void rt_destroy(hs_etw_rt *rt)
 {
+	hist_free(rt);
 	free(rt->fields.info);
 	free(rt->match);
 	free(rt->q);
@@ -381,7 +405,10 @@ hs_status hs_etw_rt_open(hs_etw_rt **out, hs_etw_session *s, size_t session, con
 	atomic_init(&rt->head, 0);
 	atomic_init(&rt->tail, 0);
 	if (clock_is_qpc(rt->clock))
-		api->qpc(&rt->qpc_per_second);
+		rt->ref_ts = api->qpc(&rt->qpc_per_second);
+	rt->ref_filetime = api->system_time();
+	if (!clock_is_qpc(rt->clock))
+		rt->ref_ts = rt->ref_filetime;
 	/* Zeroed, then the real-time session's name and our callback
 	 * (EVENT_TRACE_LOGFILE: LogFileName NULL when LoggerName is set). */
 	memset(&rt->lf, 0, sizeof(rt->lf));
@@ -408,6 +435,127 @@ hs_status hs_etw_rt_open(hs_etw_rt **out, hs_etw_session *s, size_t session, con
 	return HS_OK;
 }
 
+/* ---- the key-event history and its .etl cut ---- */
+
+/* The event as an EVENT_HEADER record of an .etl file (etl-format.md: Size,
+ * HeaderType, the 0xC0 marker byte, then the EVENT_HEADER fields as ETW
+ * delivered them): without extended data (the consumer keeps none), so that
+ * flag goes; a cut UserData stays cut (counted). */
+static void hist_push(hs_etw_rt *rt, const rt_event *e)
+{
+	size_t len = HS_ETW_CUT_HEADER_BYTES + e->len;
+	hist_rec *r = malloc(sizeof(*r) + len);
+	if (!r) {
+		rt->hist_lost++;
+		return;
+	}
+	const EVENT_HEADER *h = &e->hdr;
+	uint8_t *o = r->rec;
+	memset(o, 0, HS_ETW_CUT_HEADER_BYTES);
+	hs_put16(o, (uint16_t)len);
+	o[2] = (h->Flags & EVENT_HEADER_FLAG_32_BIT_HEADER) ? HS_ETL_HT_EVENT_HEADER32 : HS_ETL_HT_EVENT_HEADER64;
+	o[3] = 0xC0;
+	hs_put16(o + 4, (uint16_t)(h->Flags & ~(EVENT_HEADER_FLAG_EXTENDED_INFO | EVENT_HEADER_FLAG_PROCESSOR_INDEX)));
+	hs_put16(o + 6, h->EventProperty);
+	hs_put32(o + 8, h->ThreadId);
+	hs_put32(o + 12, h->ProcessId);
+	hs_put64(o + 16, (uint64_t)h->TimeStamp.QuadPart);
+	hs_put32(o + 0x18, (uint32_t)h->ProviderId.Data1);
+	hs_put16(o + 0x1C, h->ProviderId.Data2);
+	hs_put16(o + 0x1E, h->ProviderId.Data3);
+	memcpy(o + 0x20, h->ProviderId.Data4, 8);
+	const EVENT_DESCRIPTOR *d = &h->EventDescriptor;
+	hs_put16(o + 0x28, d->Id);
+	o[0x2A] = d->Version;
+	o[0x2B] = d->Channel;
+	o[0x2C] = d->Level;
+	o[0x2D] = d->Opcode;
+	hs_put16(o + 0x2E, d->Task);
+	hs_put64(o + 0x30, d->Keyword);
+	hs_put64(o + 0x38, h->ProcessorTime);
+	hs_put32(o + 0x40, (uint32_t)h->ActivityId.Data1);
+	hs_put16(o + 0x44, h->ActivityId.Data2);
+	hs_put16(o + 0x46, h->ActivityId.Data3);
+	memcpy(o + 0x48, h->ActivityId.Data4, 8);
+	memcpy(o + HS_ETW_CUT_HEADER_BYTES, e->data, e->len);
+	r->next = NULL;
+	r->cpu = (uint16_t)(e->cpu > HS_ETL_PROCESSOR_INDEX_MASK ? HS_ETL_PROCESSOR_INDEX_MASK : e->cpu);
+	r->len = (uint32_t)len;
+	if (rt->hist_tail)
+		rt->hist_tail->next = r;
+	else
+		rt->hist_head = r;
+	rt->hist_tail = r;
+	rt->hist_bytes += len;
+	rt->hist_n++;
+	rt->hist_cut += e->cut;
+	while (rt->hist_bytes > HS_ETW_KEY_HISTORY_BYTES && rt->hist_head != rt->hist_tail) {
+		hist_rec *old = rt->hist_head;
+		rt->hist_head = old->next;
+		rt->hist_bytes -= old->len;
+		rt->hist_n--;
+		rt->hist_evicted++;
+		free(old);
+	}
+}
+
+static void hist_free(hs_etw_rt *rt)
+{
+	for (hist_rec *r = rt->hist_head, *next; r; r = next) {
+		next = r->next;
+		free(r);
+	}
+	rt->hist_head = rt->hist_tail = NULL;
+	rt->hist_bytes = 0;
+	rt->hist_n = 0;
+}
+
+hs_status hs_etw_rt_write_cut(hs_etw_rt *rt, const char *path, const hs_msg *msg, uint64_t *events)
+{
+	*events = 0;
+	hs_etl_writer_opts o;
+	hs_etl_writer_opts_default(&o);
+	o.buffer_size = HS_ETW_KEY_CUT_BUFFER_BYTES;
+	o.logger_name = rt->s->name_utf8;
+	o.log_file_name = path;
+	o.start_time = rt->ref_filetime;
+	o.start_ts = (int64_t)rt->ref_ts;
+	if (clock_is_qpc(rt->clock)) {
+		o.clock_type = HS_ETW_CLOCK_QPC;
+		o.perf_freq = rt->qpc_per_second;
+	} else {
+		/* System time, raw or converted from cycles by ETW (hs_etw_rt_trace_mode). */
+		o.clock_type = HS_ETW_CLOCK_SYSTEM;
+		o.perf_freq = 10000000u;
+	}
+	uint32_t cpus = 1;
+	for (const hist_rec *r = rt->hist_head; r; r = r->next)
+		if ((uint32_t)r->cpu + 1 > cpus)
+			cpus = (uint32_t)r->cpu + 1;
+	o.cpus = cpus;
+	hs_etl_writer *w = NULL;
+	hs_status st = hs_etl_writer_open(path, &o, &w);
+	for (const hist_rec *r = rt->hist_head; st == HS_OK && r; r = r->next)
+		st = hs_etl_writer_add_raw(w, r->cpu, r->rec, r->len);
+	if (st == HS_OK) {
+		st = hs_etl_writer_close(w); /* renames the temporary file only when all went well */
+	} else if (w) {
+		hs_etl_writer_discard(w);
+	}
+	if (st != HS_OK) {
+		hs_etw_say(msg, HS_MSG_WARN, "%s: the key-event cut %s could not be written (%s)", rt->s->name_utf8,
+			   path, hs_strerror(st));
+		return st;
+	}
+	*events = rt->hist_n;
+	hs_etw_say(msg, HS_MSG_INFO,
+		   "%s: %llu key events the engine's consumer saw written to %s (%llu older ones no longer kept, "
+		   "%llu with their payload cut at %d bytes)",
+		   rt->s->name_utf8, (unsigned long long)rt->hist_n, path, (unsigned long long)rt->hist_evicted,
+		   (unsigned long long)rt->hist_cut, HS_ETW_RT_MAX_USERDATA);
+	return HS_OK;
+}
+
 size_t hs_etw_rt_drain(hs_etw_rt *rt, hs_key_event_fn fn, void *ctx)
 {
 	const hs_plan_session *ps = rt->s->ps;
@@ -416,6 +564,7 @@ size_t hs_etw_rt_drain(hs_etw_rt *rt, hs_key_event_fn fn, void *ctx)
 	size_t n = 0;
 	for (; head != tail; head++, n++) {
 		const rt_event *e = &rt->q[head % HS_ETW_RT_QUEUE_EVENTS];
+		hist_push(rt, e);
 		if (fn) {
 			const hs_plan_provider *pp = &ps->providers[e->provider];
 			const char *name = NULL;

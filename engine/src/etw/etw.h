@@ -137,6 +137,12 @@ hs_status hs_etw_rt_open(hs_etw_rt **out, hs_etw_session *s, size_t session, con
  * opcode for classic events) or "?", ts_ns in the session's clock
  * (hs_etw_event_ns), raw = UserData. Returns how many. Call from one thread. */
 size_t hs_etw_rt_drain(hs_etw_rt *rt, hs_key_event_fn fn, void *ctx);
+/* Writes the key events drained so far (at most HS_ETW_KEY_HISTORY_BYTES of
+ * them, the newest) to path as an .etl file (the ETL writer: a temporary file
+ * renamed only when complete), in the session's clock; *events: how many.
+ * A failure is said on msg. The triggered snapshot's key-event cut: ETW owns
+ * the session's own circular file. Loop thread only. */
+hs_status hs_etw_rt_write_cut(hs_etw_rt *rt, const char *path, const hs_msg *msg, uint64_t *events);
 /* True once ProcessTrace returned (rc: its result). */
 bool hs_etw_rt_ended(hs_etw_rt *rt, ULONG *rc);
 void hs_etw_rt_counts(const hs_etw_rt *rt, hs_etw_rt_stats *out);

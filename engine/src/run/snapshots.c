@@ -328,7 +328,8 @@ hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_back
 			if (sst[i] != HS_OK) {
 				say(sn, HS_MSG_WARN, "trigger %s: %s could not be saved (%s); recording goes on",
 				    f->name, s->name, hs_strerror(sst[i]));
-				/* A ring is the snapshot's point; a key file the ETW kernel owns is not copyable. */
+				/* A ring is the snapshot's point; a key file the ETW kernel owns is not copyable
+				 * (the backend writes a cut of it only where a real-time consumer saw its events). */
 				if (ring || sst[i] != HS_EINVAL)
 					ok = false;
 			} else {
