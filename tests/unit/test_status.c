@@ -1,8 +1,12 @@
 /* test_status.c: unit tests for the recorder's status (run/status.h) over a hand-built plan and a fake backend: what it can say of ETW sessions. */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
+#include "hindsight/diag.h"
+#include "hindsight/rules.h"
+#include "run/live_event.h"
 #include "run/status.h"
 
 /* The fake backend: each session's status as the test sets it. */
@@ -65,8 +69,83 @@ static void test_etw(void)
 	hs_run_status_free(&s);
 }
 
+/* A Windows key event's fields as TDH would read them (hs_key_fields). */
+static bool fake_num(const hs_key_event *ev, const char *name, int64_t *out)
+{
+	(void)ev;
+	if (!strcmp(name, "ExitCode"))
+		*out = 0xC0000005;
+	else if (!strcmp(name, "ProcessID"))
+		*out = 4242;
+	else
+		*out = 1;
+	return true;
+}
+
+static bool fake_str(const hs_key_event *ev, const char *name, char *buf, size_t cap)
+{
+	(void)ev;
+	if (strcmp(name, "ImageName"))
+		return false;
+	snprintf(buf, cap, "%s", "C:\\Games\\LongNamedGame-Win64-Shipping.exe");
+	return true;
+}
+
+/* The live view and the tap on Windows: field names from the catalog's
+ * formats (the newest template of Kernel-Process ProcessStop), strings first
+ * so the cap keeps the image name, numbers and strings of the types TDH reads
+ * (not the FILETIMEs), the task named after its image (not cut to 15). */
+static void test_windows_live_fields(void)
+{
+	hs_diags *d = hs_diags_new();
+	hs_ruleset *rs = NULL;
+	CHECK_EQ_INT(hs_rules_load(HS_TEST_RULES_DIR "/stutter.yaml", d, &rs), HS_OK);
+	hs_diags_free(d);
+	hs_plan *plan = NULL;
+	CHECK(rs && hs_plan_build(rs, HS_PLATFORM_WINDOWS, &(hs_plan_opts){.cpus = 2}, &plan) == HS_OK);
+	if (!plan) {
+		hs_rules_free(rs);
+		return;
+	}
+	size_t session = SIZE_MAX;
+	const char *system = NULL;
+	for (size_t i = 0; i < plan->n_sessions && session == SIZE_MAX; i++)
+		for (size_t p = 0; p < plan->sessions[i].n_providers; p++)
+			if (plan->sessions[i].session->mode == HS_MODE_FILE_CIRCULAR &&
+			    !strcmp(plan->sessions[i].providers[p].provider->name, "Microsoft-Windows-Kernel-Process")) {
+				session = i;
+				system = plan->sessions[i].providers[p].provider->name;
+			}
+	CHECK(session != SIZE_MAX);
+	hs_live_catalog *cat = hs_live_catalog_new(plan);
+	CHECK(cat != NULL);
+	hs_key_fields kf = {.num = fake_num, .str = fake_str};
+	hs_key_event ev = {.session = session, .ts_ns = 5, .system = system, .name = "ProcessStop", .pid = 4242,
+			   .fields = &kf};
+	hs_live_event le;
+	if (cat && session != SIZE_MAX) {
+		hs_live_event_fill(cat, &ev, 0, &le);
+		CHECK_EQ_INT(le.n_fields, HS_LIVE_MAX_FIELDS);
+		CHECK_EQ_STR(le.fields[0].name, "ImageName");
+		CHECK(le.fields[0].is_str);
+		bool exit_code = false, filetime = false;
+		for (size_t i = 0; i < le.n_fields; i++) {
+			exit_code |= !strcmp(le.fields[i].name, "ExitCode") && le.fields[i].num == 0xC0000005;
+			filetime |= !strcmp(le.fields[i].name, "CreateTime");
+		}
+		CHECK(exit_code);
+		CHECK(!filetime);
+		CHECK_EQ_STR(le.comm, "LongNamedGame-Win64-Shi"); /* the image's name to 23 bytes, not 15 */
+		CHECK(le.story && strstr(le.story, "ExitCode"));
+	}
+	hs_live_catalog_free(cat);
+	hs_plan_free(plan);
+	hs_rules_free(rs);
+}
+
 int main(void)
 {
 	test_etw();
+	test_windows_live_fields();
 	return hs_test_done("test_status");
 }

@@ -8,7 +8,7 @@
 
 #include <time.h>
 #ifdef _WIN32
-#include <windows.h>
+#include "etw/etw_api.h"
 #else
 #include <fcntl.h>
 #include <tracefs.h>
@@ -78,6 +78,38 @@ static void read_format(cat_entry *ce)
 }
 #endif
 
+/* Windows: the field names of the event's manifest template from the
+ * catalog's `formats:` (rules/providers/windows-formats.yaml; the newest
+ * version), read at the event through TDH (hs_key_event.fields). Fields of
+ * types TDH gives no number or text for here (pointers, times, GUIDs, SIDs,
+ * binary) are left out. Classic (kernel) events have none. */
+static void catalog_fields(cat_entry *ce, const hs_provider *pr)
+{
+	if (ce->pe->has_classic_guid || ce->pe->id < 0)
+		return;
+	for (size_t i = 0; i < pr->n_events; i++) {
+		const hs_cat_event *e = &pr->events[i];
+		if (e->id != ce->pe->id || !e->has_fields)
+			continue;
+		/* Strings (names, paths) first: they say the most when the cap
+		 * leaves numbers out. */
+		for (int strings = 1; strings >= 0; strings--)
+			for (size_t f = 0; f < e->n_fields && ce->n_fields < HS_LIVE_MAX_FIELDS; f++) {
+				const hs_cat_field *cf = &e->fields[f];
+				const char *t = cf->type ? cf->type : "";
+				bool str = hs_cat_field_is_string(cf);
+				bool num = !strncmp(t, "win:Int", 7) || !strncmp(t, "win:UInt", 8) ||
+					   !strncmp(t, "win:HexInt", 10) || !strcmp(t, "win:Boolean");
+				if (str != (strings == 1) || (!str && !num) || strlen(cf->name) >= sizeof ce->fields[0])
+					continue;
+				strcpy(ce->fields[ce->n_fields], cf->name);
+				ce->is_str[ce->n_fields] = str;
+				ce->n_fields++;
+			}
+		return;
+	}
+}
+
 hs_live_catalog *hs_live_catalog_new(const hs_plan *plan)
 {
 	hs_live_catalog *c = calloc(1, sizeof *c);
@@ -111,6 +143,8 @@ hs_live_catalog *hs_live_catalog_new(const hs_plan *plan)
 				if (plan->platform == HS_PLATFORM_LINUX)
 					read_format(ce);
 #endif
+				if (plan->platform == HS_PLATFORM_WINDOWS)
+					catalog_fields(ce, pp->provider);
 			}
 		}
 	}
@@ -128,9 +162,7 @@ void hs_live_catalog_free(hs_live_catalog *c)
 uint64_t hs_live_wall_ms(void)
 {
 #ifdef _WIN32
-	FILETIME ft;
-	GetSystemTimeAsFileTime(&ft);
-	uint64_t t = ((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime; /* 100 ns since 1601 */
+	uint64_t t = hs_etw_api_get()->system_time(); /* 100 ns since 1601, through the call table */
 	return t / 10000u - 11644473600000ull;
 #else
 	struct timespec ts;
@@ -243,16 +275,19 @@ void hs_live_event_fill(hs_live_catalog *c, const hs_key_event *ev, uint64_t now
 				continue;
 			if (f->is_str && !strcmp(f->name, "comm"))
 				comm = f->str;
-			if (f->is_str && !strcmp(f->name, "filename"))
-				file = f->str;
+			if (f->is_str && (!strcmp(f->name, "filename") || !strcmp(f->name, "ImageName")))
+				file = f->str; /* an exec's program; Windows: the process's image */
 			out->n_fields++;
 		}
 	}
 	if (!comm && file) {
 		/* An exec names its program: the task's name from now on (cut as
 		 * the kernel cuts it), without asking /proc. */
-		const char *base = strrchr(file, '/');
-		snprintf(out->comm, sizeof out->comm, "%.15s", base ? base + 1 : file);
+		const char *base = strrchr(file, '/'), *bs = strrchr(file, '\\');
+		if (bs && (!base || bs > base))
+			base = bs;
+		int cut = bs ? (int)sizeof out->comm - 1 : 15; /* a Windows image name is no 16-byte comm */
+		snprintf(out->comm, sizeof out->comm, "%.*s", cut, base ? base + 1 : file);
 		comm = out->comm;
 	}
 	if (comm && ev->pid > 0) {
