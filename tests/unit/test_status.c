@@ -1,4 +1,4 @@
-/* test_status.c: unit tests for the recorder's status (run/status.h) over a hand-built plan and a fake backend: what it can say of ETW sessions. */
+/* test_status.c: unit tests for what a running recorder says about itself (run/status.h) and how the live view names a Windows event's fields (run/live_event.h), over hand-built plans, a fake backend and stutter.yaml. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
