@@ -5,15 +5,11 @@
 set -uo pipefail
 engine=$(realpath "$1") profile=$(realpath "$2") clients=$(realpath "$3")
 instances=(hindsight_test_ctl_ring hindsight_test_ctl_keys)
-tracing=/sys/kernel/tracing
-[[ -d $tracing/instances ]] || mount -t tracefs nodev $tracing
-tmp=$(mktemp -d)
-epid=
-limit=${HS_TEST_START_TIMEOUT:-90}
 . "$(dirname "$0")/lib.sh"
+test_setup
 
 cleanup() {
-	[[ -n $epid ]] && { kill -9 "$epid" 2>/dev/null; wait "$epid" 2>/dev/null; }
+	kill_engine
 	remove_instances "${instances[@]}"
 	rm -rf "$tmp"
 }

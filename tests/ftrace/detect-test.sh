@@ -7,15 +7,11 @@ ulimit -c 0 # the crashes must not write core files
 engine=$1 profile=$2
 keys=hindsight_test_det_keys det=hindsight_test_det_keys_trg
 instances=(hindsight_test_det_ring "$keys" "$det")
-tracing=/sys/kernel/tracing
-[[ -d $tracing/instances ]] || mount -t tracefs nodev $tracing
-tmp=$(mktemp -d)
-epid=
-limit=${HS_TEST_START_TIMEOUT:-90}
 
 . "$(dirname "$0")/lib.sh"
+test_setup
 cleanup() {
-	[[ -n $epid ]] && { kill -9 "$epid" 2>/dev/null; wait "$epid" 2>/dev/null; }
+	kill_engine
 	remove_instances "${instances[@]}"
 	rm -rf "$tmp"
 }

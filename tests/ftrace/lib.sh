@@ -1,6 +1,19 @@
 # lib.sh: what the tracefs engine tests share (sourced): instance locks, starting an engine and finding its run folder.
 # The sourcing script defines fail() (prints and exits) before calling these.
 
+# test_setup: tracefs mounted, a fresh scratch folder in $tmp, no engine yet ($epid), and $limit: how long an engine
+# may take to start (HS_TEST_START_TIMEOUT s, default 90: sanitizer builds start slowly).
+test_setup() {
+	tracing=/sys/kernel/tracing
+	[[ -d $tracing/instances ]] || mount -t tracefs nodev "$tracing"
+	tmp=$(mktemp -d)
+	epid=
+	limit=${HS_TEST_START_TIMEOUT:-90}
+}
+
+# kill_engine: for a cleanup: kills the engine a failing test left running and reaps it.
+kill_engine() { [[ -n ${epid:-} ]] && { kill -9 "$epid" 2>/dev/null; wait "$epid" 2>/dev/null; }; epid=; }
+
 # True while a live engine holds the instance's lock (/run/hindsight/<name>.lock): not ours to remove.
 held() { local l=/run/hindsight/$1.lock; [[ -f $l ]] && grep -q ":$(stat -c %i "$l") " /proc/locks; }
 

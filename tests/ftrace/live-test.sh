@@ -7,17 +7,13 @@ ulimit -c 0
 engine=$(realpath "$1") profile=$(realpath "$2") segv=$(realpath "$3")
 here=$(cd "$(dirname "$0")" && pwd) # the test changes to a scratch folder
 instances=(hindsight_test_live_ring hindsight_test_live_keys hindsight_test_live_keys_trg)
-tracing=/sys/kernel/tracing
-[[ -d $tracing/instances ]] || mount -t tracefs nodev $tracing
-tmp=$(mktemp -d)
-epid=
-limit=${HS_TEST_START_TIMEOUT:-90}
 # A tmux server of its own: the test never touches anyone's sessions.
 tm=(tmux -L hindsight_test_live_$$)
 . "$here/lib.sh"
+test_setup
 
 cleanup() {
-	[[ -n $epid ]] && { kill -9 "$epid" 2>/dev/null; wait "$epid" 2>/dev/null; }
+	kill_engine
 	"${tm[@]}" kill-server 2>/dev/null
 	exec 3>&- 2>/dev/null
 	remove_instances "${instances[@]}"

@@ -16,20 +16,16 @@ set -uo pipefail
 ulimit -c 0
 engine=$1 profile=$2 analyze=$3 segv=$4 frameloop=$5 src=$6 art=${7:-}
 instances=(hindsight_test_rpt_ring hindsight_test_rpt_keys hindsight_test_rpt_keys_trg)
-tracing=/sys/kernel/tracing
-[[ -d $tracing/instances ]] || mount -t tracefs nodev $tracing
 cgroot=/sys/fs/cgroup/memory # cgroup v1 on these VMs
 [[ -d $cgroot ]] || cgroot=/sys/fs/cgroup
 cg=$cgroot/hindsight_test_rpt_oom_$$ cg_dd=$cgroot/hindsight_test_rpt_dd_$$
-tmp=$(mktemp -d)
-epid=
-limit=${HS_TEST_START_TIMEOUT:-90}
 hostile='<b>x&"'"'"'<i>' # no '/': it is a file name too; a comm is at most 15 bytes
 badname=$'bad\xff\xfename'
 
 . "$(dirname "$0")/lib.sh"
+test_setup
 cleanup() {
-	[[ -n $epid ]] && { kill -9 "$epid" 2>/dev/null; wait "$epid" 2>/dev/null; }
+	kill_engine
 	for c in "$cg" "$cg_dd"; do
 		[[ -d $c ]] || continue
 		while read -r p; do kill -9 "$p" 2>/dev/null; done <"$c/cgroup.procs"

@@ -5,18 +5,15 @@
 set -uo pipefail
 ulimit -c 0
 engine=$1 profile=$2 frameloop=$3 segv=$4
-tracing=/sys/kernel/tracing
-[[ -d $tracing/instances ]] || mount -t tracefs nodev $tracing
 cgroot=/sys/fs/cgroup/memory # cgroup v1 on these VMs
 [[ -d $cgroot ]] || cgroot=/sys/fs/cgroup
 cg=$cgroot/hindsight_test_trg_oom_$$
-tmp=$(mktemp -d)
-epid=
 mapfile -t instances < <(sed -n 's/^ *logger_name: *\(hindsight_stutter_[a-z_]*\).*/\1/p' "$profile" | sort -u)
 . "$(dirname "$0")/lib.sh"
+test_setup
 
 cleanup() {
-	[[ -n $epid ]] && { kill -9 "$epid" 2>/dev/null; wait "$epid" 2>/dev/null; }
+	kill_engine
 	remove_instances "${instances[@]}" "${instances[@]/%/_trg}"
 	if [[ -d $cg ]]; then
 		while read -r p; do kill -9 "$p" 2>/dev/null; done <"$cg/cgroup.procs"

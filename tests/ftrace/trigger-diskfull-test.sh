@@ -5,16 +5,12 @@
 set -uo pipefail
 engine=$1 profile=$2
 instances=(hindsight_test_trg_ring hindsight_test_trg_keys hindsight_test_trg_keys_trg)
-tracing=/sys/kernel/tracing
-[[ -d $tracing/instances ]] || mount -t tracefs nodev $tracing
-tmp=$(mktemp -d)
-mnt=$tmp/disk
-epid=
-limit=${HS_TEST_START_TIMEOUT:-90}
 . "$(dirname "$0")/lib.sh"
+test_setup
+mnt=$tmp/disk
 
 cleanup() {
-	[[ -n $epid ]] && { kill -9 "$epid" 2>/dev/null; wait "$epid" 2>/dev/null; }
+	kill_engine
 	remove_instances "${instances[@]}"
 	cd /
 	mountpoint -q "$mnt" && umount "$mnt"

@@ -6,15 +6,11 @@ set -uo pipefail
 ulimit -c 0 # the crash loop must not write 30 core files
 engine=$1 profile=$2 frameloop=$3
 instances=(hindsight_test_trg_ring hindsight_test_trg_keys hindsight_test_trg_keys_trg)
-tracing=/sys/kernel/tracing
-[[ -d $tracing/instances ]] || mount -t tracefs nodev $tracing
-tmp=$(mktemp -d)
-epid=
-limit=${HS_TEST_START_TIMEOUT:-90}
 . "$(dirname "$0")/lib.sh"
+test_setup
 
 cleanup() {
-	[[ -n $epid ]] && { kill -9 "$epid" 2>/dev/null; wait "$epid" 2>/dev/null; }
+	kill_engine
 	remove_instances "${instances[@]}"
 	rm -rf "$tmp"
 }
