@@ -15,6 +15,7 @@
 
 #include "hindsight/limits.h"
 #include "run/live_lock.h"
+#include "run/os.h"
 
 /* One line of the event list: an event and how many like it came in a row. */
 typedef struct {
@@ -193,11 +194,7 @@ static void line_event(const view_line *l, char *buf, size_t cap)
 {
 	time_t t = (time_t)(l->e.wall_ms / 1000u);
 	struct tm tm;
-#ifdef _WIN32
-	tm = *localtime(&t); /* msvcrt keeps it per thread */
-#else
-	localtime_r(&t, &tm);
-#endif
+	hs_os_localtime(t, &tm);
 	char when[16], fields[512], alert[40] = "", rep[32] = "";
 	strftime(when, sizeof when, "%H:%M:%S", &tm);
 	hs_live_event_fields_text(&l->e, fields, sizeof fields);

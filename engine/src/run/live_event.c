@@ -15,6 +15,7 @@
 #include <unistd.h>
 #endif
 
+#include "hindsight/compat.h"
 #include "hindsight/json.h"
 
 /* One key event of the plan: where its story is, and the names of its fields. */
@@ -340,11 +341,7 @@ void hs_live_event_jsonl(const hs_live_event *e, const hs_plan *plan, hs_strbuf 
 	char when[40];
 	time_t t = (time_t)s;
 	struct tm tm;
-#ifdef _WIN32
-	tm = *gmtime(&t); /* msvcrt keeps it per thread */
-#else
-	gmtime_r(&t, &tm);
-#endif
+	hs_gmtime(t, &tm);
 	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
 	hs_sb_printf(sb, "{\"time\":\"%s.%03uZ\",\"ts_ns\":%" PRIu64 ",\"session\":", when,
 		     (unsigned)(e->wall_ms % 1000u), e->ts_ns);

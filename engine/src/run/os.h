@@ -44,6 +44,8 @@ void hs_os_localtime(time_t t, struct tm *out);
 /* Local time's offset from UTC in minutes at t (east positive). */
 long hs_os_utc_offset_min(time_t t);
 uint64_t hs_os_monotonic_ms(void);
+/* The process's CPU time so far (user + system, all threads), µs; 0 unknown. */
+uint64_t hs_os_cpu_time_us(void);
 /* t as local ISO 8601 with a numeric UTC offset ("2026-12-03T10:15:00+0100"); os_common.c. */
 void hs_os_iso_time(char *buf, size_t n, time_t t);
 

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -124,6 +125,15 @@ int hs_os_rmdir(const char *path)
 int hs_os_sync(FILE *f)
 {
 	return fflush(f) || fsync(fileno(f)) ? -1 : 0;
+}
+
+uint64_t hs_os_cpu_time_us(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)ru.ru_utime.tv_sec * 1000000u + (uint64_t)ru.ru_utime.tv_usec +
+	       (uint64_t)ru.ru_stime.tv_sec * 1000000u + (uint64_t)ru.ru_stime.tv_usec;
 }
 
 void hs_os_localtime(time_t t, struct tm *out)

@@ -71,6 +71,17 @@ int hs_os_sync(FILE *f)
 	return fflush(f) || _commit(_fileno(f)) ? -1 : 0;
 }
 
+uint64_t hs_os_cpu_time_us(void)
+{
+	FILETIME c, e, k, u;
+	if (!GetProcessTimes(GetCurrentProcess(), &c, &e, &k, &u))
+		return 0;
+	/* FILETIMEs count 100 ns. */
+	uint64_t ku = ((uint64_t)k.dwHighDateTime << 32) | k.dwLowDateTime;
+	uint64_t uu = ((uint64_t)u.dwHighDateTime << 32) | u.dwLowDateTime;
+	return (ku + uu) / 10u;
+}
+
 void hs_os_localtime(time_t t, struct tm *out)
 {
 	/* msvcrt keeps localtime's result per thread, so this is safe. */

@@ -4,14 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _WIN32
-#include <windows.h>
-#else
-#include <sys/resource.h>
-#endif
-
 #include "hindsight/compat.h"
 #include "hindsight/limits.h"
+#include "run/os.h"
 
 #define NS_PER_S 1000000000ull
 /* The rate cap's window (trigger.c counts max_per_hour in any sliding hour). */
@@ -30,25 +25,6 @@ const char *hs_trigger_state_name(hs_trigger_state s)
 	return "?";
 }
 
-uint64_t hs_run_cpu_time_us(void)
-{
-#ifdef _WIN32
-	FILETIME c, e, k, u;
-	if (!GetProcessTimes(GetCurrentProcess(), &c, &e, &k, &u))
-		return 0;
-	/* FILETIMEs count 100 ns. */
-	uint64_t ku = ((uint64_t)k.dwHighDateTime << 32) | k.dwLowDateTime;
-	uint64_t uu = ((uint64_t)u.dwHighDateTime << 32) | u.dwLowDateTime;
-	return (ku + uu) / 10u;
-#else
-	struct rusage ru;
-	if (getrusage(RUSAGE_SELF, &ru))
-		return 0;
-	return (uint64_t)ru.ru_utime.tv_sec * 1000000u + (uint64_t)ru.ru_utime.tv_usec +
-	       (uint64_t)ru.ru_stime.tv_sec * 1000000u + (uint64_t)ru.ru_stime.tv_usec;
-#endif
-}
-
 hs_status hs_run_status_init(hs_run_status *s, const hs_plan *plan, uint64_t start_ms, uint64_t start_ns)
 {
 	memset(s, 0, sizeof *s);
@@ -57,7 +33,7 @@ hs_status hs_run_status_init(hs_run_status *s, const hs_plan *plan, uint64_t sta
 	s->profile = plan->rules ? plan->rules->name : NULL;
 	s->start_ms = s->last_ms = start_ms;
 	s->start_ns = start_ns;
-	s->last_cpu_us = hs_run_cpu_time_us();
+	s->last_cpu_us = hs_os_cpu_time_us();
 	s->cpu_percent = -1;
 	if (plan->n_sessions && !(s->sessions = calloc(plan->n_sessions, sizeof *s->sessions)))
 		goto fail;
@@ -224,7 +200,7 @@ void hs_run_status_update(hs_run_status *s, const hs_backend_ops *ops, hs_backen
 	double interval_s = (double)(now_ms - s->last_ms) / 1000.0;
 	s->backend = ops->name;
 	s->uptime_s = (double)(now_ms - s->start_ms) / 1000.0;
-	uint64_t cpu_us = hs_run_cpu_time_us();
+	uint64_t cpu_us = hs_os_cpu_time_us();
 	if (!first && now_ms > s->last_ms && cpu_us && cpu_us >= s->last_cpu_us)
 		s->cpu_percent = (double)(cpu_us - s->last_cpu_us) / 10.0 / (double)(now_ms - s->last_ms);
 	s->last_cpu_us = cpu_us;

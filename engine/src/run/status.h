@@ -120,7 +120,4 @@ void hs_run_status_update(hs_run_status *s, const hs_backend_ops *ops, hs_backen
 /* The status as one JSON object (schemas/status.schema.json). */
 void hs_run_status_json(const hs_run_status *s, hs_json *j);
 
-/* The process's CPU time so far (user + system, all threads), µs; 0 unknown. */
-uint64_t hs_run_cpu_time_us(void);
-
 #endif
