@@ -43,9 +43,11 @@ done
 grep -q '^engine: recording' "$tmp/out1.txt" || fail "engine did not start recording within $limit s"
 cp /bin/true "$tmp/hs_df_first" && cp /bin/true "$tmp/hs_df_last" || fail "cannot copy /bin/true"
 "$tmp/hs_df_first"
-# Fill the ring: context switches and forks on both CPUs for a few seconds.
+# Fill the ring: context switches and forks on both CPUs for a few seconds. Each fork's exit is a key event too:
+# the 1 MB key file holds ~14k of them, and 6 s of unbounded forks once made 13.6k (a CI run dropped the chunk with
+# hs_df_first in it), so the forks stop after 4000; the switches alone fill the ring.
 if command -v stress-ng >/dev/null; then
-	stress-ng --switch 2 --fork 1 -t 6s --quiet >/dev/null 2>&1
+	stress-ng --switch 2 --fork 1 --fork-ops 4000 -t 6s --quiet >/dev/null 2>&1
 else
 	end=$((SECONDS + 6))
 	while ((SECONDS < end)); do /bin/true; done
