@@ -13,7 +13,10 @@ report() { echo "policy in C: $1"; shift; printf '  %s\n' "$@"; fail=1; }
 # Tools name things the trace formats define, which is knowledge, not policy
 # (policy is what to record and where: the rules). Each entry is
 # "path under the tree|text on the hit line|why"; a hit in that file whose line
-# holds that text is not reported. The engine has no entries: it stays strict.
+# holds that text is not reported. An entry that covers no hit fails the test
+# (a stale entry would hide the next real hit). An entry whose reason starts
+# with POLICY covers a real policy literal that its owner has not moved yet: it
+# is printed on every run, so it cannot be forgotten.
 allow=(
   "tools/analyze/names.c|return \"|ETW's names for the classic kernel event groups, the fallback when no catalog names an event (to be removed: into the library's kernel group table, issue 10 item 2)"
   "tools/analyze/tracedat_crash.c|DEC_|the tracepoints whose fields the crash decoder reads (to be removed: a catalog 'means:' key picks them, as it does for ETL process exits)"
@@ -21,19 +24,26 @@ allow=(
   "tools/analyze/tracedat_crash.c|:\"trace.dat\"|the file format's name in JSON output (\"format\": \"trace.dat\"), not a file name"
   "tools/analyze/tracedat_crash.c|hs_json_kstr(j, \"signal\"|a JSON key (the signal's name), not the tracepoint system"
   "tools/rulegen/rulegen.h|/* One row:|a comment"
-  "tools/rulegen/counts.c|(trace.dat)|usage text naming the format"
   "tools/scenarios/sigcheck.c|/* \"signal\", \"signal_deliver\" */|a comment"
   "tools/scenarios/load.c|hs_load.%lu.dat|the load scenario's scratch file, not a run output"
+  "engine/src/main.c|it always goes to main.log|POLICY: --help names stutter.yaml's 'log: main.log'; the log is whatever the rules' run.log says (reported in issue 25; engine/src/main.c's owner rewords it)"
 )
-# Drops the hits that an entry covers (stdin to stdout, one hit a line).
+used=$(mktemp)
+trap 'rm -f "$used"' EXIT
+# Drops the hits that an entry covers (stdin to stdout, one hit a line) and
+# notes which entries were used.
 allowed() {
-	local line e p t
+	local line e p t i
 	while IFS= read -r line; do
-		for e in "${allow[@]}"; do
+		for i in "${!allow[@]}"; do
+			e=${allow[i]}
 			p=${e%%|*}
 			t=${e#*|}
 			t=${t%%|*}
-			[[ $line == *"$p:"* && $line == *"$t"* ]] && continue 2
+			if [[ $line == *"$p:"* && $line == *"$t"* ]]; then
+				echo "$i" >>"$used"
+				continue 2
+			fi
 		done
 		printf '%s\n' "$line"
 	done
@@ -55,14 +65,32 @@ for n in "${names[@]}"; do
 done
 
 # 4. Output and log file names (a base name with the extension of a run file),
-# looked for inside string literals only (char literals removed first so '"'
-# does not open a string).
+# looked for inside string literals only: char literals are removed first so
+# '"' does not open a string, and a literal may hold escapes (\n, \", \\).
+# Two kinds of token are not file names: a metavariable of usage text (FILE.etl,
+# OUT.etl: an upper-case base) and a format's own name (trace.dat, perf.data) in
+# a sentence (a literal with a space). A bare "trace.dat" or "%s/trace.dat" is
+# a file name, and is reported.
 literals() {
+	local f
 	for f in "${sources[@]}"; do
-		sed -E "s/'(\\\\.|[^'\\\\])'//g" "$f" | grep -noP '"(?:[^"\\\\]|\\\\.)*"' | sed "s|^|$f:|"
+		sed -E "s/'(\\\\.|[^'\\\\])'//g" "$f" | grep -noP '"(?:[^"\\]|\\.)*"' | sed "s|^|$f:|"
 	done
 }
-hits=$(literals | grep -P '\b[A-Za-z0-9_-]+\.(etl|dat|data|log)\b' | allowed)
+file_names() { # keeps the hits (FILE:LINE:"LITERAL") that name a file, as above
+	local line lit tok
+	while IFS= read -r line; do
+		lit=${line#*:*:}
+		while IFS= read -r tok; do
+			[[ $tok =~ ^[A-Z][A-Z0-9_]*\. ]] && continue
+			[[ $lit == *" "* && ($tok == trace.dat || $tok == perf.data) ]] && continue
+			printf '%s\n' "$line"
+			break
+		done < <(grep -oP '(?<![A-Za-z0-9_%.-])[A-Za-z0-9_%.-]+\.(etl|dat|data|log)\b' <<<"$lit")
+	done
+}
+n_literals=$(literals | wc -l)
+hits=$(literals | file_names | allowed)
 [[ -n $hits ]] && report "file names (outputs are named by the rules)" "$hits"
 
 # 5. Session sizes, intervals and rates given a number in C.
@@ -77,8 +105,20 @@ hits=$(grep -nHP '\b(buffer_size_kb|min_buffers|max_buffers|max_file_mb|ring_mb|
 hits=$(grep -rnHE '"(\\n)?engine: ' "$engine/src" --include='*.c' --include='*.h' | grep -v "^$engine/src/main\.c:")
 [[ -n $hits ]] && report "\"engine: \" in library code (say it through hs_msg; the program adds the prefix)" "$hits"
 
+# The allow-list is checked too: an entry that covers nothing is stale, and a
+# POLICY entry is said out loud on every run.
+for i in "${!allow[@]}"; do
+	e=${allow[i]}
+	if ! grep -qx "$i" "$used"; then
+		report "an allow-list entry that covers no hit (remove it)" "${e%|*}"
+	elif [[ ${e##*|} == POLICY* ]]; then
+		echo "known policy in C, allowed until moved: ${e%%|*}: ${e##*|}"
+	fi
+done
+
 # The check must have looked at something: an empty scan proves nothing.
 ((${#sources[@]} > 10)) || report "too few sources scanned (${#sources[@]}) under $engine ${tools}" "-"
+((n_literals > 1000)) || report "too few string literals found ($n_literals): the literal pattern is broken" "-"
 ((${#names[@]} > 50)) || report "too few catalog names read (${#names[@]}) from $rules/providers" "-"
 
 if ((fail == 0)); then
