@@ -791,6 +791,541 @@ static void test_no_event_triggers(void)
 	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_EINVAL);
 }
 
+/* ---- deadline ---- */
+
+/* Extra events of trigger i besides its condition's (up to 4), each with a role. */
+typedef struct {
+	hs_plan_trigger_event ev[6];
+} extra_events;
+
+static void fx_events(fixture *f, size_t i, extra_events *x, const hs_plan_trigger_event *more, size_t n)
+{
+	x->ev[0] = f->ev[i];
+	for (size_t k = 0; k < n; k++)
+		x->ev[1 + k] = more[k];
+	f->pt[i].events = x->ev;
+	f->pt[i].n_events = 1 + n;
+}
+
+static hs_trigger *deadline_trigger(fixture *f)
+{
+	hs_trigger *t = fx_add(f, HS_TRIGGER_DEADLINE, "hang", "ftrace", "print");
+	t->source = "trace_marker";
+	t->slice = "^DrawFrame";
+	t->deadline_ms = 2000;
+	t->active_frames = 20;
+	t->active_s = 10;
+	return t;
+}
+
+/* The last frame start frames() wrote (ts is one period past it). */
+#define LAST(ts) ((ts) - 4166667)
+
+static void test_deadline_timer(void)
+{
+	fixture f;
+	fx_init(&f);
+	hs_trigger *t = deadline_trigger(&f);
+	t->resume_snapshot = true;
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	CHECK(hs_trigger_engine_wants_events(te));
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	uint64_t ts = T0 + SEC;
+	frames(te, 100, &ts, 480); /* 2 s at 240 Hz, then nothing */
+	uint64_t last = LAST(ts);
+	hs_trigger_fire fire;
+	CHECK_EQ_INT(hs_trigger_engine_next_due(te), last + 2000 * MS); /* the caller wakes when it passes */
+	CHECK(!next_fire(te, last + 1999 * MS, &fire));
+	CHECK_EQ_INT(st->hits, 0);
+	/* The deadline passes while the process is still frozen: decided by the clock, not by a frame. */
+	CHECK(next_fire(te, last + 2010 * MS, &fire));
+	CHECK_EQ_INT(st->hits, 1);
+	CHECK_EQ_INT(fire.first_hit_ns, last + 2000 * MS);
+	CHECK_EQ_INT(fire.detect_ns, last + 2010 * MS);
+	CHECK(fire.kind == HS_TRIGGER_DEADLINE);
+	CHECK(fire.weight == 1.0);
+	CHECK_CONTAINS(fire.evidence_json, "\"phase\": \"frozen\"");
+	CHECK_CONTAINS(fire.evidence_json, "\"pid\": 100");
+	CHECK_CONTAINS(fire.evidence_json, "\"frames\": 480");
+	CHECK_CONTAINS(fire.evidence_json, "\"median_frame_ms\": 4.167");
+	CHECK_CONTAINS(fire.evidence_json, "\"probe\": \"unknown\"");
+	char want[64];
+	snprintf(want, sizeof want, "\"freeze_start_ns\": %" PRIu64, last);
+	CHECK_CONTAINS(fire.evidence_json, want);
+	free(fire.evidence_json);
+	/* Once per freeze: it stays frozen, nothing more. */
+	CHECK(!next_fire(te, last + 30 * SEC, &fire));
+	CHECK_EQ_INT(hs_trigger_engine_next_due(te), UINT64_MAX);
+	CHECK_EQ_INT(st->hits, 1);
+	/* It draws again after 12.4 s: the resume snapshot, past the cool-down. */
+	t->cooldown_s = 0;
+	ts = last + 12400 * MS;
+	frames(te, 100, &ts, 1);
+	CHECK(next_fire(te, ts, &fire));
+	CHECK_CONTAINS(fire.evidence_json, "\"phase\": \"ended\"");
+	CHECK_CONTAINS(fire.evidence_json, "\"ended_by\": \"frame\"");
+	CHECK_CONTAINS(fire.evidence_json, "\"hang_ms\": 12400.000");
+	free(fire.evidence_json);
+	CHECK_EQ_INT(st->fired, 2);
+	hs_trigger_engine_free(te);
+}
+
+/* A replay at full speed: no next while frozen, the resuming frame shows the deadline passed; same decision. */
+static void test_deadline_replay(void)
+{
+	fixture f;
+	fx_init(&f);
+	deadline_trigger(&f);
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	uint64_t ts = T0 + SEC;
+	frames(te, 100, &ts, 480);
+	uint64_t last = LAST(ts);
+	ts = last + 6 * SEC;
+	frames(te, 100, &ts, 480);
+	hs_trigger_fire fire;
+	CHECK(next_fire(te, ts, &fire));
+	CHECK_EQ_INT(fire.first_hit_ns, last + 2000 * MS);
+	free(fire.evidence_json);
+	CHECK(!next_fire(te, ts, &fire));
+	hs_trigger_engine_free(te);
+}
+
+/* Not watched: too few frames, or too slow for the arming rule. */
+static void test_deadline_inactive(void)
+{
+	fixture f;
+	fx_init(&f);
+	deadline_trigger(&f);
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	uint64_t ts = T0 + SEC;
+	frames(te, 100, &ts, 19); /* one short of active_frames */
+	hs_trigger_fire fire;
+	CHECK(!next_fire(te, ts + 5 * SEC, &fire));
+	/* 30 frames one a second: 20 of them span 19 s, more than active_s. */
+	ts += 5 * SEC;
+	for (int i = 0; i < 30; i++, ts += SEC)
+		marker(te, ts, "B|200|DrawFrame");
+	CHECK(!next_fire(te, ts + 10 * SEC, &fire));
+	CHECK_EQ_INT(st->hits, 0);
+	CHECK_EQ_INT(st->excused, 0);
+	hs_trigger_engine_free(te);
+}
+
+/* exit_events and suspend_events. */
+static void test_deadline_exit_suspend(void)
+{
+	fixture f;
+	fx_init(&f);
+	deadline_trigger(&f);
+	f.tr[0].resume_snapshot = true;
+	extra_events x;
+	hs_plan_trigger_event more[] = {
+		{.system = "sched", .name = "sched_process_exit", .id = -1, .role = HS_TRIGGER_ROLE_EXIT},
+		{.system = "power", .name = "suspend_resume", .id = -1, .role = HS_TRIGGER_ROLE_SUSPEND},
+	};
+	fx_events(&f, 0, &x, more, 2);
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	hs_trigger_fire fire;
+	/* Exits 1 s after its last frame (the event's pid is the process): no hang. */
+	uint64_t ts = T0 + SEC;
+	frames(te, 42, &ts, 100);
+	uint64_t last = LAST(ts);
+	feed(te, 0, "sched", "sched_process_exit", last + SEC, NULL);
+	CHECK(!next_fire(te, last + 10 * SEC, &fire));
+	CHECK_EQ_INT(st->hits, 0);
+	/* The machine suspends 1.5 s into a stop: the deadline counts from the event. */
+	ts = last + 20 * SEC;
+	frames(te, 300, &ts, 100);
+	last = LAST(ts);
+	feed(te, 0, "power", "suspend_resume", last + 1500 * MS, NULL);
+	CHECK(!next_fire(te, last + 3 * SEC, &fire));
+	CHECK_EQ_INT(hs_trigger_engine_next_due(te), last + 3500 * MS);
+	CHECK(next_fire(te, last + 3500 * MS, &fire));
+	CHECK_EQ_INT(fire.first_hit_ns, last + 3500 * MS);
+	free(fire.evidence_json);
+	/* An exit after the deadline passed (a replay learns of both together): the hang was
+	 * real; its end is the exit (pid 42's frames, then its exit). */
+	f.tr[0].cooldown_s = 0;
+	ts = last + 60 * SEC;
+	frames(te, 42, &ts, 100);
+	last = LAST(ts);
+	feed(te, 0, "sched", "sched_process_exit", last + 5 * SEC, NULL);
+	CHECK(next_fire(te, last + 5 * SEC, &fire));
+	CHECK_EQ_INT(fire.first_hit_ns, last + 2 * SEC);
+	free(fire.evidence_json);
+	CHECK(next_fire(te, last + 5 * SEC, &fire));
+	CHECK_CONTAINS(fire.evidence_json, "\"ended_by\": \"exit\"");
+	CHECK_CONTAINS(fire.evidence_json, "\"hang_ms\": 5000.000");
+	free(fire.evidence_json);
+	hs_trigger_engine_free(te);
+}
+
+typedef struct {
+	hs_trigger_probe answer;
+	int asked, pid;
+} probe_ctx;
+
+static hs_trigger_probe probe(void *ctx, int pid)
+{
+	probe_ctx *p = ctx;
+	p->asked++;
+	p->pid = pid;
+	return p->answer;
+}
+
+static void test_deadline_probe(void)
+{
+	for (int ignore = 0; ignore < 2; ignore++) {
+		fixture f;
+		fx_init(&f);
+		deadline_trigger(&f)->ignore_debugger = ignore;
+		hs_trigger_engine *te;
+		CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+		probe_ctx pc = {.answer = HS_PROBE_GONE};
+		hs_trigger_engine_set_probe(te, probe, &pc);
+		const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+		hs_trigger_fire fire;
+		uint64_t ts = T0 + SEC;
+		frames(te, 7, &ts, 100);
+		/* Gone when its deadline passes (no exit event seen): no hang. */
+		CHECK(!next_fire(te, LAST(ts) + 3 * SEC, &fire));
+		CHECK_EQ_INT(pc.asked, 1);
+		CHECK_EQ_INT(pc.pid, 7);
+		CHECK_EQ_INT(st->excused, 1);
+		/* A debugger holds it: a hang only without ignore_debugger; asked again a deadline later. */
+		pc.answer = HS_PROBE_DEBUGGED;
+		ts = LAST(ts) + 10 * SEC;
+		frames(te, 7, &ts, 100);
+		uint64_t last = LAST(ts);
+		bool fired = next_fire(te, last + 2 * SEC, &fire);
+		CHECK(fired == !ignore);
+		if (fired) {
+			CHECK_CONTAINS(fire.evidence_json, "\"probe\": \"debugged\"");
+			free(fire.evidence_json);
+		} else {
+			CHECK_EQ_INT(st->excused, 2);
+			CHECK_EQ_INT(hs_trigger_engine_next_due(te), last + 4 * SEC);
+			/* The debugger let go; it is still frozen: now it is a hang. */
+			pc.answer = HS_PROBE_RUNNING;
+			CHECK(!next_fire(te, last + 3 * SEC, &fire));
+			CHECK(next_fire(te, last + 4 * SEC, &fire));
+			CHECK_CONTAINS(fire.evidence_json, "\"probe\": \"running\"");
+			CHECK_EQ_INT(pc.asked, 3);
+			free(fire.evidence_json);
+		}
+		hs_trigger_engine_free(te);
+	}
+}
+
+/* A heartbeat (any event, per pid), and events that arrive late (lag). */
+static void test_deadline_heartbeat_lag(void)
+{
+	fixture f;
+	fx_init(&f);
+	hs_trigger *t = fx_add(&f, HS_TRIGGER_DEADLINE, "beat", "syscalls", "sys_enter_fsync");
+	t->source = "heartbeat";
+	t->deadline_ms = 500;
+	t->active_frames = 5;
+	t->active_s = 2;
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	hs_trigger_engine_set_lag(te, SEC);
+	uint64_t ts = T0;
+	for (int i = 0; i < 10; i++, ts += 100 * MS)
+		feed(te, 0, "syscalls", "sys_enter_fsync", ts, NULL); /* pid 42 */
+	uint64_t last = ts - 100 * MS;
+	hs_trigger_fire fire;
+	CHECK_EQ_INT(hs_trigger_engine_next_due(te), last + 1500 * MS);
+	CHECK(!next_fire(te, last + 1400 * MS, &fire)); /* a heartbeat may still be on its way */
+	CHECK(next_fire(te, last + 1500 * MS, &fire));
+	CHECK_EQ_INT(fire.first_hit_ns, last + 500 * MS);
+	CHECK_CONTAINS(fire.evidence_json, "\"pid\": 42");
+	CHECK_CONTAINS(fire.evidence_json, "\"source\": \"heartbeat\"");
+	free(fire.evidence_json);
+	hs_trigger_engine_free(te);
+}
+
+/* cancel_marker: a loading screen's marker; the stop that follows is no hang, and a pending snapshot goes. */
+static void test_deadline_cancel(void)
+{
+	fixture f;
+	fx_init(&f);
+	hs_trigger *t = deadline_trigger(&f);
+	t->cancel_marker = "^B\\|[0-9]+\\|Loading";
+	t->post_delay_ms = 1000;
+	extra_events x;
+	hs_plan_trigger_event more[] = {{.system = "ftrace", .name = "print", .id = -1, .role = HS_TRIGGER_ROLE_CANCEL}};
+	fx_events(&f, 0, &x, more, 1);
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	hs_trigger_fire fire;
+	uint64_t ts = T0 + SEC;
+	frames(te, 100, &ts, 100);
+	marker(te, LAST(ts) + 10 * MS, "B|100|Loading");
+	CHECK(!next_fire(te, LAST(ts) + 5 * SEC, &fire));
+	CHECK_EQ_INT(st->hits, 0);
+	/* Frames again, a real stop: pending 1 s; a loading marker during post_delay drops it. */
+	ts = LAST(ts) + 20 * SEC;
+	frames(te, 100, &ts, 100);
+	uint64_t last = LAST(ts);
+	CHECK(!next_fire(te, last + 2100 * MS, &fire));
+	CHECK(st->pending);
+	marker(te, last + 2500 * MS, "B|100|Loading");
+	CHECK(!st->pending);
+	CHECK_EQ_INT(st->cancelled, 1);
+	CHECK(!next_fire(te, last + 10 * SEC, &fire));
+	CHECK_EQ_INT(st->fired, 0);
+	hs_trigger_engine_free(te);
+}
+
+/* ---- counter ---- */
+
+static double thr_buf[4][8];
+
+static hs_trigger *counter_trigger(fixture *f, hs_counter_kind k, const double *thr, size_t n, double for_s)
+{
+	size_t i = f->plan.n_triggers;
+	hs_trigger *t = fx_add(f, HS_TRIGGER_COUNTER, "ctr", NULL, NULL);
+	f->pt[i].session = SIZE_MAX;
+	f->pt[i].counter_session = SIZE_MAX;
+	t->counter = k;
+	t->has_counter = t->has_direction = true;
+	memcpy(thr_buf[i], thr, n * sizeof(*thr));
+	t->thresholds = thr_buf[i];
+	t->n_thresholds = n;
+	t->for_s = for_s;
+	t->sample_ms = 100;
+	return t;
+}
+
+static void sample(hs_trigger_engine *te, size_t i, uint64_t ts, uint64_t window, double v, int pid)
+{
+	hs_counter_sample s = {.ts_ns = ts, .window_ns = window, .value = v, .pid = pid, .process = pid ? "game" : NULL};
+	hs_trigger_engine_sample(te, i, &s, 0);
+}
+
+static void test_counter_hold(void)
+{
+	fixture f;
+	fx_init(&f);
+	double thr[] = {90};
+	counter_trigger(&f, HS_COUNTER_CPU_PERCENT, thr, 1, 1.0);
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	CHECK(!hs_trigger_engine_wants_events(te));
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	hs_trigger_fire fire;
+	uint64_t ts = T0 + 100 * MS;
+	/* 95% for 0.9 s, one dip, then 95% on: held 1 s only from the dip's end. */
+	for (int i = 0; i < 9; i++, ts += 100 * MS)
+		sample(te, 0, ts, 100 * MS, 95, 0);
+	sample(te, 0, ts, 100 * MS, 50, 0);
+	uint64_t dip = ts;
+	ts += 100 * MS;
+	for (int i = 0; i < 9; i++, ts += 100 * MS)
+		sample(te, 0, ts, 100 * MS, 97, 0);
+	CHECK_EQ_INT(st->hits, 0);
+	sample(te, 0, ts, 100 * MS, 99, 0); /* 1 s since dip: each rate sample covers the 100 ms before it */
+	CHECK_EQ_INT(st->hits, 1);
+	CHECK(next_fire(te, ts, &fire));
+	CHECK_EQ_INT(fire.first_hit_ns, dip + SEC);
+	CHECK_CONTAINS(fire.evidence_json, "\"counter\": \"cpu_percent\"");
+	CHECK_CONTAINS(fire.evidence_json, "\"value\": 99.000");
+	CHECK_CONTAINS(fire.evidence_json, "\"held_s\": 1.000");
+	CHECK_CONTAINS(fire.evidence_json, "\"threshold\": 90.000");
+	free(fire.evidence_json);
+	/* Still beyond: nothing new. Back within, then beyond for 1 s again: a new incident. */
+	for (int i = 0; i < 20; i++)
+		sample(te, 0, ts += 100 * MS, 100 * MS, 99, 0);
+	CHECK_EQ_INT(st->hits, 1);
+	sample(te, 0, ts += 100 * MS, 100 * MS, 10, 0);
+	for (int i = 0; i < 10; i++)
+		sample(te, 0, ts += 100 * MS, 100 * MS, 99, 0);
+	CHECK_EQ_INT(st->hits, 2);
+	CHECK(next_fire(te, ts, &fire));
+	free(fire.evidence_json);
+	CHECK_EQ_INT(st->fired, 2);
+	hs_trigger_engine_free(te);
+}
+
+/* Escalating steps (ProcDump -m): once each per incident, past the cool-down; below; only_if_worse. */
+static void test_counter_steps(void)
+{
+	fixture f;
+	fx_init(&f);
+	double thr[] = {1024, 2048, 4096};
+	hs_trigger *t = counter_trigger(&f, HS_COUNTER_PROCESS_RSS_MB, thr, 3, 0.5);
+	t->cooldown_s = 3600;
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	hs_trigger_fire fire;
+	uint64_t ts = T0;
+	for (int i = 0; i < 6; i++)
+		sample(te, 0, ts += 100 * MS, 0, 1500, 9);
+	CHECK(next_fire(te, ts, &fire));
+	CHECK_CONTAINS(fire.evidence_json, "\"step\": 1");
+	CHECK_CONTAINS(fire.evidence_json, "\"pid\": 9");
+	CHECK_CONTAINS(fire.evidence_json, "\"process\": \"game\"");
+	free(fire.evidence_json);
+	/* Another process is its own series. */
+	for (int i = 0; i < 6; i++)
+		sample(te, 0, ts += 100 * MS, 0, 1100, 10);
+	CHECK_EQ_INT(st->joined, 1); /* the cool-down holds for a step 1 */
+	/* Up to 5000 at once: the highest step held fires, past the cool-down; once. */
+	for (int i = 0; i < 12; i++)
+		sample(te, 0, ts += 100 * MS, 0, 5000, 9);
+	CHECK(next_fire(te, ts, &fire));
+	CHECK_CONTAINS(fire.evidence_json, "\"step\": 3");
+	CHECK_CONTAINS(fire.evidence_json, "\"threshold\": 4096.000");
+	free(fire.evidence_json);
+	CHECK(!next_fire(te, ts + SEC, &fire));
+	CHECK_EQ_INT(st->fired, 2);
+	hs_trigger_engine_free(te);
+
+	/* Below: free disk under 500 MB, then worse only. */
+	fx_init(&f);
+	double low[] = {500};
+	t = counter_trigger(&f, HS_COUNTER_DISK_FREE_MB, low, 1, 0);
+	t->below = true;
+	t->only_if_worse = true;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	st = hs_trigger_engine_stats(te, 0);
+	ts = T0;
+	sample(te, 0, ts += SEC, 0, 400, 0);
+	CHECK(next_fire(te, ts, &fire));
+	CHECK_CONTAINS(fire.evidence_json, "\"direction\": \"below\"");
+	free(fire.evidence_json);
+	sample(te, 0, ts += SEC, 0, 900, 0); /* within: re-armed */
+	sample(te, 0, ts += SEC, 0, 450, 0); /* not worse than 400 */
+	CHECK_EQ_INT(st->not_worse, 1);
+	CHECK(!next_fire(te, ts, &fire));
+	sample(te, 0, ts += SEC, 0, 900, 0);
+	sample(te, 0, ts += SEC, 0, 300, 0);
+	CHECK(next_fire(te, ts, &fire));
+	CHECK_CONTAINS(fire.evidence_json, "\"previous_value\": 400.000");
+	free(fire.evidence_json);
+	hs_trigger_engine_free(te);
+}
+
+/* PSI: the kernel signals crossings (the value is the step's threshold, the window is for_s). */
+static void test_counter_psi(void)
+{
+	fixture f;
+	fx_init(&f);
+	double thr[] = {10, 40};
+	hs_trigger *t = counter_trigger(&f, HS_COUNTER_PSI_MEMORY_SOME, thr, 2, 1.0);
+	t->clear_ms = 3000;
+	t->cooldown_s = 0;
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	hs_trigger_fire fire;
+	hs_counter_sample s = {.ts_ns = T0 + SEC, .window_ns = SEC, .value = 10, .crossing = true,
+			       .detail = "some avg10=12.00 avg60=3.00 avg300=0.50 total=123456"};
+	hs_trigger_engine_sample(te, 0, &s, 0);
+	CHECK(next_fire(te, s.ts_ns, &fire));
+	CHECK_CONTAINS(fire.evidence_json, "\"crossing\": true");
+	CHECK_CONTAINS(fire.evidence_json, "avg10=12.00");
+	free(fire.evidence_json);
+	/* The stall goes on: a signal a window: hits that wait for the re-arm. */
+	s.ts_ns += SEC;
+	hs_trigger_engine_sample(te, 0, &s, 0);
+	CHECK_EQ_INT(st->ignored_unarmed, 1);
+	/* It worsens past 40 %: the second step, at once. */
+	s.ts_ns += SEC;
+	s.value = 40;
+	hs_trigger_engine_sample(te, 0, &s, 0);
+	CHECK(next_fire(te, s.ts_ns, &fire));
+	CHECK_CONTAINS(fire.evidence_json, "\"step\": 2");
+	free(fire.evidence_json);
+	/* No signal for clear_ms: the episode is over; the next crossing is a new one. */
+	s.ts_ns += 5 * SEC;
+	s.value = 10;
+	hs_trigger_engine_sample(te, 0, &s, 0);
+	CHECK(next_fire(te, s.ts_ns, &fire));
+	CHECK_CONTAINS(fire.evidence_json, "\"step\": 1");
+	free(fire.evidence_json);
+	CHECK_EQ_INT(st->fired, 3);
+	hs_trigger_engine_free(te);
+}
+
+/* ---- chance, arm_while, cancel_on ---- */
+
+static void test_chance(void)
+{
+	fixture f;
+	fx_init(&f);
+	hs_trigger *t = fx_add(&f, HS_TRIGGER_EVENT, "crash", "signal", "signal_generate");
+	t->chance = 0.25;
+	t->has_chance = true;
+	t->clear_ms = 10;
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	hs_trigger_engine_set_seed(te, 12345);
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	hs_trigger_fire fire;
+	unsigned taken = 0;
+	uint64_t ts = T0;
+	for (int i = 0; i < 400; i++) {
+		feed_plain(te, ts += SEC);
+		feed_plain(te, ts + MS); /* the same incident: one draw */
+		while (next_fire(te, ts + 2 * MS, &fire)) {
+			taken++;
+			CHECK(fire.weight == 4.0);
+			CHECK_CONTAINS(fire.evidence_json, "\"chance\": 0.250000");
+			free(fire.evidence_json);
+		}
+	}
+	/* 400 incidents at 1/4: 100 expected; 3 sigma is 26. */
+	CHECK(taken >= 74 && taken <= 126);
+	CHECK_EQ_INT(st->sampled_out + taken, 400);
+	CHECK_EQ_INT(st->hits, 800);
+	hs_trigger_engine_free(te);
+}
+
+static void test_arm_while_cancel_on(void)
+{
+	fixture f;
+	fx_init(&f);
+	hs_trigger *t = fx_add(&f, HS_TRIGGER_EVENT, "crash", "signal", "signal_generate");
+	t->arm_while = "^game$";
+	t->post_delay_ms = 1000;
+	extra_events x;
+	hs_plan_trigger_event more[] = {
+		{.system = "sched", .name = "sched_process_exec", .id = -1, .role = HS_TRIGGER_ROLE_CANCEL}};
+	fx_events(&f, 0, &x, more, 1);
+	hs_trigger_engine *te;
+	CHECK(hs_trigger_engine_new(&f.plan, T0, &te) == HS_OK);
+	const hs_trigger_stats *st = hs_trigger_engine_stats(te, 0);
+	hs_trigger_fire fire;
+	feed_plain(te, T0 + SEC); /* no game running: disarmed */
+	CHECK_EQ_INT(st->ignored_disarmed, 1);
+	CHECK(!next_fire(te, T0 + 5 * SEC, &fire));
+	CHECK(!st->armed);
+	hs_trigger_engine_set_running(te, 0, true);
+	feed_plain(te, T0 + 10 * SEC);
+	CHECK(st->pending);
+	feed(te, 0, "sched", "sched_process_exec", T0 + 10500 * MS, NULL); /* the cancel event */
+	CHECK(!st->pending);
+	CHECK_EQ_INT(st->cancelled, 1);
+	CHECK(!next_fire(te, T0 + 12 * SEC, &fire));
+	/* Not pending: a cancel event changes nothing; the next incident fires. */
+	feed_plain(te, T0 + 20 * SEC);
+	feed(te, 0, "sched", "sched_process_exec", T0 + 22 * SEC, NULL);
+	CHECK(next_fire(te, T0 + 22 * SEC, &fire));
+	free(fire.evidence_json);
+	CHECK_EQ_INT(st->cancelled, 1);
+	hs_trigger_engine_free(te);
+}
+
 int main(void)
 {
 	test_warmup();
@@ -810,5 +1345,17 @@ int main(void)
 	test_manual_builtin();
 	test_manual_rules();
 	test_no_event_triggers();
+	test_deadline_timer();
+	test_deadline_replay();
+	test_deadline_inactive();
+	test_deadline_exit_suspend();
+	test_deadline_probe();
+	test_deadline_heartbeat_lag();
+	test_deadline_cancel();
+	test_counter_hold();
+	test_counter_steps();
+	test_counter_psi();
+	test_chance();
+	test_arm_while_cancel_on();
 	return hs_test_done("test_trigger");
 }

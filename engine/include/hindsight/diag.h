@@ -148,6 +148,10 @@ typedef enum { HS_CLASS_STRUCTURAL, HS_CLASS_SEMANTIC } hs_diag_class;
 	  "disk with snapshots.")                                                                 \
 	X(HS_D_DUP_TRIGGER, "HS138", ERROR, SEMANTIC, "duplicate-trigger",                        \
 	  "Two triggers of one platform share a name.")                                           \
+	X(HS_D_TRIGGER_IMPOSSIBLE, "HS139", ERROR, SEMANTIC, "trigger-impossible",                \
+	  "A deadline or counter trigger's values cannot work together or cannot be met (a "      \
+	  "share above 100%, steps out of order, a PSI window the kernel refuses, chance 0), so " \
+	  "the trigger could never fire as written.")                                             \
 	X(HS_D_FILTER_SYNTAX, "HS140", ERROR, SEMANTIC, "filter-syntax",                          \
 	  "An ftrace filter expression does not parse with the kernel's filter grammar; the "     \
 	  "caret points inside the filter string.")                                               \
@@ -159,6 +163,10 @@ typedef enum { HS_CLASS_STRUCTURAL, HS_CLASS_SEMANTIC } hs_diag_class;
 	  "number, a number with a string), or uses ~ (glob) on a number.")                       \
 	X(HS_D_STORY_FIELD, "HS143", WARNING, SEMANTIC, "story-field",                            \
 	  "A story names a payload field the event does not have.")                               \
+	X(HS_D_TRIGGER_DUBIOUS, "HS144", WARNING, SEMANTIC, "trigger-dubious",                    \
+	  "A deadline or counter trigger's values work but probably not as meant (a deadline "    \
+	  "shorter than the frame gaps its arming rule allows, samples further apart than "       \
+	  "for_s, a re-arm shorter than the PSI window).")                                        \
 	X(HS_D_WINBUILD_MISSING, "HS150", WARNING, SEMANTIC, "windows-build-missing",             \
 	  "A whitelisted Windows event id does not exist on the build given to --windows-build "  \
 	  "(its provider's manifest on that build lacks it), so that coverage is empty there.")   \

@@ -277,6 +277,23 @@
  * replay at full speed) queues more, and then the hits join the newest. */
 #define HS_TRIGGER_MAX_READY 8
 
+/* Triggers, deadline: frame start times kept per process to judge "made
+ * active_frames frames in the active_s seconds before its last one" (and the
+ * median frame of the evidence): 1024 is over 4 s at 240 Hz, 8 KB a process. */
+#define HS_TRIGGER_MAX_ACTIVE_FRAMES 1024
+
+/* Triggers, counter: series (processes) tracked per per-process counter
+ * trigger; as HS_TRIGGER_FRAME_PIDS, the least recently sampled goes. */
+#define HS_TRIGGER_COUNTER_SERIES 64
+
+/* Run layer, counters (run/counters_*.c): processes whose names a scan
+ * compares with arm_while and per-process counters' patterns. The scan
+ * reads /proc/<pid>/comm for every process (Windows: one toolhelp
+ * snapshot): ~2 ms for 300 processes here, so at most once every
+ * HS_COUNTER_SCAN_MS, and only when some trigger needs names. */
+#define HS_COUNTER_SCAN_MS 2000
+#define HS_COUNTER_MAX_PROCS 256
+
 /* ---- Rules: triggers (docs/rules-language.md "Triggers"), the ranges of their keys ---- */
 /* warmup_s: an hour; a longer warm-up would never arm in most sessions. */
 #define HS_RULES_MAX_WARMUP_S 3600
@@ -341,6 +358,23 @@
 #define HS_RULES_MAX_FRAME_RATIO 1000
 #define HS_RULES_MIN_MEDIAN_FRAMES 3
 #define HS_RULES_MAX_MEDIAN_FRAMES 1024
+/* deadline: deadline_ms up to an hour (as frame times); active_frames 2 (one
+ * frame is every process that ever drew) to HS_TRIGGER_MAX_ACTIVE_FRAMES
+ * (the start times the engine keeps per process); active_s up to an hour. */
+#define HS_RULES_MAX_ACTIVE_FRAMES HS_TRIGGER_MAX_ACTIVE_FRAMES
+#define HS_RULES_MAX_ACTIVE_S 3600
+/* counter: for_s up to a day; sample_ms from 100 ms (reading /proc/stat or a
+ * process's stat costs ~10-30 us, so 10 reads a second are nothing) to an
+ * hour; thresholds up to 1e12 (MB, events/s: beyond any machine), at most 8
+ * escalation steps (ProcDump's -m takes a handful). PSI's window is the
+ * kernel's: 0.5..10 s (kernel/sched/psi.c, WINDOW_MIN_US/WINDOW_MAX_US). */
+#define HS_RULES_MAX_FOR_S 86400
+#define HS_RULES_MIN_SAMPLE_MS 100
+#define HS_RULES_MAX_SAMPLE_MS 3600000
+#define HS_RULES_MAX_COUNTER_VALUE 1000000000000ull
+#define HS_RULES_MAX_THRESHOLDS 8
+#define HS_PSI_MIN_WINDOW_MS 500
+#define HS_PSI_MAX_WINDOW_MS 10000
 /* expected_rate_eps: 100M events/s, over 10x the highest rate measured
  * (7.45M/s with kmem under load, ../shared/docs/linux-backend.md). */
 #define HS_RULES_MAX_RATE_EPS 100000000

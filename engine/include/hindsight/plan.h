@@ -83,11 +83,20 @@ typedef struct {
 	size_t n_providers;
 } hs_plan_session;
 
+/* What a key event means to the trigger that watches it. */
+typedef enum {
+	HS_TRIGGER_ROLE_HIT,     /* the condition's event: a hit, a frame, a heartbeat */
+	HS_TRIGGER_ROLE_EXIT,    /* deadline: the event's pid exited (exit_events) */
+	HS_TRIGGER_ROLE_SUSPEND, /* deadline: the machine suspends or resumes (suspend_events) */
+	HS_TRIGGER_ROLE_CANCEL,  /* drops a pending snapshot (cancel_on; ftrace/print: cancel_marker) */
+} hs_trigger_role;
+
 /* One key event a trigger fires on (system = ftrace system or provider name). */
 typedef struct {
 	const char *system;
 	const char *name; /* NULL when only the id is known */
 	int id;           /* windows event id; -1 on linux */
+	hs_trigger_role role;
 } hs_plan_trigger_event;
 
 /* A trigger resolved against the plan's sessions (docs/triggers.md). */
@@ -100,6 +109,12 @@ typedef struct {
 	 * copy_trace_marker is set); manual: none. */
 	hs_plan_trigger_event *events;
 	size_t n_events;
+	/* deadline: also exit_events and suspend_events; every kind: cancel_on
+	 * (and ftrace/print for cancel_marker, which sets copy_trace_marker)
+	 * with their roles. A counter's events (cancel_on only) come from the
+	 * session its cancel events stream in (session), and the session a
+	 * per-session counter reads is counter_session (SIZE_MAX: none). */
+	size_t counter_session;
 	/* What one snapshot of this trigger costs and holds: the rings' history at
 	 * the buffering sessions' expected rate (0 when no rate is given), and an
 	 * upper bound of the disk one snapshot takes (rings + key-event files). */

@@ -194,7 +194,42 @@ typedef enum {
 	HS_TRIGGER_REGEX,      /* a PCRE2 pattern on one payload field of a key event */
 	HS_TRIGGER_FRAME_TIME, /* a frame-time hitch over a frame source */
 	HS_TRIGGER_MANUAL,     /* SIGUSR1 (Ctrl+Break on Windows), engine ctl */
+	HS_TRIGGER_DEADLINE,   /* a frame source or heartbeat that stops for deadline_ms, fired while it is stopped */
+	HS_TRIGGER_COUNTER,    /* a counter (PSI, CPU, RSS, free disk, ring fill, losses) beyond a threshold for for_s */
 } hs_trigger_kind;
+
+/* The counters a counter trigger reads (docs/triggers.md, "Counters"): the
+ * run layer reads them (run/counters_*.c), the trigger engine judges them. */
+typedef enum {
+	HS_COUNTER_PSI_CPU_SOME,      /* Linux PSI: share of for_s in which some task waited for a CPU, % */
+	HS_COUNTER_PSI_MEMORY_SOME,   /* ... some task stalled on memory (reclaim, swap-in, thrashing), % */
+	HS_COUNTER_PSI_MEMORY_FULL,   /* ... every non-idle task stalled on memory at once, % */
+	HS_COUNTER_PSI_IO_SOME,       /* ... some task waited for I/O, % */
+	HS_COUNTER_PSI_IO_FULL,       /* ... every non-idle task waited for I/O at once, % */
+	HS_COUNTER_CPU_PERCENT,       /* the machine's CPU busy (all CPUs), % */
+	HS_COUNTER_PROCESS_CPU_PERCENT, /* a process's CPU, % of one CPU */
+	HS_COUNTER_PROCESS_RSS_MB,    /* a process's resident memory (Windows: working set), MB */
+	HS_COUNTER_DISK_FREE_MB,      /* free space of the run folder's file system for the engine's user, MB */
+	HS_COUNTER_RING_FILL_PERCENT, /* a session's kernel ring fill, % */
+	HS_COUNTER_KEY_DROP_RATE,     /* a file-circular session's key events lost per second */
+	HS_COUNTER__COUNT
+} hs_counter_kind;
+
+/* What a counter is, one row each (rules/counters.c): the checker, the plan
+ * and the run layer's readers all take it from here. */
+typedef struct {
+	const char *name;    /* in the rules (`counter:`) */
+	const char *unit;    /* of thresholds and values: "%", "MB", "events/s" */
+	const char *what;    /* one line, for --plan */
+	const char *psi;     /* Linux PSI resource read through the kernel's trigger file, or NULL */
+	bool psi_full;       /* the PSI "full" line (else "some") */
+	bool per_process;    /* one series per process whose name matches `process` */
+	bool per_session;    /* the value of the session `session` names */
+	bool on_linux, on_windows; /* the OS has it (rulecheck refuses it elsewhere, HS115) */
+	double max;          /* the largest value it can have (0: no bound; process CPU: 100 x CPUs, unbounded here) */
+	/* What the run layer reads, for --plan (NULL: not on that OS). */
+	const char *linux_read, *windows_read;
+} hs_counter_info;
 
 /* One field condition of an event trigger (`where:` field: value or [values]):
  * the payload field's value is one of the values, all numbers or all strings. */
@@ -207,6 +242,15 @@ typedef struct {
 	hs_pos pos;         /* the field's key */
 } hs_trigger_cond;
 
+/* An event named in a trigger's list as "provider/event" (exit_events,
+ * suspend_events, cancel_on); on Windows the event may be an id. */
+typedef struct {
+	const char *provider;
+	const char *event; /* NULL when given by id */
+	int event_id;      /* -1 unless given by id */
+	hs_pos pos;
+} hs_trigger_evref;
+
 typedef struct {
 	const char *name;   /* ident; names the snapshot folders (NNN-<name>) */
 	hs_trigger_kind kind;
@@ -216,6 +260,9 @@ typedef struct {
 	 * the rules; NULL when not given: the loader resolves the session that
 	 * whitelists the event). */
 	const char *session;
+	/* counter with cancel_on: the file-circular session that streams the
+	 * cancel events (the checker resolves it; `session` is the counter's). */
+	const char *cancel_session;
 	/* event, regex: one provider + event (name, or id on Windows: event_id >= 0),
 	 * or every whitelisted event whose catalog alert is one of `alerts`. */
 	const char *provider;
@@ -240,6 +287,45 @@ typedef struct {
 	const char *slice;
 	double threshold_ms, ratio, ceiling_ms;
 	uint64_t median_frames;
+	/* deadline: a process whose frames (source trace_marker or present) or
+	 * heartbeats (source heartbeat: provider + event, per pid) stop for
+	 * deadline_ms is hung, if it made at least active_frames of them in the
+	 * active_s seconds before its last one. Not hung: it exited (an
+	 * exit_events event with its pid), the machine suspended (any
+	 * suspend_events event restarts every deadline), it is under a debugger
+	 * (ignore_debugger: the run layer's probe says so). resume_snapshot: a
+	 * second snapshot when it makes a frame again. */
+	double deadline_ms;
+	uint64_t active_frames;
+	double active_s;
+	hs_trigger_evref *exit_events, *suspend_events;
+	size_t n_exit_events, n_suspend_events;
+	bool ignore_debugger, resume_snapshot;
+	/* counter: the counter, the direction, one threshold or escalating
+	 * steps (each fires once per incident), held for for_s; sampled every
+	 * sample_ms (not PSI: the kernel wakes the engine); per process (a PCRE2
+	 * on its name) or per session; only_if_worse: a snapshot only when the
+	 * value is worse than at the series' previous snapshot. */
+	hs_counter_kind counter;
+	bool has_counter, below, has_direction;
+	double *thresholds; /* [n_thresholds], in order of escalation */
+	size_t n_thresholds;
+	double for_s;
+	uint64_t sample_ms;
+	const char *process;
+	bool only_if_worse;
+	/* Sampling and arming (every kind but manual): chance (0..1] that a hit
+	 * becomes a snapshot (its weight is 1/chance); arm_while: a PCRE2 on
+	 * process names, the trigger is armed only while one matches;
+	 * cancel_on: events that drop a pending snapshot; cancel_marker
+	 * (Linux): a PCRE2 on trace_marker text that does the same. */
+	double chance;
+	bool has_chance;
+	const char *arm_while;
+	hs_trigger_evref *cancel_on;
+	size_t n_cancel_on;
+	const char *cancel_marker;
+	const void *process_node, *arm_while_node, *cancel_marker_node; /* private: the YAML scalars, for carets */
 	/* Behaviour (from the trigger or the platform's trigger_defaults). */
 	uint64_t warmup_s;     /* after start, hits are ignored (counted) this long */
 	uint64_t clear_ms;     /* re-arm once the condition has been clear this long */
@@ -254,6 +340,9 @@ typedef struct {
 	hs_pos alerts_pos, where_pos, description_pos, median_pos, warmup_pos, clear_pos, cooldown_pos,
 		max_per_hour_pos, keep_pos;
 	bool has_source, has_threshold, has_ratio; /* given in the rules */
+	hs_pos deadline_pos, active_frames_pos, active_s_pos, exit_events_pos, suspend_events_pos, ignore_debugger_pos,
+		resume_pos, counter_pos, direction_pos, threshold1_pos, thresholds_pos, for_pos, sample_pos, process_pos,
+		only_if_worse_pos, chance_pos, arm_while_pos, cancel_on_pos, cancel_marker_pos;
 } hs_trigger;
 
 typedef struct {
@@ -345,6 +434,10 @@ extern const char *const hs_alert_names[];
 extern const char *const hs_trigger_kind_names[];
 /* hs_trigger_kind_names[k], or "?" for a value out of range. */
 const char *hs_trigger_kind_name(hs_trigger_kind k);
+/* The counters' names in the rules, indexed by hs_counter_kind (NULL-terminated). */
+extern const char *const hs_counter_names[];
+/* Counter k's row; NULL for a value out of range. */
+const hs_counter_info *hs_counter_info_of(hs_counter_kind k);
 
 /* Text forms used in output and messages (static strings). */
 const char *hs_platform_name(hs_platform p);

@@ -59,6 +59,32 @@
  *   more (ceiling_ms <= 0: none) are skipped and do not enter the median. The
  *   hit's time is the start that ended the long frame.
  *
+ * deadline (deadline.c): per process, the frames (trace_marker slices, present
+ * events) or heartbeats (any event, by pid) it makes; a process that made
+ * active_frames of them in the active_s seconds before its last one and then
+ * none for deadline_ms is hung. This is decided from the clock: next (and
+ * next_due, so the caller wakes in time) judges a freeze once now - lag is
+ * past its deadline, while the process is still frozen; an event of the
+ * trigger later than a deadline judges it too (a replay at full speed), at
+ * the same time, the deadline's. Once per freeze: the process's next frame
+ * ends it (and, with resume_snapshot, makes a second snapshot past the
+ * cool-down). Not a hang: an exit_events event with its pid (before the
+ * deadline), any suspend_events event (every deadline restarts from it),
+ * the probe saying gone, or a debugger with ignore_debugger.
+ *
+ * counter (counter.c): readings from the run layer (sample); a value at or
+ * beyond a threshold since ts - window for for_s is a hit; escalating
+ * thresholds fire once each per incident (past the cool-down); the incident
+ * ends, and the trigger re-arms, on a reading within the first threshold
+ * clear_ms after the last hit (PSI, which signals crossings only: no hit for
+ * clear_ms). only_if_worse: a hit whose value is no worse than the series'
+ * last snapshot's counts as not_worse.
+ *
+ * Every kind but manual: arm_while (disarmed hits count ignored_disarmed),
+ * chance (a hit that would make a snapshot pending draws; the fire's weight
+ * is 1/chance), cancel_on and cancel_marker (drop the pending snapshot;
+ * a deadline's freezes in progress are not hangs).
+ *
  * Ownership: new borrows the plan (and its rules) until free. Strings in an
  * hs_trigger_fire are borrowed from the plan except evidence_json, which
  * belongs to the caller (free(); NULL if it could not be built, out of memory).
@@ -79,6 +105,9 @@ typedef struct {
 	uint64_t detect_ns;    /* the clock when the first hit was seen (its detection latency: detect - first_hit) */
 	uint64_t due_ns;       /* first_hit + post_delay */
 	uint64_t hits;         /* hits joined into it, the first included */
+	/* How many incidents it stands for: 1 / the trigger's chance (1 without
+	 * one), so counts over many machines can be scaled back (snapshot.json). */
+	double weight;
 	/* The first hit as one JSON object: session, cpu, pid, system, event,
 	 * the fields the condition read and their values, the thresholds in
 	 * force; frame_time also frame_ms, median_ms, the slice and pid. */
@@ -95,6 +124,11 @@ typedef struct {
 	uint64_t dropped_rate;        /* due snapshots refused by max_per_hour */
 	uint64_t unreadable;          /* events whose condition could not be read (no fields, no such field): no hit */
 	uint64_t regex_limit_hits;    /* matches stopped by a regex limit (counted as no match) */
+	uint64_t sampled_out;         /* hits that chance did not take (a new snapshot otherwise) */
+	uint64_t cancelled;           /* pending snapshots dropped by cancel_on / cancel_marker */
+	uint64_t ignored_disarmed;    /* hits while no process matched arm_while */
+	uint64_t not_worse;           /* counter, only_if_worse: held values no worse than the last snapshot's */
+	uint64_t excused;             /* deadline: stops judged not a hang (exited, gone, a debugger held it) */
 	uint64_t last_fire_ns;        /* 0: never */
 	bool armed;                   /* warmed up, condition clear, nothing pending (as of the last next or hit) */
 	bool pending;
@@ -130,6 +164,52 @@ bool hs_trigger_engine_next(hs_trigger_engine *te, uint64_t now_ns, hs_trigger_f
 /* The earliest due time of a pending snapshot, or UINT64_MAX: how long the
  * caller may sleep. A manual request is due at once (its now_ns). */
 uint64_t hs_trigger_engine_next_due(const hs_trigger_engine *te);
+
+/* ---- deadline, counter, sampling and arming (docs/triggers.md) ---- */
+
+/* What the run layer sees of a process whose deadline just passed. */
+typedef enum {
+	HS_PROBE_UNKNOWN,  /* cannot tell (no such look on this OS): judged a hang */
+	HS_PROBE_RUNNING,  /* there, not under a debugger (SIGSTOP from another process included) */
+	HS_PROBE_GONE,     /* exited (or its pid is free): not a hang */
+	HS_PROBE_DEBUGGED, /* a debugger holds it (Linux: TracerPid): not a hang when the rules say so */
+} hs_trigger_probe;
+typedef hs_trigger_probe (*hs_trigger_probe_fn)(void *ctx, int pid);
+
+/* The look at a process, asked once per freeze when its deadline passes (and
+ * again each deadline while a debugger holds it). NULL (a replay): none, the
+ * key events alone decide. */
+void hs_trigger_engine_set_probe(hs_trigger_engine *te, hs_trigger_probe_fn probe, void *ctx);
+
+/* Events reach the engine up to lag_ns after they happened (Windows real
+ * time: the consumer's flush). A deadline passes only once now - lag_ns is
+ * past it, so a frame still on its way is never taken for a freeze. */
+void hs_trigger_engine_set_lag(hs_trigger_engine *te, uint64_t lag_ns);
+
+/* The seed of chance's draws (a fixed one makes a test repeatable). */
+void hs_trigger_engine_set_seed(hs_trigger_engine *te, uint64_t seed);
+
+/* arm_while: whether a process matching trigger i's pattern runs now (the
+ * run layer scans; a trigger with arm_while is disarmed until told). */
+void hs_trigger_engine_set_running(hs_trigger_engine *te, size_t i, bool running);
+
+/* One reading of counter trigger i (the run layer's readers). */
+typedef struct {
+	uint64_t ts_ns;     /* the sessions' clock when read */
+	/* The span the value describes, ending at ts_ns: a rate's interval, the
+	 * PSI window; 0: a value at ts_ns (RSS, free disk). A value beyond the
+	 * threshold has been so since ts_ns - window_ns. */
+	uint64_t window_ns;
+	double value;       /* in the counter's unit (hs_counter_info.unit) */
+	int pid;            /* per-process counters: the process; else 0 */
+	const char *process; /* its name (copied into the evidence), or NULL */
+	/* PSI: the kernel signalled that the stall reached the step's threshold
+	 * (value is that threshold: it says crossings, not amounts); detail is
+	 * its summary line at the time ("some avg10=... total=..."), or NULL. */
+	bool crossing;
+	const char *detail;
+} hs_counter_sample;
+void hs_trigger_engine_sample(hs_trigger_engine *te, size_t i, const hs_counter_sample *s, uint64_t now_ns);
 
 size_t hs_trigger_engine_count(const hs_trigger_engine *te); /* == plan->n_triggers */
 /* Trigger i's counters (NULL past the end); SIZE_MAX: the built-in manual trigger's. */

@@ -12,7 +12,8 @@
  * A file-circular session runs with EVENT_TRACE_REAL_TIME_MODE as well (the
  * events still go to its file, and a real-time consumer in the engine sees
  * them ~1 s later) exactly when a trigger of the plan watches its events:
- * kind event, regex or frame_time with that session. Otherwise nothing
+ * kind event, regex or frame_time with that session, or any trigger with
+ * events there (a deadline's frames, a cancel_on event). Otherwise nothing
  * changes: real-time mode without a consumer makes the providers' writes fail
  * once the buffers are full (Logging Mode Constants), and with a file it
  * flushes every buffer once a second (docs/windows-backend.md, "Real-time
@@ -33,7 +34,7 @@ static inline bool hs_etw_session_wants_realtime(const hs_plan *plan, size_t i)
 		if (pt->session != i || !pt->trigger)
 			continue;
 		hs_trigger_kind k = pt->trigger->kind;
-		if (k == HS_TRIGGER_EVENT || k == HS_TRIGGER_REGEX || k == HS_TRIGGER_FRAME_TIME)
+		if (k == HS_TRIGGER_EVENT || k == HS_TRIGGER_REGEX || k == HS_TRIGGER_FRAME_TIME || pt->n_events)
 			return true;
 	}
 	return false;

@@ -249,6 +249,48 @@ static hs_status plan_present_events(hs_arena *a, const hs_plan_session *ps, hs_
 	return HS_OK;
 }
 
+/* Appends a trigger's "provider/event" list with a role (the checker made
+ * sure each is a catalog event its session streams). */
+static void add_role_events(const hs_ruleset *rs, hs_platform plat, hs_plan_trigger *pt, size_t cap,
+			    const hs_trigger_evref *refs, size_t n, hs_trigger_role role)
+{
+	for (size_t i = 0; i < n; i++) {
+		const hs_provider *p = hs_rules_find_provider(rs, refs[i].provider);
+		const hs_cat_event *ce =
+			p ? hs_provider_find_event(p, plat == HS_PLATFORM_WINDOWS ? refs[i].event_id : -1, refs[i].event)
+			  : NULL;
+		if (ce && add_trigger_event(pt, cap, plat, p, ce->name, ce->id))
+			pt->events[pt->n_events - 1].role = role;
+	}
+}
+
+/* The events a trigger watches besides its condition's: a deadline's exit
+ * and suspend events, every kind's cancel events and cancel marker. */
+static hs_status plan_role_events(hs_arena *a, const hs_ruleset *rs, hs_plan *plan, hs_plan_trigger *pt)
+{
+	const hs_trigger *t = pt->trigger;
+	size_t extra = t->n_exit_events + t->n_suspend_events + t->n_cancel_on + (t->cancel_marker ? 1 : 0);
+	if (!extra || pt->session >= plan->n_sessions)
+		return HS_OK;
+	size_t cap = pt->n_events + extra;
+	hs_plan_trigger_event *ev = hs_arena_alloc(a, (cap + 1) * sizeof(*ev));
+	if (!ev)
+		return HS_ENOMEM;
+	if (pt->n_events)
+		memcpy(ev, pt->events, pt->n_events * sizeof(*ev));
+	pt->events = ev;
+	add_role_events(rs, plan->platform, pt, cap, t->exit_events, t->n_exit_events, HS_TRIGGER_ROLE_EXIT);
+	add_role_events(rs, plan->platform, pt, cap, t->suspend_events, t->n_suspend_events, HS_TRIGGER_ROLE_SUSPEND);
+	add_role_events(rs, plan->platform, pt, cap, t->cancel_on, t->n_cancel_on, HS_TRIGGER_ROLE_CANCEL);
+	if (t->cancel_marker && plan->platform == HS_PLATFORM_LINUX) {
+		/* The applications' trace_marker text, as for a trace_marker frame source. */
+		pt->events[pt->n_events++] =
+			(hs_plan_trigger_event){.system = "ftrace", .name = "print", .id = -1, .role = HS_TRIGGER_ROLE_CANCEL};
+		plan->sessions[pt->session].linux_.copy_trace_marker = true;
+	}
+	return HS_OK;
+}
+
 /* Triggers resolved against the plan's sessions (rules checked without errors). */
 static hs_status plan_triggers(hs_arena *a, const hs_ruleset *rs, const hs_platform_rules *pr, hs_plan *plan)
 {
@@ -282,18 +324,28 @@ static hs_status plan_triggers(hs_arena *a, const hs_ruleset *rs, const hs_platf
 		hs_plan_trigger *pt = &plan->triggers[plan->n_triggers++];
 		pt->trigger = t;
 		pt->session = SIZE_MAX;
+		pt->counter_session = SIZE_MAX;
 		pt->ring_history_s = history;
 		pt->snapshot_bytes_max = snap_max;
-		for (size_t k = 0; t->kind != HS_TRIGGER_MANUAL && t->session && k < plan->n_sessions; k++)
-			if (strcmp(plan->sessions[k].session->name, t->session) == 0)
+		/* A counter watches no stream of its own: its session (if any)
+		 * is the one it reads; its cancel events come from another. */
+		bool counter = t->kind == HS_TRIGGER_COUNTER;
+		const char *watched = counter ? t->cancel_session : t->session;
+		for (size_t k = 0; t->kind != HS_TRIGGER_MANUAL && k < plan->n_sessions; k++) {
+			if (watched && strcmp(plan->sessions[k].session->name, watched) == 0)
 				pt->session = k;
+			if (counter && t->session && strcmp(plan->sessions[k].session->name, t->session) == 0)
+				pt->counter_session = k;
+		}
 		if (pt->session == SIZE_MAX)
 			continue;
 		hs_plan_session *ps = &plan->sessions[pt->session];
-		if (t->kind == HS_TRIGGER_EVENT || t->kind == HS_TRIGGER_REGEX) {
+		bool deadline = t->kind == HS_TRIGGER_DEADLINE;
+		bool heartbeat = deadline && t->source && strcmp(t->source, "heartbeat") == 0;
+		if (t->kind == HS_TRIGGER_EVENT || t->kind == HS_TRIGGER_REGEX || heartbeat) {
 			if (plan_trigger_events(a, rs, plan->platform, ps, t, pt) != HS_OK)
 				return HS_ENOMEM;
-		} else if (t->kind == HS_TRIGGER_FRAME_TIME && !win && t->source &&
+		} else if ((t->kind == HS_TRIGGER_FRAME_TIME || deadline) && !win && t->source &&
 			   strcmp(t->source, "trace_marker") == 0) {
 			/* Applications write atrace slices to the top-level trace_marker;
 			 * the instance sees them (as ftrace/print) with copy_trace_marker. */
@@ -302,10 +354,13 @@ static hs_status plan_triggers(hs_arena *a, const hs_ruleset *rs, const hs_platf
 			pt->events[0] = (hs_plan_trigger_event){.system = "ftrace", .name = "print", .id = -1};
 			pt->n_events = 1;
 			ps->linux_.copy_trace_marker = true;
-		} else if (t->kind == HS_TRIGGER_FRAME_TIME && win && t->source && strcmp(t->source, "present") == 0) {
+		} else if ((t->kind == HS_TRIGGER_FRAME_TIME || deadline) && win && t->source &&
+			   strcmp(t->source, "present") == 0) {
 			if (plan_present_events(a, ps, pt) != HS_OK)
 				return HS_ENOMEM;
 		}
+		if (plan_role_events(a, rs, plan, pt) != HS_OK)
+			return HS_ENOMEM;
 	}
 	return HS_OK;
 }

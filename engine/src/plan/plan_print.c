@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hindsight/limits.h"
 #include "hindsight/plan.h"
 #include "hindsight/winbuild.h"
 #include "plan/etw_defs.h"
@@ -212,6 +213,133 @@ static void text_trigger_event(hs_strbuf *sb, const hs_plan_trigger_event *e, bo
 		hs_sb_printf(sb, e->name ? " (%d)" : "%d", e->id);
 }
 
+/* The trigger's events of one role, "system/name, ..." (false when none). */
+static bool text_role_events(hs_strbuf *sb, const hs_plan_trigger *pt, hs_trigger_role role)
+{
+	bool first = true;
+	for (size_t k = 0; k < pt->n_events; k++)
+		if (pt->events[k].role == role) {
+			text_trigger_event(sb, &pt->events[k], first);
+			first = false;
+		}
+	return !first;
+}
+
+/* A frame source: frame_time's and deadline's (trace_marker or present). */
+static void text_frame_source(hs_strbuf *sb, const hs_plan *plan, const hs_plan_trigger *pt)
+{
+	const hs_trigger *t = pt->trigger;
+	hs_sb_printf(sb, "    frames from %s", t->source ? t->source : "?");
+	bool any = false;
+	for (size_t k = 0; k < pt->n_events; k++)
+		any |= pt->events[k].role == HS_TRIGGER_ROLE_HIT;
+	if (any) {
+		hs_sb_append(sb, " (");
+		text_role_events(sb, pt, HS_TRIGGER_ROLE_HIT);
+		hs_sb_append(sb, pt->session < plan->n_sessions && plan->sessions[pt->session].linux_.copy_trace_marker
+					 ? ", options/copy_trace_marker 1)"
+					 : ")");
+	}
+	/* trace_marker frames are named slices; present events are not. */
+	if (t->slice)
+		hs_sb_printf(sb, ", slices matching /%s/\n", t->slice);
+	else
+		hs_sb_append(sb, ", start to start of one process's presents\n");
+}
+
+static void text_deadline(hs_strbuf *sb, const hs_plan *plan, const hs_plan_trigger *pt)
+{
+	const hs_trigger *t = pt->trigger;
+	bool heartbeat = t->source && strcmp(t->source, "heartbeat") == 0;
+	if (heartbeat) {
+		hs_sb_append(sb, "    heartbeats: ");
+		text_role_events(sb, pt, HS_TRIGGER_ROLE_HIT);
+		hs_sb_append(sb, ", per process (the event's pid)\n");
+	} else {
+		text_frame_source(sb, plan, pt);
+	}
+	const char *unit = heartbeat ? "heartbeat" : "frame";
+	hs_sb_printf(sb,
+		     "    hung: no %s for %g ms from a process that made >= %" PRIu64
+		     " %ss in the %g s before its last one;\n"
+		     "      decided from the clock while it lasts (at each wake-up), once per freeze\n",
+		     unit, t->deadline_ms, t->active_frames, unit, t->active_s);
+	hs_sb_append(sb, "    not a hang:");
+	bool any = false;
+	if (t->n_exit_events) {
+		hs_sb_append(sb, " the process exited (");
+		text_role_events(sb, pt, HS_TRIGGER_ROLE_EXIT);
+		hs_sb_putc(sb, ')');
+		any = true;
+	}
+	if (t->n_suspend_events) {
+		hs_sb_printf(sb, "%s the machine suspended (", any ? ";" : "");
+		text_role_events(sb, pt, HS_TRIGGER_ROLE_SUSPEND);
+		hs_sb_putc(sb, ')');
+		any = true;
+	}
+	if (t->ignore_debugger) {
+		hs_sb_printf(sb, "%s a debugger holds it", any ? ";" : "");
+		any = true;
+	}
+	hs_sb_printf(sb, "%s%s\n", any ? "; " : " ", "a process that is gone when the deadline passes");
+	if (t->resume_snapshot)
+		hs_sb_append(sb, "    a second snapshot when the process draws again (the hang's end and length)\n");
+	hs_sb_printf(sb, "    cost: no events beyond the %ss; %u B per watched process (%d at most)\n", unit,
+		     (unsigned)(t->active_frames * sizeof(uint64_t)), HS_TRIGGER_FRAME_PIDS);
+}
+
+static void text_counter(hs_strbuf *sb, const hs_plan *plan, const hs_plan_trigger *pt)
+{
+	const hs_trigger *t = pt->trigger;
+	const hs_counter_info *ci = hs_counter_info_of(t->counter);
+	if (!ci)
+		return;
+	hs_sb_printf(sb, "    counter %s: %s (%s)", ci->name, ci->what, ci->unit);
+	if (ci->per_process)
+		hs_sb_printf(sb, ", each process whose name matches /%s/", t->process ? t->process : "");
+	if (ci->per_session && pt->counter_session < plan->n_sessions)
+		hs_sb_printf(sb, ", session %s", plan->sessions[pt->counter_session].session->name);
+	hs_sb_printf(sb, "\n    fires when %s ", t->below ? "below" : "above");
+	for (size_t k = 0; k < t->n_thresholds; k++)
+		hs_sb_printf(sb, "%s%g", k ? ", then " : "", t->thresholds[k]);
+	hs_sb_printf(sb, " %s for %g s%s%s\n", ci->unit, t->for_s,
+		     t->n_thresholds > 1 ? " (each step once per incident)" : "",
+		     t->only_if_worse ? "; only when worse than at the previous snapshot" : "");
+	bool win = plan->platform == HS_PLATFORM_WINDOWS;
+	const char *read = win ? ci->windows_read : ci->linux_read;
+	if (ci->psi)
+		for (size_t k = 0; k < t->n_thresholds; k++)
+			hs_sb_printf(sb,
+				     "    reads %s through the kernel's trigger \"%s %.0f %.0f\": no sampling, the "
+				     "kernel wakes the engine (one fd, polled at each wake-up)\n",
+				     read ? read : "?", ci->psi_full ? "full" : "some",
+				     t->thresholds[k] / 100.0 * t->for_s * 1e6, t->for_s * 1e6);
+	else
+		hs_sb_printf(sb, "    reads %s every %" PRIu64 " ms%s\n", read ? read : "?", t->sample_ms,
+			     ci->per_process ? ", the processes found by a name scan" : "");
+}
+
+/* chance, arm_while, cancel_on, cancel_marker. */
+static void text_arming(hs_strbuf *sb, const hs_plan_trigger *pt)
+{
+	const hs_trigger *t = pt->trigger;
+	if (t->has_chance)
+		hs_sb_printf(sb, "    chance %g: a hit becomes a snapshot with this probability (weight %g)\n", t->chance,
+			     t->chance > 0 ? 1.0 / t->chance : 0.0);
+	if (t->arm_while)
+		hs_sb_printf(sb, "    armed only while a process whose name matches /%s/ runs (a name scan)\n",
+			     t->arm_while);
+	if (t->n_cancel_on || t->cancel_marker) {
+		hs_sb_append(sb, "    a pending snapshot is dropped on ");
+		bool any = text_role_events(sb, pt, HS_TRIGGER_ROLE_CANCEL);
+		(void)any;
+		if (t->cancel_marker)
+			hs_sb_printf(sb, " whose text matches /%s/", t->cancel_marker);
+		hs_sb_putc(sb, '\n');
+	}
+}
+
 static void text_triggers(hs_strbuf *sb, const hs_plan *plan)
 {
 	hs_sb_printf(sb, "\ntriggers: %zu", plan->n_triggers);
@@ -227,7 +355,8 @@ static void text_triggers(hs_strbuf *sb, const hs_plan *plan)
 		const hs_trigger *t = pt->trigger;
 		hs_sb_printf(sb, "  trigger %s: %s", t->name, hs_trigger_kind_name(t->kind));
 		if (pt->session < plan->n_sessions)
-			hs_sb_printf(sb, " on session %s", plan->sessions[pt->session].session->name);
+			hs_sb_printf(sb, t->kind == HS_TRIGGER_COUNTER ? " (cancel events from session %s)" : " on session %s",
+				     plan->sessions[pt->session].session->name);
 		hs_sb_putc(sb, '\n');
 		if (t->description)
 			hs_sb_printf(sb, "    %s\n", t->description);
@@ -239,8 +368,7 @@ static void text_triggers(hs_strbuf *sb, const hs_plan *plan)
 					hs_sb_printf(sb, "%s%s", k ? "|" : "", t->alerts[k]);
 				hs_sb_append(sb, ": ");
 			}
-			for (size_t k = 0; k < pt->n_events; k++)
-				text_trigger_event(sb, &pt->events[k], k == 0);
+			text_role_events(sb, pt, HS_TRIGGER_ROLE_HIT);
 			hs_sb_putc(sb, '\n');
 			for (size_t k = 0; k < t->n_where; k++) {
 				const hs_trigger_cond *c = &t->where[k];
@@ -256,32 +384,20 @@ static void text_triggers(hs_strbuf *sb, const hs_plan *plan)
 			if (t->kind == HS_TRIGGER_REGEX)
 				hs_sb_printf(sb, "    field %s matches /%s/ (PCRE2)\n", t->field, t->pattern);
 		} else if (t->kind == HS_TRIGGER_FRAME_TIME) {
-			hs_sb_printf(sb, "    frames from %s", t->source ? t->source : "?");
-			if (pt->n_events) {
-				hs_sb_append(sb, " (");
-				for (size_t k = 0; k < pt->n_events; k++) {
-					if (k)
-						hs_sb_append(sb, ", ");
-					text_trigger_event(sb, &pt->events[k], true);
-				}
-				hs_sb_append(sb, pt->session < plan->n_sessions &&
-								 plan->sessions[pt->session].linux_.copy_trace_marker
-							 ? ", options/copy_trace_marker 1)"
-							 : ")");
-			}
-			/* trace_marker frames are named slices; present events are not. */
-			if (t->slice)
-				hs_sb_printf(sb, ", slices matching /%s/\n", t->slice);
-			else
-				hs_sb_append(sb, ", start to start of one process's presents\n");
+			text_frame_source(sb, plan, pt);
 			hs_sb_printf(sb,
 				     "    hitch: frame > %g ms and > %g x the median of the last %" PRIu64
 				     " frames, < %g ms\n",
 				     t->threshold_ms, t->ratio, t->median_frames, t->ceiling_ms);
+		} else if (t->kind == HS_TRIGGER_DEADLINE) {
+			text_deadline(sb, plan, pt);
+		} else if (t->kind == HS_TRIGGER_COUNTER) {
+			text_counter(sb, plan, pt);
 		} else {
 			hs_sb_printf(sb, "    on request (%s, engine ctl)\n",
 				     plan->platform == HS_PLATFORM_WINDOWS ? "Ctrl+Break" : "SIGUSR1");
 		}
+		text_arming(sb, pt);
 		hs_sb_printf(sb,
 			     "    warmup %" PRIu64 " s, clear %" PRIu64 " ms, post_delay %" PRIu64
 			     " ms, cooldown %" PRIu64 " s, max %" PRIu64 "/hour, keep %" PRIu64 "\n",
@@ -569,6 +685,9 @@ void hs_plan_trigger_json(const hs_plan *plan, const hs_plan_trigger *pt, hs_jso
 		hs_json_kstr(j, "name", e->name);
 		if (e->id >= 0)
 			hs_json_kint(j, "id", e->id);
+		static const char *const roles[] = {"hit", "exit", "suspend", "cancel"};
+		if (e->role != HS_TRIGGER_ROLE_HIT)
+			hs_json_kstr(j, "role", roles[e->role]);
 		hs_json_obj_end(j);
 	}
 	hs_json_arr_end(j);
@@ -604,6 +723,46 @@ void hs_plan_trigger_json(const hs_plan *plan, const hs_plan_trigger *pt, hs_jso
 		hs_json_double(j, t->ceiling_ms, 3);
 		hs_json_kuint(j, "median_frames", t->median_frames);
 	}
+	if (t->kind == HS_TRIGGER_DEADLINE) {
+		hs_json_kstr(j, "source", t->source);
+		if (t->slice)
+			hs_json_kstr(j, "slice", t->slice);
+		hs_json_key(j, "deadline_ms");
+		hs_json_double(j, t->deadline_ms, 3);
+		hs_json_kuint(j, "active_frames", t->active_frames);
+		hs_json_key(j, "active_s");
+		hs_json_double(j, t->active_s, 3);
+		hs_json_kbool(j, "ignore_debugger", t->ignore_debugger);
+		hs_json_kbool(j, "resume_snapshot", t->resume_snapshot);
+	}
+	if (t->kind == HS_TRIGGER_COUNTER) {
+		const hs_counter_info *ci = hs_counter_info_of(t->counter);
+		hs_json_kstr(j, "counter", ci ? ci->name : NULL);
+		hs_json_kstr(j, "unit", ci ? ci->unit : NULL);
+		hs_json_kstr(j, "direction", t->below ? "below" : "above");
+		hs_json_key(j, "thresholds");
+		hs_json_arr_begin(j);
+		for (size_t k = 0; k < t->n_thresholds; k++)
+			hs_json_double(j, t->thresholds[k], 3);
+		hs_json_arr_end(j);
+		hs_json_key(j, "for_s");
+		hs_json_double(j, t->for_s, 3);
+		if (ci && !ci->psi)
+			hs_json_kuint(j, "sample_ms", t->sample_ms);
+		if (t->process)
+			hs_json_kstr(j, "process", t->process);
+		if (pt->counter_session < plan->n_sessions)
+			hs_json_kstr(j, "counter_session", plan->sessions[pt->counter_session].session->name);
+		hs_json_kbool(j, "only_if_worse", t->only_if_worse);
+	}
+	if (t->has_chance) {
+		hs_json_key(j, "chance");
+		hs_json_double(j, t->chance, 6);
+	}
+	if (t->arm_while)
+		hs_json_kstr(j, "arm_while", t->arm_while);
+	if (t->cancel_marker)
+		hs_json_kstr(j, "cancel_marker", t->cancel_marker);
 	hs_json_kuint(j, "warmup_s", t->warmup_s);
 	hs_json_kuint(j, "clear_ms", t->clear_ms);
 	hs_json_kuint(j, "post_delay_ms", t->post_delay_ms);

@@ -747,24 +747,53 @@ enum {
 	TK_RATIO = 1u << 10,
 	TK_CEILING = 1u << 11,
 	TK_MEDIAN = 1u << 12,
+	TK_DEADLINE = 1u << 13,
+	TK_ACTIVE_FRAMES = 1u << 14,
+	TK_ACTIVE_S = 1u << 15,
+	TK_EXIT = 1u << 16,
+	TK_SUSPEND = 1u << 17,
+	TK_DEBUGGER = 1u << 18,
+	TK_RESUME = 1u << 19,
+	TK_COUNTER = 1u << 20,
+	TK_DIRECTION = 1u << 21,
+	TK_THRESHOLD1 = 1u << 22,
+	TK_THRESHOLDS = 1u << 23,
+	TK_FOR = 1u << 24,
+	TK_SAMPLE = 1u << 25,
+	TK_PROCESS = 1u << 26,
+	TK_WORSE = 1u << 27,
+	TK_CHANCE = 1u << 28,
+	TK_ARM_WHILE = 1u << 29,
+	TK_CANCEL_ON = 1u << 30,
+	TK_CANCEL_MARKER = 1u << 31,
 };
+/* Sampling and arming: every kind that fires by itself. */
+#define TK_ARMING (TK_CHANCE | TK_ARM_WHILE | TK_CANCEL_ON | TK_CANCEL_MARKER)
 
 /* Which condition keys each kind takes and needs (alert / provider+event are
  * judged separately: exactly one of the two shapes). */
 static void check_trigger_keys(checker *C, const hs_trigger *t)
 {
 	static const unsigned allowed[] = {
-		[HS_TRIGGER_EVENT] = TK_SESSION | TK_ALERT | TK_PROVIDER | TK_EVENT | TK_WHERE,
-		[HS_TRIGGER_REGEX] = TK_SESSION | TK_ALERT | TK_PROVIDER | TK_EVENT | TK_WHERE | TK_FIELD | TK_PATTERN,
+		[HS_TRIGGER_EVENT] = TK_SESSION | TK_ALERT | TK_PROVIDER | TK_EVENT | TK_WHERE | TK_ARMING,
+		[HS_TRIGGER_REGEX] = TK_SESSION | TK_ALERT | TK_PROVIDER | TK_EVENT | TK_WHERE | TK_FIELD | TK_PATTERN |
+				     TK_ARMING,
 		[HS_TRIGGER_FRAME_TIME] = TK_SESSION | TK_SOURCE | TK_SLICE | TK_THRESHOLD | TK_RATIO | TK_CEILING |
-					  TK_MEDIAN,
+					  TK_MEDIAN | TK_ARMING,
 		[HS_TRIGGER_MANUAL] = 0,
+		[HS_TRIGGER_DEADLINE] = TK_SESSION | TK_SOURCE | TK_SLICE | TK_PROVIDER | TK_EVENT | TK_WHERE |
+					TK_DEADLINE | TK_ACTIVE_FRAMES | TK_ACTIVE_S | TK_EXIT | TK_SUSPEND |
+					TK_DEBUGGER | TK_RESUME | TK_ARMING,
+		[HS_TRIGGER_COUNTER] = TK_SESSION | TK_COUNTER | TK_DIRECTION | TK_THRESHOLD1 | TK_THRESHOLDS | TK_FOR |
+				       TK_SAMPLE | TK_PROCESS | TK_WORSE | TK_ARMING,
 	};
 	static const unsigned required[] = {
 		[HS_TRIGGER_EVENT] = 0,
 		[HS_TRIGGER_REGEX] = TK_FIELD | TK_PATTERN,
 		[HS_TRIGGER_FRAME_TIME] = TK_SESSION | TK_SOURCE | TK_SLICE | TK_CEILING | TK_MEDIAN,
 		[HS_TRIGGER_MANUAL] = 0,
+		[HS_TRIGGER_DEADLINE] = TK_SESSION | TK_SOURCE | TK_DEADLINE | TK_ACTIVE_FRAMES | TK_ACTIVE_S,
+		[HS_TRIGGER_COUNTER] = TK_COUNTER | TK_DIRECTION | TK_FOR,
 	};
 	const struct {
 		unsigned bit;
@@ -778,28 +807,91 @@ static void check_trigger_keys(checker *C, const hs_trigger *t)
 		{TK_SLICE, "slice", t->slice_pos},           {TK_THRESHOLD, "threshold_ms", t->threshold_pos},
 		{TK_RATIO, "ratio", t->ratio_pos},           {TK_CEILING, "ceiling_ms", t->ceiling_pos},
 		{TK_MEDIAN, "median_frames", t->median_pos},
+		{TK_DEADLINE, "deadline_ms", t->deadline_pos},
+		{TK_ACTIVE_FRAMES, "active_frames", t->active_frames_pos},
+		{TK_ACTIVE_S, "active_s", t->active_s_pos},
+		{TK_EXIT, "exit_events", t->exit_events_pos},
+		{TK_SUSPEND, "suspend_events", t->suspend_events_pos},
+		{TK_DEBUGGER, "ignore_debugger", t->ignore_debugger_pos},
+		{TK_RESUME, "resume_snapshot", t->resume_pos},
+		{TK_COUNTER, "counter", t->counter_pos},
+		{TK_DIRECTION, "direction", t->direction_pos},
+		{TK_THRESHOLD1, "threshold", t->threshold1_pos},
+		{TK_THRESHOLDS, "thresholds", t->thresholds_pos},
+		{TK_FOR, "for_s", t->for_pos},
+		{TK_SAMPLE, "sample_ms", t->sample_pos},
+		{TK_PROCESS, "process", t->process_pos},
+		{TK_WORSE, "only_if_worse", t->only_if_worse_pos},
+		{TK_CHANCE, "chance", t->chance_pos},
+		{TK_ARM_WHILE, "arm_while", t->arm_while_pos},
+		{TK_CANCEL_ON, "cancel_on", t->cancel_on_pos},
+		{TK_CANCEL_MARKER, "cancel_marker", t->cancel_marker_pos},
 	};
 	const char *kn = hs_trigger_kind_name(t->kind);
 	unsigned may = allowed[t->kind], must = required[t->kind];
 	/* Present events have no slice name: every Present of a process is a frame. */
-	bool present = t->kind == HS_TRIGGER_FRAME_TIME && t->source && strcmp(t->source, "present") == 0;
+	bool present = (t->kind == HS_TRIGGER_FRAME_TIME || t->kind == HS_TRIGGER_DEADLINE) && t->source &&
+		       strcmp(t->source, "present") == 0;
 	if (present) {
 		may &= ~(unsigned)TK_SLICE;
 		must &= ~(unsigned)TK_SLICE;
 	}
+	const char *why = NULL; /* the source that refuses a key */
+	if (t->kind == HS_TRIGGER_DEADLINE && t->source) {
+		/* trace_marker frames are named slices; a heartbeat is a catalog event. */
+		if (strcmp(t->source, "heartbeat") == 0) {
+			may &= ~(unsigned)TK_SLICE;
+			must |= TK_PROVIDER | TK_EVENT;
+			why = " with source heartbeat";
+		} else {
+			may &= ~(unsigned)(TK_PROVIDER | TK_EVENT | TK_WHERE);
+			if (!present)
+				must |= TK_SLICE;
+			why = present ? " with source present" : " with source trace_marker";
+		}
+	}
+	if (t->kind == HS_TRIGGER_COUNTER && t->has_counter) {
+		/* The counter decides how it is read: PSI through the kernel's
+		 * trigger file (no sampling), the rest sampled; per process or
+		 * per session needs the one it reads. */
+		const hs_counter_info *ci = hs_counter_info_of(t->counter);
+		if (ci->psi)
+			may &= ~(unsigned)TK_SAMPLE;
+		else
+			must |= TK_SAMPLE;
+		if (ci->per_process)
+			must |= TK_PROCESS;
+		else
+			may &= ~(unsigned)TK_PROCESS;
+		if (ci->per_session)
+			must |= TK_SESSION;
+		else
+			may &= ~(unsigned)TK_SESSION;
+		why = ci->psi ? " on a PSI counter" : ci->per_process ? " on a per-process counter" : " on this counter";
+	}
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
 		bool given = keys[i].pos.line != 0;
+		bool by_kind = !(allowed[t->kind] & keys[i].bit);
 		if (given && !(may & keys[i].bit))
 			hs_diag_add(C->d, HS_D_TRIGGER_KEY, keys[i].pos,
 				    t->kind == HS_TRIGGER_MANUAL ? "a manual trigger fires on request only: drop the key"
 				    : present && keys[i].bit == TK_SLICE
 					    ? "every Present of a process is a frame: drop the key"
-					    : NULL,
+				    : keys[i].bit == TK_SAMPLE ? "the kernel wakes the engine on PSI: nothing is sampled"
+								: NULL,
 				    "'%s' has no meaning in a %s trigger%s", keys[i].key, kn,
-				    present && keys[i].bit == TK_SLICE ? " with source present" : "");
+				    present && keys[i].bit == TK_SLICE ? " with source present"
+				    : !by_kind && why		       ? why
+								       : "");
 		else if (!given && (must & keys[i].bit))
-			hs_diag_add(C->d, HS_D_TRIGGER_KEY, t->pos, NULL, "a %s trigger needs '%s'", kn, keys[i].key);
+			hs_diag_add(C->d, HS_D_TRIGGER_KEY, t->pos, NULL, "a %s trigger%s needs '%s'", kn,
+				    !(required[t->kind] & keys[i].bit) && why ? why : "", keys[i].key);
 	}
+	if (t->kind == HS_TRIGGER_COUNTER && (t->threshold1_pos.line != 0) == (t->thresholds_pos.line != 0))
+		hs_diag_add(C->d, HS_D_TRIGGER_KEY, t->threshold1_pos.line ? t->thresholds_pos : t->pos,
+			    "one value (threshold) or escalating steps (thresholds)",
+			    t->threshold1_pos.line ? "give either 'threshold' or 'thresholds', not both"
+						   : "a counter trigger needs 'threshold' or 'thresholds'");
 }
 
 static void check_trigger_regex(checker *C, const char *pattern, const void *node, hs_pos pos, const char *key)
@@ -1073,6 +1165,228 @@ static void check_trigger_frame(checker *C, hs_platform plat, const hs_trigger *
 			"ceiling_ms %g is not above threshold_ms %g", t->ceiling_ms, t->threshold_ms);
 }
 
+/* A trigger's "provider/event" list (exit_events, suspend_events, cancel_on):
+ * each a catalog event of the platform that session si streams. si SIZE_MAX:
+ * the first file-circular session that streams them all, returned. */
+static size_t check_evrefs(checker *C, hs_platform plat, const hs_trigger *t, const hs_trigger_evref *refs, size_t n,
+			   const char *key, size_t si)
+{
+	const hs_platform_rules *pr = &C->rs->platforms[plat];
+	const char *pname = hs_platform_name(plat);
+	for (size_t i = 0; i < n; i++) {
+		const hs_trigger_evref *e = &refs[i];
+		const hs_provider *p = hs_rules_find_provider(C->rs, e->provider);
+		if (!p) {
+			hs_diag_add(C->d, HS_D_UNKNOWN_PROVIDER, e->pos, "add it to a catalog this profile includes",
+				    "%s: no included catalog defines provider '%s'", key, e->provider);
+			continue;
+		}
+		if (p->platform != plat) {
+			hs_diag_add(C->d, HS_D_PLATFORM, e->pos, NULL, "%s: provider '%s' is a %s provider, in a %s trigger",
+				    key, e->provider, hs_platform_name(p->platform), pname);
+			continue;
+		}
+		const hs_cat_event *ce = hs_provider_find_event(p, plat == HS_PLATFORM_LINUX ? -1 : e->event_id, e->event);
+		if (!ce) {
+			hs_diag_add(C->d, HS_D_TRIGGER_EVENT, e->pos, "a trigger's event must be a catalog event",
+				    "%s: provider '%s' has no catalog event '%s'", key, p->name,
+				    e->event ? e->event : "(id)");
+			continue;
+		}
+		if (si == SIZE_MAX) {
+			for (size_t k = 0; k < pr->n_sessions && si == SIZE_MAX; k++)
+				if (pr->sessions[k].has_mode && pr->sessions[k].mode == HS_MODE_FILE_CIRCULAR &&
+				    session_enables(C, plat, k, p, ce))
+					si = k;
+			if (si == SIZE_MAX)
+				hs_diag_add(C->d, HS_D_TRIGGER_EVENT, e->pos,
+					    "whitelist it in a file-circular session: triggers see only the streamed key events",
+					    "%s: no file-circular %s session streams '%s' of '%s'", key, pname,
+					    ce->name ? ce->name : "?", p->name);
+		} else if (!session_enables(C, plat, si, p, ce)) {
+			hs_diag_add(C->d, HS_D_TRIGGER_EVENT, e->pos,
+				    "whitelist it in the trigger's session: the trigger sees that session's stream",
+				    "%s: session '%s' does not stream '%s' of '%s'", key, pr->sessions[si].name,
+				    ce->name ? ce->name : "?", p->name);
+		}
+	}
+	(void)t;
+	return si;
+}
+
+/* The trigger's session by name, which must be file-circular (HS132); SIZE_MAX otherwise. */
+static size_t circular_session(checker *C, hs_platform plat, const hs_trigger *t, const char *why)
+{
+	const hs_platform_rules *pr = &C->rs->platforms[plat];
+	size_t si = find_session(pr, t->session);
+	if (si == SIZE_MAX)
+		hs_diag_add(C->d, HS_D_TRIGGER_SESSION, t->session_pos, "name a file-circular session of the platform",
+			    "no %s session is named '%s'", hs_platform_name(plat), t->session);
+	else if (!pr->sessions[si].has_mode || pr->sessions[si].mode != HS_MODE_FILE_CIRCULAR) {
+		hs_diag_add(C->d, HS_D_TRIGGER_SESSION, t->session_pos, why, "session '%s' is not file-circular",
+			    t->session);
+		si = SIZE_MAX;
+	}
+	return si;
+}
+
+/* deadline: the frame source or heartbeat, its session, the not-a-hang events. */
+static void check_trigger_deadline(checker *C, hs_platform plat, hs_trigger *t)
+{
+	size_t si = SIZE_MAX;
+	if (t->session)
+		si = circular_session(C, plat, t, "the frames or heartbeats must stream: name a file-circular session");
+	bool win = plat == HS_PLATFORM_WINDOWS;
+	if (t->has_source) {
+		if (strcmp(t->source, "heartbeat") == 0) {
+			if (t->provider && (t->event || t->event_id >= 0))
+				check_trigger_event(C, plat, t); /* the heartbeat event, streamed by the session */
+		} else if (!win && strcmp(t->source, "trace_marker") != 0) {
+			hs_diag_add(C->d, HS_D_PLATFORM, t->source_pos, "linux frames come from trace_marker (or a heartbeat)",
+				    "frame source '%s' is not available on linux", t->source);
+		} else if (win && strcmp(t->source, "present") != 0) {
+			hs_diag_add(C->d, HS_D_PLATFORM, t->source_pos, "windows frames come from present (or a heartbeat)",
+				    "frame source '%s' is not available on windows", t->source);
+		} else if (win && si != SIZE_MAX && !session_presents(C, plat, si)) {
+			hs_diag_add(C->d, HS_D_TRIGGER_SESSION, t->session_pos,
+				    "enable a Present event (a catalog event with `means: present`) in the session",
+				    "session '%s' enables no present event, so the trigger could never see a frame",
+				    t->session);
+		}
+	}
+	check_trigger_regex(C, t->slice, t->slice_node, t->slice_pos, "slice");
+	if (si != SIZE_MAX) {
+		check_evrefs(C, plat, t, t->exit_events, t->n_exit_events, "exit_events", si);
+		check_evrefs(C, plat, t, t->suspend_events, t->n_suspend_events, "suspend_events", si);
+	}
+	if (t->active_s_pos.line && t->active_s <= 0)
+		hs_diag_add(C->d, HS_D_TRIGGER_IMPOSSIBLE, t->active_s_pos, "give the seconds the frames are counted in",
+			    "active_s 0 holds no frames: no process would ever be watched");
+	/* A process that just meets the arming rule draws a frame every
+	 * active_s / (active_frames - 1) on average; a deadline shorter than
+	 * that fires on its ordinary gaps. */
+	if (t->deadline_pos.line && t->active_frames_pos.line && t->active_s_pos.line && t->active_frames >= 2 &&
+	    t->active_s > 0) {
+		double gap_ms = t->active_s * 1000.0 / (double)(t->active_frames - 1);
+		if (gap_ms >= t->deadline_ms)
+			hs_diag_add(C->d, HS_D_TRIGGER_DUBIOUS, t->deadline_pos,
+				    "raise active_frames or lower active_s, so only a process drawing faster than "
+				    "the deadline is watched",
+				    "a process with %llu frames in %g s draws one every %.0f ms on average, which is not "
+				    "shorter than deadline_ms %g: its ordinary gaps would look like hangs",
+				    (unsigned long long)t->active_frames, t->active_s, gap_ms, t->deadline_ms);
+	}
+}
+
+/* counter: where it exists, its values against its unit, PSI's kernel limits. */
+static void check_trigger_counter(checker *C, hs_platform plat, hs_trigger *t)
+{
+	if (!t->has_counter)
+		return;
+	const hs_counter_info *ci = hs_counter_info_of(t->counter);
+	if (!(plat == HS_PLATFORM_LINUX ? ci->on_linux : ci->on_windows)) {
+		hs_diag_add(C->d, HS_D_PLATFORM, t->counter_pos,
+			    ci->psi ? "Windows has no stall accounting like Linux's PSI; watch cpu_percent, "
+				      "process_rss_mb or disk_free_mb there"
+				    : NULL,
+			    "counter '%s' is not available on %s", ci->name, hs_platform_name(plat));
+		return;
+	}
+	const hs_platform_rules *pr = &C->rs->platforms[plat];
+	if (ci->per_session && t->session) {
+		size_t si = find_session(pr, t->session);
+		if (si == SIZE_MAX)
+			hs_diag_add(C->d, HS_D_TRIGGER_SESSION, t->session_pos, "name a session of the platform",
+				    "no %s session is named '%s'", hs_platform_name(plat), t->session);
+		else if (t->counter == HS_COUNTER_KEY_DROP_RATE &&
+			 (!pr->sessions[si].has_mode || pr->sessions[si].mode != HS_MODE_FILE_CIRCULAR))
+			hs_diag_add(C->d, HS_D_TRIGGER_SESSION, t->session_pos,
+				    "key_drop_rate counts what a key-event session loses: name a file-circular one",
+				    "session '%s' is not file-circular", t->session);
+	}
+	check_trigger_regex(C, t->process, t->process_node, t->process_pos, "process");
+	hs_pos tpos = t->thresholds_pos.line ? t->thresholds_pos : t->threshold1_pos;
+	for (size_t i = 0; i < t->n_thresholds; i++) {
+		double v = t->thresholds[i];
+		if (ci->max > 0 && v > ci->max)
+			hs_diag_add(C->d, HS_D_TRIGGER_IMPOSSIBLE, tpos, NULL, "%s is %s of at most %g; %g can never be reached",
+				    ci->name, ci->unit, ci->max, v);
+		else if (t->has_direction && t->below && v <= 0)
+			hs_diag_add(C->d, HS_D_TRIGGER_IMPOSSIBLE, tpos, NULL, "%s is never below %g", ci->name, v);
+		else if (t->has_direction && !t->below && ci->max > 0 && v >= ci->max)
+			hs_diag_add(C->d, HS_D_TRIGGER_IMPOSSIBLE, tpos, NULL, "%s is never above %g", ci->name, v);
+		if (i && t->has_direction && (t->below ? v >= t->thresholds[i - 1] : v <= t->thresholds[i - 1]))
+			hs_diag_add(C->d, HS_D_TRIGGER_IMPOSSIBLE, tpos, "steps escalate: each worse than the one before",
+				    "thresholds going %s must %s: %g follows %g", t->below ? "below" : "above",
+				    t->below ? "decrease" : "increase", v, t->thresholds[i - 1]);
+	}
+	if (ci->psi) {
+		/* The kernel's trigger file takes "some|full <stall us> <window us>":
+		 * a window of 0.5..10 s, a stall above 0 and below the window, and
+		 * it reports crossings upward only. */
+		double win_ms = t->for_s * 1000.0;
+		if (t->for_pos.line && (win_ms < HS_PSI_MIN_WINDOW_MS || win_ms > HS_PSI_MAX_WINDOW_MS))
+			hs_diag_add(C->d, HS_D_TRIGGER_IMPOSSIBLE, t->for_pos,
+				    "for_s is the kernel's PSI window, which it takes between 0.5 and 10 s",
+				    "PSI window for_s %g is outside %g..%g s", t->for_s, HS_PSI_MIN_WINDOW_MS / 1000.0,
+				    HS_PSI_MAX_WINDOW_MS / 1000.0);
+		if (t->has_direction && t->below)
+			hs_diag_add(C->d, HS_D_TRIGGER_IMPOSSIBLE, t->direction_pos,
+				    "the kernel's PSI trigger reports stalls that grow past a threshold, never a fall",
+				    "a PSI counter can only go above");
+		for (size_t i = 0; i < t->n_thresholds; i++)
+			if (t->thresholds[i] <= 0)
+				hs_diag_add(C->d, HS_D_TRIGGER_IMPOSSIBLE, tpos, "give a share of the window above 0 %%",
+					    "PSI threshold %g: the kernel needs a stall above 0", t->thresholds[i]);
+		if (t->only_if_worse && t->n_thresholds == 1)
+			hs_diag_add(C->d, HS_D_TRIGGER_IMPOSSIBLE, t->only_if_worse_pos,
+				    "give escalating thresholds instead: each step is a worse crossing",
+				    "PSI triggers report that a threshold was crossed, not by how much, so no crossing is "
+				    "worse than another");
+		if (t->clear_pos.line && t->for_pos.line && (double)t->clear_ms < win_ms)
+			hs_diag_add(C->d, HS_D_TRIGGER_DUBIOUS, t->clear_pos,
+				    "the kernel signals at most once a window while the pressure lasts; a shorter "
+				    "clear_ms re-arms between two signals of one episode",
+				    "clear_ms %llu is shorter than the PSI window (%g ms)", (unsigned long long)t->clear_ms,
+				    win_ms);
+	} else if (t->sample_pos.line && t->for_pos.line && t->for_s > 0 && (double)t->sample_ms > t->for_s * 1000.0) {
+		hs_diag_add(C->d, HS_D_TRIGGER_DUBIOUS, t->sample_pos,
+			    "sample at least as often as for_s, or the hold is judged on one sample",
+			    "sample_ms %llu is longer than for_s %g s", (unsigned long long)t->sample_ms, t->for_s);
+	}
+}
+
+/* chance, arm_while, cancel_on, cancel_marker (every kind that fires by itself). */
+static void check_trigger_arming(checker *C, hs_platform plat, hs_trigger *t)
+{
+	if (t->has_chance && t->chance <= 0)
+		hs_diag_add(C->d, HS_D_TRIGGER_IMPOSSIBLE, t->chance_pos, "give a share above 0, or drop the trigger",
+			    "chance 0 never takes a snapshot");
+	check_trigger_regex(C, t->arm_while, t->arm_while_node, t->arm_while_pos, "arm_while");
+	check_trigger_regex(C, t->cancel_marker, t->cancel_marker_node, t->cancel_marker_pos, "cancel_marker");
+	const hs_platform_rules *pr = &C->rs->platforms[plat];
+	if (t->cancel_marker && plat != HS_PLATFORM_LINUX)
+		hs_diag_add(C->d, HS_D_PLATFORM, t->cancel_marker_pos, "name the event that starts the loading screen in cancel_on",
+			    "cancel_marker reads trace_marker text, which only linux has");
+	if (!t->n_cancel_on && !t->cancel_marker)
+		return;
+	/* The cancel events come through the trigger's own stream; a counter
+	 * has none, so the first file-circular session that streams them. */
+	size_t si = SIZE_MAX;
+	if (t->kind == HS_TRIGGER_COUNTER) {
+		for (size_t k = 0; t->cancel_marker && k < pr->n_sessions && si == SIZE_MAX; k++)
+			if (pr->sessions[k].has_mode && pr->sessions[k].mode == HS_MODE_FILE_CIRCULAR)
+				si = k; /* markers reach any key-event session (copy_trace_marker) */
+		si = check_evrefs(C, plat, t, t->cancel_on, t->n_cancel_on, "cancel_on", si);
+		if (si != SIZE_MAX)
+			t->cancel_session = pr->sessions[si].name;
+		return;
+	}
+	si = find_session(pr, t->session);
+	if (si != SIZE_MAX)
+		check_evrefs(C, plat, t, t->cancel_on, t->n_cancel_on, "cancel_on", si);
+}
+
 /* post_delay_ms against the rings: the snapshot is taken post_delay after the
  * hit, so at most half of a ring may be after it; the other half is the
  * history before the hit, which is what the snapshot is for. */
@@ -1080,7 +1394,7 @@ static void check_post_delay(checker *C, hs_platform plat, const hs_trigger *t)
 {
 	const hs_platform_rules *pr = &C->rs->platforms[plat];
 	bool win = plat == HS_PLATFORM_WINDOWS;
-	if (win && t->kind != HS_TRIGGER_MANUAL && t->post_delay_pos.line &&
+	if (win && t->kind != HS_TRIGGER_MANUAL && t->kind != HS_TRIGGER_COUNTER && t->post_delay_pos.line &&
 	    t->post_delay_ms < HS_ETW_MIN_POST_DELAY_MS)
 		hs_diag_add(C->d, HS_D_POST_DELAY_LATENCY, t->post_delay_pos,
 			    "real-time ETW delivers events ~1 s late; give the events after the hit time to arrive",
@@ -1140,7 +1454,11 @@ static void check_triggers(checker *C, hs_platform plat)
 			break;
 		case HS_TRIGGER_FRAME_TIME: check_trigger_frame(C, plat, t); break;
 		case HS_TRIGGER_MANUAL: break;
+		case HS_TRIGGER_DEADLINE: check_trigger_deadline(C, plat, t); break;
+		case HS_TRIGGER_COUNTER: check_trigger_counter(C, plat, t); break;
 		}
+		if (t->kind != HS_TRIGGER_MANUAL)
+			check_trigger_arming(C, plat, t);
 		check_post_delay(C, plat, t);
 	}
 }

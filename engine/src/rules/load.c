@@ -382,7 +382,8 @@ static void load_session(loader *L, const hs_ynode *n, hs_session *s)
 
 /* ---- triggers ---- */
 
-static const char *const frame_sources[] = {"trace_marker", "present", NULL};
+static const char *const frame_sources[] = {"trace_marker", "present", "heartbeat", NULL};
+static const char *const directions[] = {"above", "below", NULL};
 
 /* Behaviour keys: in trigger_defaults and (overriding them) in each trigger.
  * No key is required here: the checker requires each one from one of the two. */
@@ -417,6 +418,137 @@ static void tr_slice(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs
 	(void)r, (void)k, (void)n;
 	if (ok)
 		((hs_trigger *)obj)->slice_node = v;
+}
+
+/* The PCRE2 scalars of deadline, counter and arming keys: kept for a caret inside them. */
+static void tr_node(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)r, (void)n;
+	hs_trigger *t = obj;
+	if (!ok)
+		return;
+	if (strcmp(k->name, "process") == 0)
+		t->process_node = v;
+	else if (strcmp(k->name, "arm_while") == 0)
+		t->arm_while_node = v;
+	else if (strcmp(k->name, "cancel_marker") == 0)
+		t->cancel_marker_node = v;
+}
+
+static void tr_counter(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)r, (void)k, (void)n, (void)v;
+	if (ok)
+		((hs_trigger *)obj)->has_counter = true;
+}
+
+static void tr_direction(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n, (void)v;
+	hs_trigger *t = obj;
+	if (!ok || r->index < 0)
+		return;
+	t->has_direction = true;
+	t->below = r->index == 1;
+}
+
+static void tr_chance(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)r, (void)k, (void)n, (void)v;
+	if (ok)
+		((hs_trigger *)obj)->has_chance = true;
+}
+
+/* threshold: one number; thresholds: a list of numbers (escalation steps).
+ * Both land in thresholds[]; the checker sees which key was written. */
+static void tr_thresholds(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)n;
+	hs_trigger *t = obj;
+	if (!ok || !v)
+		return;
+	bool list = strcmp(k->name, "thresholds") == 0;
+	if (!list) {
+		if (t->thresholds)
+			return; /* both given: the checker says so */
+		if (!(t->thresholds = hs_arena_alloc(r->arena, sizeof(*t->thresholds)))) {
+			r->oom = true;
+			return;
+		}
+		t->thresholds[0] = r->num;
+		t->n_thresholds = 1;
+		return;
+	}
+	if (v->n == 0 || v->n > HS_RULES_MAX_THRESHOLDS) {
+		hs_diag_add(r->d, HS_D_RANGE, v->pos, NULL, "'thresholds' takes 1..%d numbers, not %zu",
+			    HS_RULES_MAX_THRESHOLDS, v->n);
+		return;
+	}
+	double *th = hs_arena_alloc(r->arena, v->n * sizeof(*th));
+	if (!th) {
+		r->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < v->n; i++)
+		if (!hs_key_number(r, v->items[i], "thresholds", 0, (double)HS_RULES_MAX_COUNTER_VALUE, &th[i]))
+			return;
+	if (t->thresholds)
+		return; /* both given: the checker says so */
+	t->thresholds = th;
+	t->n_thresholds = v->n;
+}
+
+/* exit_events, suspend_events, cancel_on: "provider/event" strings (the
+ * provider's name may hold no '/'; on Windows the event may be an id). */
+static void tr_evrefs(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)n;
+	hs_trigger *t = obj;
+	if (!ok || !v)
+		return;
+	hs_trigger_evref *refs = hs_arena_alloc(r->arena, (v->n + 1) * sizeof(*refs));
+	if (!refs) {
+		r->oom = true;
+		return;
+	}
+	size_t cnt = 0;
+	for (size_t i = 0; i < v->n; i++) {
+		const hs_ynode *it = v->items[i];
+		const char *s = hs_key_line(r, it, k->name);
+		if (!s)
+			continue;
+		const char *slash = strrchr(s, '/');
+		if (!slash || slash == s || !slash[1]) {
+			hs_diag_add(r->d, HS_D_TYPE, it->pos, "write the catalog provider, a slash and the event: sched/sched_process_exit",
+				    "'%s' is not provider/event", s);
+			continue;
+		}
+		char *prov = hs_arena_alloc(r->arena, (size_t)(slash - s) + 1);
+		if (!prov) {
+			r->oom = true;
+			return;
+		}
+		memcpy(prov, s, (size_t)(slash - s));
+		prov[slash - s] = '\0';
+		hs_trigger_evref *e = &refs[cnt++];
+		*e = (hs_trigger_evref){.provider = prov, .event = slash + 1, .event_id = -1, .pos = it->pos};
+		char *end;
+		unsigned long id = strtoul(slash + 1, &end, 10);
+		if (*end == '\0' && slash[1] >= '0' && slash[1] <= '9' && id <= HS_MAX_EVENT_ID) {
+			e->event_id = (int)id;
+			e->event = NULL;
+		}
+	}
+	if (strcmp(k->name, "exit_events") == 0) {
+		t->exit_events = refs;
+		t->n_exit_events = cnt;
+	} else if (strcmp(k->name, "suspend_events") == 0) {
+		t->suspend_events = refs;
+		t->n_suspend_events = cnt;
+	} else {
+		t->cancel_on = refs;
+		t->n_cancel_on = cnt;
+	}
 }
 
 static void tr_kind(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
@@ -593,7 +725,7 @@ static const hs_key trigger_keys[] = {
 	{"name", HS_KEY_IDENT, HS_KEY_REQUIRED, HS_AT(hs_trigger, name), HS_POS_AT(hs_trigger, name_pos),
 	 .doc = "[A-Za-z0-9_-]{1,64}, unique in the platform; names the snapshot folders"},
 	{"kind", HS_KEY_ENUM, HS_KEY_REQUIRED, .values = hs_trigger_kind_names, HS_AT(hs_trigger, kind),
-	 HS_POS_AT(hs_trigger, kind_pos), .fn = tr_kind, .doc = "event, regex, frame_time or manual"},
+	 HS_POS_AT(hs_trigger, kind_pos), .fn = tr_kind, .doc = "event, regex, frame_time, manual, deadline or counter"},
 	{"description", HS_KEY_STR, HS_AT(hs_trigger, description), HS_POS_AT(hs_trigger, description_pos),
 	 .doc = "one line"},
 	{"session", HS_KEY_IDENT, HS_AT(hs_trigger, session), HS_POS_AT(hs_trigger, session_pos),
@@ -611,7 +743,7 @@ static const hs_key trigger_keys[] = {
 	{"pattern", HS_KEY_STR, HS_AT(hs_trigger, pattern), HS_POS_AT(hs_trigger, pattern_pos), .fn = tr_pattern,
 	 .doc = "regex: PCRE2 pattern"},
 	{"source", HS_KEY_ENUM, .values = frame_sources, HS_POS_AT(hs_trigger, source_pos), .fn = tr_given,
-	 .doc = "frame_time: trace_marker (Linux) or present (Windows)"},
+	 .doc = "frame_time, deadline: trace_marker (Linux) or present (Windows); deadline: or heartbeat"},
 	{"slice", HS_KEY_STR, HS_AT(hs_trigger, slice), HS_POS_AT(hs_trigger, slice_pos), .fn = tr_slice,
 	 .doc = "frame_time: PCRE2 pattern a frame slice's name must match"},
 	{"threshold_ms", HS_KEY_NUMBER, .max = HS_RULES_MAX_FRAME_MS, HS_AT(hs_trigger, threshold_ms),
@@ -624,6 +756,44 @@ static const hs_key trigger_keys[] = {
 	{"median_frames", HS_KEY_UINT, .min = HS_RULES_MIN_MEDIAN_FRAMES, .max = HS_RULES_MAX_MEDIAN_FRAMES,
 	 HS_AT(hs_trigger, median_frames), HS_POS_AT(hs_trigger, median_pos),
 	 .doc = "frame_time: frames in the running median"},
+	{"deadline_ms", HS_KEY_NUMBER, .min = 1, .max = HS_RULES_MAX_FRAME_MS, HS_AT(hs_trigger, deadline_ms),
+	 HS_POS_AT(hs_trigger, deadline_pos), .doc = "deadline: hung once no frame or heartbeat came for this long"},
+	{"active_frames", HS_KEY_UINT, .min = 2, .max = HS_RULES_MAX_ACTIVE_FRAMES, HS_AT(hs_trigger, active_frames),
+	 HS_POS_AT(hs_trigger, active_frames_pos), .doc = "deadline: a process is watched once it made this many frames ..."},
+	{"active_s", HS_KEY_NUMBER, .max = HS_RULES_MAX_ACTIVE_S, HS_AT(hs_trigger, active_s),
+	 HS_POS_AT(hs_trigger, active_s_pos), .doc = "deadline: ... within this many seconds before its last one"},
+	{"exit_events", HS_KEY_LIST, HS_KEY_OF_STR, HS_POS_AT(hs_trigger, exit_events_pos), .fn = tr_evrefs,
+	 .doc = "deadline: provider/event: the event's pid exited (no hang)"},
+	{"suspend_events", HS_KEY_LIST, HS_KEY_OF_STR, HS_POS_AT(hs_trigger, suspend_events_pos), .fn = tr_evrefs,
+	 .doc = "deadline: provider/event: the machine suspends or resumes (every deadline restarts)"},
+	{"ignore_debugger", HS_KEY_BOOL, HS_AT(hs_trigger, ignore_debugger), HS_POS_AT(hs_trigger, ignore_debugger_pos),
+	 .doc = "deadline: a process under a debugger is not hung"},
+	{"resume_snapshot", HS_KEY_BOOL, HS_AT(hs_trigger, resume_snapshot), HS_POS_AT(hs_trigger, resume_pos),
+	 .doc = "deadline: a second snapshot when the hung process makes a frame again"},
+	{"counter", HS_KEY_ENUM, .values = hs_counter_names, HS_AT(hs_trigger, counter), HS_POS_AT(hs_trigger, counter_pos),
+	 .fn = tr_counter, .doc = "counter: what is read"},
+	{"direction", HS_KEY_ENUM, .values = directions, HS_POS_AT(hs_trigger, direction_pos), .fn = tr_direction,
+	 .doc = "counter: above or below the threshold"},
+	{"threshold", HS_KEY_NUMBER, .max = HS_RULES_MAX_COUNTER_VALUE, HS_POS_AT(hs_trigger, threshold1_pos),
+	 .fn = tr_thresholds, .doc = "counter: the value, in the counter's unit"},
+	{"thresholds", HS_KEY_LIST, HS_POS_AT(hs_trigger, thresholds_pos), .fn = tr_thresholds,
+	 .doc = "counter: escalating values, each fires once per incident"},
+	{"for_s", HS_KEY_NUMBER, .max = HS_RULES_MAX_FOR_S, HS_AT(hs_trigger, for_s), HS_POS_AT(hs_trigger, for_pos),
+	 .doc = "counter: the value must stay beyond the threshold this long (PSI: the kernel's window)"},
+	{"sample_ms", HS_KEY_UINT, .min = HS_RULES_MIN_SAMPLE_MS, .max = HS_RULES_MAX_SAMPLE_MS,
+	 HS_AT(hs_trigger, sample_ms), HS_POS_AT(hs_trigger, sample_pos), .doc = "counter: read every this many ms (not PSI)"},
+	{"process", HS_KEY_STR, HS_AT(hs_trigger, process), HS_POS_AT(hs_trigger, process_pos), .fn = tr_node,
+	 .doc = "counter: PCRE2 on the names of the processes a per-process counter reads"},
+	{"only_if_worse", HS_KEY_BOOL, HS_AT(hs_trigger, only_if_worse), HS_POS_AT(hs_trigger, only_if_worse_pos),
+	 .doc = "counter: a snapshot only when the value is worse than at the previous one"},
+	{"chance", HS_KEY_NUMBER, .max = 1, HS_AT(hs_trigger, chance), HS_POS_AT(hs_trigger, chance_pos), .fn = tr_chance,
+	 .doc = "the share of hits that become snapshots (snapshot.json weight = 1 / chance)"},
+	{"arm_while", HS_KEY_STR, HS_AT(hs_trigger, arm_while), HS_POS_AT(hs_trigger, arm_while_pos), .fn = tr_node,
+	 .doc = "armed only while a process whose name matches this PCRE2 runs"},
+	{"cancel_on", HS_KEY_LIST, HS_KEY_OF_STR, HS_POS_AT(hs_trigger, cancel_on_pos), .fn = tr_evrefs,
+	 .doc = "provider/event: drops a pending snapshot (a loading screen)"},
+	{"cancel_marker", HS_KEY_STR, HS_AT(hs_trigger, cancel_marker), HS_POS_AT(hs_trigger, cancel_marker_pos),
+	 .fn = tr_node, .doc = "linux: PCRE2 on trace_marker text that drops a pending snapshot"},
 	{0},
 };
 static const hs_keytable trigger_t = {"trigger",  "a trigger",         "/definitions/trigger",

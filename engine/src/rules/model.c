@@ -64,11 +64,12 @@ const char *const hs_alert_names[] = {"crash",      "hang",     "gpu-reset", "de
 
 const char *const hs_trigger_kind_names[] = {
 	[HS_TRIGGER_EVENT] = "event", [HS_TRIGGER_REGEX] = "regex", [HS_TRIGGER_FRAME_TIME] = "frame_time",
-	[HS_TRIGGER_MANUAL] = "manual", [HS_TRIGGER_MANUAL + 1] = NULL};
+	[HS_TRIGGER_MANUAL] = "manual", [HS_TRIGGER_DEADLINE] = "deadline", [HS_TRIGGER_COUNTER] = "counter",
+	[HS_TRIGGER_COUNTER + 1] = NULL};
 
 const char *hs_trigger_kind_name(hs_trigger_kind k)
 {
-	return (unsigned)k <= HS_TRIGGER_MANUAL ? hs_trigger_kind_names[k] : "?";
+	return (unsigned)k <= HS_TRIGGER_COUNTER ? hs_trigger_kind_names[k] : "?";
 }
 
 const char *hs_platform_name(hs_platform p)

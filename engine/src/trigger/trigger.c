@@ -20,7 +20,10 @@ static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UI
 static void trig_free(hs_trig *t)
 {
 	hs_regex_free(t->re);
+	hs_regex_free(t->cancel_re);
 	hs_frame_free(t);
+	hs_dl_free(t);
+	hs_ctr_free(t);
 	free(t->fire_times);
 	free(t->pend.evidence_json);
 	for (size_t k = 0; k < t->n_ready; k++)
@@ -43,7 +46,7 @@ void hs_trigger_engine_free(hs_trigger_engine *te)
 }
 
 /* Registers trigger i's interest in (system, name). */
-static hs_status add_ref(hs_trigger_engine *te, size_t i, const char *system, const char *name)
+static hs_status add_ref(hs_trigger_engine *te, size_t i, const char *system, const char *name, hs_trigger_role role)
 {
 	bool added;
 	uint64_t *v = hs_hmap_put_bytes(&te->by_name, name, strlen(name), &added);
@@ -59,14 +62,14 @@ static hs_status add_ref(hs_trigger_engine *te, size_t i, const char *system, co
 	}
 	hs_trig_refs *list = &te->refs[*v];
 	for (size_t k = 0; k < list->n; k++)
-		if (list->refs[k].trig == i && strcmp(list->refs[k].system ? list->refs[k].system : "",
-						      system ? system : "") == 0)
+		if (list->refs[k].trig == i && list->refs[k].role == role &&
+		    strcmp(list->refs[k].system ? list->refs[k].system : "", system ? system : "") == 0)
 			return HS_OK; /* the same event listed twice */
 	hs_trig_ref *nr = realloc(list->refs, (list->n + 1) * sizeof(*nr));
 	if (!nr)
 		return HS_ENOMEM;
 	list->refs = nr;
-	list->refs[list->n++] = (hs_trig_ref){.trig = i, .system = system};
+	list->refs[list->n++] = (hs_trig_ref){.trig = i, .system = system, .role = role};
 	return HS_OK;
 }
 
@@ -91,25 +94,40 @@ static hs_status trig_init(hs_trigger_engine *te, size_t i, uint64_t start_ns)
 	t->pend.trigger = i;
 	t->pend.name = t->name;
 	t->pend.kind = t->kind;
+	t->running = !tr->arm_while;
+	/* A chance outside (0, 1] is refused by the checker; 1 without one. */
+	t->weight = tr->has_chance && tr->chance > 0 ? 1.0 / tr->chance : 1.0;
+	t->pend.weight = t->weight;
 
 	const char *pattern = NULL;
+	hs_status st = HS_OK;
 	if (tr->kind == HS_TRIGGER_REGEX) {
 		if (!tr->pattern || !tr->field)
 			return HS_EINVAL;
 		pattern = tr->pattern;
 	} else if (tr->kind == HS_TRIGGER_FRAME_TIME) {
 		pattern = tr->slice; /* NULL: every slice is a frame */
-		hs_status st = hs_frame_new(t);
-		if (st != HS_OK)
-			return st;
+		st = hs_frame_new(t);
+		t->clear_by_samples = true;
+	} else if (tr->kind == HS_TRIGGER_DEADLINE) {
+		pattern = tr->slice;
+		st = hs_dl_new(t);
+		t->clear_by_samples = true; /* a frame after the freeze re-arms */
+	} else if (tr->kind == HS_TRIGGER_COUNTER) {
+		st = hs_ctr_new(t);
+		t->clear_by_samples = st == HS_OK && !t->ctr->psi;
 	}
-	if (pattern) {
-		char err[256];
-		size_t off;
-		hs_status st = hs_regex_compile_opts(pattern, &(hs_regex_opts){.jit = true}, &t->re, err, sizeof err, &off);
-		if (st != HS_OK)
-			return st;
-	}
+	if (st != HS_OK)
+		return st;
+	char err[256];
+	size_t off;
+	if (pattern && (st = hs_regex_compile_opts(pattern, &(hs_regex_opts){.jit = true}, &t->re, err, sizeof err,
+						   &off)) != HS_OK)
+		return st;
+	if (tr->cancel_marker &&
+	    (st = hs_regex_compile_opts(tr->cancel_marker, &(hs_regex_opts){.jit = true}, &t->cancel_re, err,
+					sizeof err, &off)) != HS_OK)
+		return st;
 	if (tr->kind == HS_TRIGGER_MANUAL) {
 		te->has_manual = true;
 		return HS_OK;
@@ -119,8 +137,7 @@ static hs_status trig_init(hs_trigger_engine *te, size_t i, uint64_t start_ns)
 		 * (it carries names): such an entry watches nothing. */
 		if (!pt->events[k].name)
 			continue;
-		hs_status st = add_ref(te, i, pt->events[k].system, pt->events[k].name);
-		if (st != HS_OK)
+		if ((st = add_ref(te, i, pt->events[k].system, pt->events[k].name, pt->events[k].role)) != HS_OK)
 			return st;
 		te->wants_events = true;
 	}
@@ -141,6 +158,9 @@ hs_status hs_trigger_engine_new(const hs_plan *plan, uint64_t start_ns, hs_trigg
 	te->builtin.pend.name = "manual";
 	te->builtin.pend.kind = HS_TRIGGER_MANUAL;
 	te->builtin.st.armed = true;
+	te->builtin.running = true;
+	te->builtin.weight = te->builtin.pend.weight = 1.0;
+	te->rng = 0x9E3779B97F4A7C15ull ^ start_ns;
 	te->n = plan->n_triggers;
 	if (te->n && !(te->trigs = calloc(te->n, sizeof(*te->trigs)))) {
 		free(te);
@@ -165,23 +185,52 @@ void hs_trigger_engine_set_clock(hs_trigger_engine *te, uint64_t (*clock)(void *
 
 bool hs_trigger_engine_wants_events(const hs_trigger_engine *te) { return te->wants_events; }
 
+void hs_trigger_engine_set_probe(hs_trigger_engine *te, hs_trigger_probe_fn probe, void *ctx)
+{
+	te->probe = probe;
+	te->probe_ctx = ctx;
+}
+
+void hs_trigger_engine_set_lag(hs_trigger_engine *te, uint64_t lag_ns) { te->lag_ns = lag_ns; }
+
+void hs_trigger_engine_set_seed(hs_trigger_engine *te, uint64_t seed) { te->rng = seed; }
+
+void hs_trigger_engine_set_running(hs_trigger_engine *te, size_t i, bool running)
+{
+	if (i < te->n)
+		te->trigs[i].running = running || !te->trigs[i].pt->trigger->arm_while;
+}
+
+/* A uniform draw in [0, 1) (splitmix64: small, and the same sequence for a seed). */
+static double draw(hs_trigger_engine *te)
+{
+	uint64_t z = (te->rng += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	z ^= z >> 31;
+	return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
 /* The evidence of a hit that becomes pending (NULL on OOM: the fire goes out without it). */
-static char *evidence(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, uint64_t ts,
-		      const hs_frame_hit *fh, const char *reason)
+static char *evidence(hs_trigger_engine *te, hs_trig *t, const hs_hit *h)
 {
 	hs_strbuf sb = {0};
 	hs_json j;
 	hs_json_init(&j, &sb);
 	hs_json_obj_begin(&j);
-	hs_trig_evidence_begin(te, t, ev, &j);
-	if (!ev)
-		hs_json_kuint(&j, "ts_ns", ts);
-	if (reason)
-		hs_json_kstr(&j, "reason", reason);
-	if (fh)
-		hs_frame_evidence(t, fh, &j);
-	else if (ev)
-		hs_trig_cond_evidence(t, ev, &j);
+	hs_trig_evidence_begin(te, t, h->ev, &j);
+	if (!h->ev)
+		hs_json_kuint(&j, "ts_ns", h->ts);
+	if (h->reason)
+		hs_json_kstr(&j, "reason", h->reason);
+	if (t->pt && t->pt->trigger->has_chance) {
+		hs_json_key(&j, "chance");
+		hs_json_double(&j, t->pt->trigger->chance, 6);
+	}
+	if (h->extra)
+		h->extra(t, h->ctx, &j);
+	else if (h->ev)
+		hs_trig_cond_evidence(t, h->ev, &j);
 	hs_json_obj_end(&j);
 	return hs_sb_take(&sb);
 }
@@ -234,16 +283,21 @@ static void decide(hs_trig *t)
 	t->st.pending = true;
 }
 
-/* One hit at event time ts (detected at now): the behaviour state machine. */
-static void hit(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, uint64_t ts, uint64_t now,
-		const hs_frame_hit *fh, const char *reason)
+/* One hit at event time h->ts (detected at h->now): the behaviour state machine. */
+hs_hit_outcome hs_trig_hit(hs_trigger_engine *te, hs_trig *t, const hs_hit *h)
 {
+	uint64_t ts = h->ts, now = h->now;
 	t->st.hits++;
 	if (t->pend_active && ts > t->pend.due_ns)
 		decide(t); /* the pending one was due before this hit: it does not join it */
 	if (ts < t->warmup_end_ns) {
 		t->st.ignored_warmup++;
-		return;
+		return HS_HIT_WARMUP;
+	}
+	if (!t->running) {
+		/* arm_while: the program it watches for is not running. */
+		t->st.ignored_disarmed++;
+		return HS_HIT_DISARMED;
 	}
 	bool waited = t->need_clear;
 	uint64_t prev = t->last_hit_ns;
@@ -255,20 +309,26 @@ static void hit(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, uint6
 		t->pend.hits++;
 		if (ts > t->pend.last_hit_ns)
 			t->pend.last_hit_ns = ts;
-		return;
+		return HS_HIT_JOINED;
 	}
-	if (t->fired_once && ts < t->cooldown_end_ns) {
+	if (!h->force && t->fired_once && ts < t->cooldown_end_ns) {
 		t->st.joined++;
-		return;
+		return HS_HIT_JOINED;
 	}
-	if (waited) {
-		/* frame_time clears only on a frame that is not a hitch (frame.c);
-		 * the others when no hit came for clear_ms. */
-		bool clear = t->kind != HS_TRIGGER_FRAME_TIME && ts >= prev && ts - prev >= t->clear_ns;
+	if (waited && !h->force) {
+		/* frame_time, deadline and sampled counters clear only on a
+		 * reading within the condition (hs_trig_clear); the others when
+		 * no hit came for clear_ms. */
+		bool clear = !t->clear_by_samples && ts >= prev && ts - prev >= t->clear_ns;
 		if (!clear) {
 			t->st.ignored_unarmed++;
-			return;
+			return HS_HIT_UNARMED;
 		}
+	}
+	if (t->pt && t->pt->trigger->has_chance && !(draw(te) < t->pt->trigger->chance)) {
+		/* One draw per incident: the trigger still waits to clear. */
+		t->st.sampled_out++;
+		return HS_HIT_SAMPLED_OUT;
 	}
 	t->pend.first_hit_ns = ts;
 	t->pend.last_hit_ns = ts;
@@ -277,18 +337,48 @@ static void hit(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, uint6
 	t->pend.detect_ns = now ? now : ts;
 	t->pend.due_ns = add_sat(ts, t->post_delay_ns);
 	t->pend.hits = 1;
+	t->pend.weight = t->weight;
 	free(t->pend.evidence_json);
-	t->pend.evidence_json = evidence(te, t, ev, ts, fh, reason);
+	t->pend.evidence_json = evidence(te, t, h);
 	t->pend_active = true;
 	t->st.pending = true;
 	t->st.armed = false;
+	return HS_HIT_PENDING;
 }
 
-/* A frame that is not a hitch: the frame_time condition is clear. */
-static void frame_clear(hs_trig *t, uint64_t ts)
+void hs_trig_clear(hs_trig *t, uint64_t ts)
 {
 	if (t->need_clear && ts >= t->last_hit_ns && ts - t->last_hit_ns >= t->clear_ns)
 		t->need_clear = false;
+}
+
+static void frame_extra(const hs_trig *t, const void *ctx, hs_json *j) { hs_frame_evidence(t, ctx, j); }
+
+/* A cancel event or marker at ts: the pending snapshot is dropped (a
+ * loading screen began); a deadline's freezes in progress are no hangs. */
+static void cancel(hs_trig *t, const hs_key_event *ev, char *buf, size_t cap)
+{
+	if (t->cancel_re && strcmp(ev->name, "print") == 0) {
+		/* cancel_marker: the text written to trace_marker (as frame.c reads it). */
+		if (!ev->fields || !ev->fields->str || !ev->fields->str(ev, "buf", buf, cap)) {
+			t->st.unreadable++;
+			return;
+		}
+		hs_regex_result r = hs_regex_match_limited(t->cancel_re, buf, strlen(buf));
+		if (r == HS_REGEX_LIMIT)
+			t->st.regex_limit_hits++;
+		if (r != HS_REGEX_MATCH)
+			return;
+	}
+	if (t->pend_active && ev->ts_ns <= t->pend.due_ns) {
+		t->pend_active = false;
+		t->st.pending = t->n_ready > 0;
+		t->st.cancelled++;
+		free(t->pend.evidence_json);
+		t->pend.evidence_json = NULL;
+	}
+	if (t->dl)
+		hs_dl_cancel(t, ev->ts_ns);
 }
 
 void hs_trigger_engine_feed(hs_trigger_engine *te, const hs_key_event *ev, uint64_t now_ns)
@@ -306,41 +396,57 @@ void hs_trigger_engine_feed(hs_trigger_engine *te, const hs_key_event *ev, uint6
 		hs_trig *t = &te->trigs[r->trig];
 		if (t->pt->session != ev->session)
 			continue;
-		if (t->kind == HS_TRIGGER_FRAME_TIME) {
-			char buf[HS_TRIGGER_FIELD_BYTES];
+		char buf[HS_TRIGGER_FIELD_BYTES];
+		if (r->role == HS_TRIGGER_ROLE_CANCEL) {
+			cancel(t, ev, buf, sizeof buf);
+		} else if (t->kind == HS_TRIGGER_DEADLINE) {
+			hs_dl_feed(te, t, ev, r->role, buf, sizeof buf);
+		} else if (t->kind == HS_TRIGGER_FRAME_TIME) {
 			hs_frame_hit fh;
 			int f = hs_frame_feed(te, t, ev, buf, sizeof buf, &fh);
 			if (f > 0)
-				hit(te, t, ev, ev->ts_ns, now_ns, &fh, NULL);
+				hs_trig_hit(te, t,
+					    &(hs_hit){.ev = ev, .ts = ev->ts_ns, .now = now_ns, .extra = frame_extra, .ctx = &fh});
 			else if (f == 0)
-				frame_clear(t, ev->ts_ns);
+				hs_trig_clear(t, ev->ts_ns);
 		} else if (hs_trig_cond_match(t, ev)) {
-			hit(te, t, ev, ev->ts_ns, now_ns, NULL, NULL);
+			hs_trig_hit(te, t, &(hs_hit){.ev = ev, .ts = ev->ts_ns, .now = now_ns});
 		}
 	}
 }
 
 void hs_trigger_engine_manual(hs_trigger_engine *te, uint64_t now_ns, const char *reason)
 {
+	hs_hit h = {.ts = now_ns, .now = now_ns, .reason = reason};
 	if (!te->has_manual) {
-		hit(te, &te->builtin, NULL, now_ns, now_ns, NULL, reason);
+		hs_trig_hit(te, &te->builtin, &h);
 		return;
 	}
 	for (size_t i = 0; i < te->n; i++)
 		if (te->trigs[i].kind == HS_TRIGGER_MANUAL)
-			hit(te, &te->trigs[i], NULL, now_ns, now_ns, NULL, reason);
+			hs_trig_hit(te, &te->trigs[i], &h);
+}
+
+void hs_trigger_engine_sample(hs_trigger_engine *te, size_t i, const hs_counter_sample *s, uint64_t now_ns)
+{
+	if (i < te->n && te->trigs[i].ctr)
+		hs_ctr_sample(te, &te->trigs[i], s, now_ns);
 }
 
 /* The trigger's armed flag for the stats, as of now. */
 static void update_armed(hs_trig *t, uint64_t now)
 {
-	bool clear = !t->need_clear || (t->kind != HS_TRIGGER_FRAME_TIME && now >= t->last_hit_ns &&
-					now - t->last_hit_ns >= t->clear_ns);
-	t->st.armed = now >= t->warmup_end_ns && clear && !t->st.pending;
+	bool clear = !t->need_clear ||
+		     (!t->clear_by_samples && now >= t->last_hit_ns && now - t->last_hit_ns >= t->clear_ns);
+	t->st.armed = now >= t->warmup_end_ns && clear && !t->st.pending && t->running;
 }
 
-static void due_now(hs_trig *t, uint64_t now)
+static void due_now(hs_trigger_engine *te, hs_trig *t, uint64_t now)
 {
+	/* A deadline passes by the clock: judged here while the process is
+	 * still frozen (events arrive up to lag_ns late). */
+	if (t->dl && now > te->lag_ns)
+		hs_dl_advance(te, t, now - te->lag_ns, now);
 	if (t->pend_active && t->pend.due_ns <= now)
 		decide(t);
 	update_armed(t, now);
@@ -348,9 +454,9 @@ static void due_now(hs_trig *t, uint64_t now)
 
 bool hs_trigger_engine_next(hs_trigger_engine *te, uint64_t now_ns, hs_trigger_fire *out)
 {
-	due_now(&te->builtin, now_ns);
+	due_now(te, &te->builtin, now_ns);
 	for (size_t i = 0; i < te->n; i++)
-		due_now(&te->trigs[i], now_ns);
+		due_now(te, &te->trigs[i], now_ns);
 	/* The earliest due of all decided snapshots goes first. */
 	hs_trig *best = te->builtin.n_ready ? &te->builtin : NULL;
 	for (size_t i = 0; i < te->n; i++) {
@@ -381,9 +487,13 @@ uint64_t hs_trigger_engine_next_due(const hs_trigger_engine *te)
 {
 	uint64_t due = trig_due(&te->builtin);
 	for (size_t i = 0; i < te->n; i++) {
-		uint64_t d = trig_due(&te->trigs[i]);
+		const hs_trig *t = &te->trigs[i];
+		uint64_t d = trig_due(t);
 		if (d < due)
 			due = d;
+		/* The next deadline, seen lag_ns after it passes. */
+		if (t->dl && (d = hs_dl_next(t)) != UINT64_MAX && add_sat(d, te->lag_ns) < due)
+			due = add_sat(d, te->lag_ns);
 	}
 	return due;
 }

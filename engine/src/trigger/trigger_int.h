@@ -46,13 +46,85 @@ typedef struct {
 	bool present;    /* source present: frames are Present events (pid from the event), not atrace slices */
 } hs_frame_state;
 
-/* One trigger of the plan (or the built-in manual one). */
+/* deadline: one process's frames or heartbeats (deadline.c). */
 typedef struct {
+	int pid;               /* 0: free slot */
+	uint64_t seen;         /* the engine's event sequence when last seen (least recent is evicted) */
+	uint64_t *starts;      /* [active_frames] the newest frame times, a ring (allocated on first use, kept) */
+	size_t n, next;
+	uint64_t frames;       /* frames seen */
+	uint64_t last_ns;      /* the newest frame; 0: none */
+	uint64_t from_ns;      /* the deadline counts from here: the newest frame or suspend event */
+	uint64_t ask_ns;       /* a debugger held it: ask the probe again at this time (0: not asked) */
+	bool done;             /* this freeze was judged (a hit, or not a hang): wait for the next frame */
+	bool hung;             /* this freeze made a hit: its end is a resume snapshot */
+	uint64_t hung_at_ns;   /* when the deadline passed */
+	char system[64];       /* present: the provider measuring it (as frame.c) */
+} hs_dl_pid;
+
+typedef struct {
+	hs_dl_pid pids[HS_TRIGGER_FRAME_PIDS];
+	size_t cap;          /* active_frames */
+	uint64_t deadline_ns, active_ns;
+	bool present, heartbeat;
+	double *scratch;     /* [cap] the median's frame times */
+} hs_dl_state;
+
+/* counter: one series (the machine, a session, or one process; counter.c). */
+typedef struct {
+	int pid;             /* per-process: the process (0: a free slot); else 0 and used */
+	bool used;
+	uint64_t seen;
+	char process[64];
+	uint64_t since[HS_RULES_MAX_THRESHOLDS]; /* when the value went beyond each threshold and stayed; 0: it is not */
+	size_t step;         /* steps already fired in this incident */
+	uint64_t last_ts;    /* PSI: the last signal (an incident ends clear_ms without one) */
+	bool fired;          /* only_if_worse: some snapshot was taken for the series */
+	double fired_value;  /* the value then */
+} hs_ctr_series;
+
+typedef struct {
+	hs_ctr_series series[HS_TRIGGER_COUNTER_SERIES];
+	size_t n_series;     /* 1 unless per process */
+	bool per_process;
+	bool psi;            /* no samples within the threshold ever come: clear by time, as events */
+} hs_ctr_state;
+
+/* What a hit is, for the state machine and the evidence. */
+typedef struct hs_trig hs_trig;
+typedef struct {
+	const hs_key_event *ev; /* the event that made it, or NULL (manual, deadline, counter) */
+	uint64_t ts, now;       /* its time in the sessions' clock; when it was seen (0: ask the clock) */
+	/* An escalation step or a hang's end: a new snapshot past the cool-down
+	 * and the re-arm wait (warm-up, a pending snapshot, the cap still hold). */
+	bool force;
+	const char *reason;     /* manual */
+	void (*extra)(const hs_trig *t, const void *ctx, hs_json *j); /* the kind's evidence */
+	const void *ctx;
+} hs_hit;
+
+typedef enum {
+	HS_HIT_WARMUP,
+	HS_HIT_DISARMED, /* arm_while: no such process runs */
+	HS_HIT_JOINED,   /* a pending snapshot or one in cool-down */
+	HS_HIT_UNARMED,  /* waiting for the condition to clear */
+	HS_HIT_SAMPLED_OUT, /* chance said no */
+	HS_HIT_PENDING,  /* a new snapshot */
+} hs_hit_outcome;
+
+/* One trigger of the plan (or the built-in manual one). */
+struct hs_trig {
 	const hs_plan_trigger *pt; /* NULL for the built-in manual trigger */
 	const char *name;
 	hs_trigger_kind kind;
 	hs_regex *re;              /* regex: pattern; frame_time: slice */
 	hs_frame_state *frame;     /* frame_time only */
+	hs_dl_state *dl;           /* deadline only */
+	hs_ctr_state *ctr;         /* counter only */
+	hs_regex *cancel_re;       /* cancel_marker */
+	bool running;              /* arm_while: a matching process runs (true without arm_while) */
+	bool clear_by_samples;     /* re-arms on a reading within the condition (frame, sample), not on silence */
+	double weight;             /* 1 / chance */
 	/* behaviour, ns (0 for the built-in one) */
 	uint64_t warmup_end_ns, clear_ns, post_delay_ns, cooldown_ns;
 	size_t rate_cap;           /* 0: no cap */
@@ -71,12 +143,13 @@ typedef struct {
 	hs_trigger_fire ready[HS_TRIGGER_MAX_READY];
 	size_t n_ready, ready_head;
 	hs_trigger_stats st;
-} hs_trig;
+};
 
 /* Triggers interested in one event name (the map's value indexes these). */
 typedef struct {
 	size_t trig;
 	const char *system;
+	hs_trigger_role role;
 } hs_trig_ref;
 
 typedef struct {
@@ -98,7 +171,16 @@ struct hs_trigger_engine {
 	uint64_t seq;    /* events fed that reached a frame_time trigger (the pid table's clock) */
 	uint64_t (*clock)(void *ctx); /* hs_trigger_engine_set_clock: read only when a hit makes a snapshot pending */
 	void *clock_ctx;
+	hs_trigger_probe_fn probe;    /* hs_trigger_engine_set_probe: a process's state when its deadline passes */
+	void *probe_ctx;
+	uint64_t lag_ns;              /* hs_trigger_engine_set_lag: events arrive this late at most */
+	uint64_t rng;                 /* chance: splitmix64 state (hs_trigger_engine_set_seed) */
 };
+
+/* trigger.c: the behaviour state machine, for the kinds' files. */
+hs_hit_outcome hs_trig_hit(hs_trigger_engine *te, hs_trig *t, const hs_hit *h);
+/* A reading within the condition at ts (a frame, a sample): re-arms after clear_ms. */
+void hs_trig_clear(hs_trig *t, uint64_t ts);
 
 /* cond.c: where conditions and the regex, true when the event is a hit.
  * Writes what it read into j (inside the evidence object) when j is not NULL. */
@@ -116,5 +198,22 @@ void hs_frame_free(hs_trig *t);
 int hs_frame_feed(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, char *buf, size_t cap,
 		  hs_frame_hit *hit);
 void hs_frame_evidence(const hs_trig *t, const hs_frame_hit *hit, hs_json *j);
+
+/* deadline.c */
+hs_status hs_dl_new(hs_trig *t);
+void hs_dl_free(hs_trig *t);
+/* An event routed to the trigger with its role. */
+void hs_dl_feed(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, hs_trigger_role role, char *buf, size_t cap);
+/* Time has reached `at` (the clock less the delivery lag): freezes past their deadline are judged. */
+void hs_dl_advance(hs_trigger_engine *te, hs_trig *t, uint64_t at, uint64_t now);
+/* When hs_dl_advance must run next (UINT64_MAX: no process can expire). */
+uint64_t hs_dl_next(const hs_trig *t);
+/* A cancel event at ts: freezes in progress then are not hangs. */
+void hs_dl_cancel(hs_trig *t, uint64_t ts);
+
+/* counter.c */
+hs_status hs_ctr_new(hs_trig *t);
+void hs_ctr_free(hs_trig *t);
+void hs_ctr_sample(hs_trigger_engine *te, hs_trig *t, const hs_counter_sample *s, uint64_t now);
 
 #endif

@@ -1,0 +1,346 @@
+/* trigger/deadline.c: deadline triggers: a process whose frames or heartbeats stop for deadline_ms is hung, judged from the clock while it lasts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trigger/trigger_int.h"
+
+/* The string field of the ftrace marker event (ftrace/print) that holds the
+ * text written to trace_marker: the format of the event, not a choice. */
+#define MARKER_FIELD "buf"
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+hs_status hs_dl_new(hs_trig *t)
+{
+	const hs_trigger *tr = t->pt->trigger;
+	hs_dl_state *d = calloc(1, sizeof(*d));
+	if (!d)
+		return HS_ENOMEM;
+	uint64_t cap = tr->active_frames;
+	if (cap < 2)
+		cap = 2;
+	if (cap > HS_TRIGGER_MAX_ACTIVE_FRAMES)
+		cap = HS_TRIGGER_MAX_ACTIVE_FRAMES;
+	d->cap = (size_t)cap;
+	d->deadline_ns = tr->deadline_ms > 0 ? (uint64_t)(tr->deadline_ms * (double)HS_NS_PER_MS) : 1;
+	d->active_ns = (uint64_t)(tr->active_s * (double)HS_NS_PER_S);
+	d->present = tr->source && strcmp(tr->source, "present") == 0;
+	d->heartbeat = tr->source && strcmp(tr->source, "heartbeat") == 0;
+	if (!(d->scratch = malloc(d->cap * sizeof(*d->scratch)))) {
+		free(d);
+		return HS_ENOMEM;
+	}
+	t->dl = d;
+	return HS_OK;
+}
+
+void hs_dl_free(hs_trig *t)
+{
+	hs_dl_state *d = t->dl;
+	if (!d)
+		return;
+	for (size_t i = 0; i < HS_TRIGGER_FRAME_PIDS; i++)
+		free(d->pids[i].starts);
+	free(d->scratch);
+	free(d);
+	t->dl = NULL;
+}
+
+static hs_dl_pid *find(hs_dl_state *d, int pid)
+{
+	for (size_t i = 0; i < HS_TRIGGER_FRAME_PIDS; i++)
+		if (d->pids[i].pid == pid && pid)
+			return &d->pids[i];
+	return NULL;
+}
+
+/* pid's slot: found, a free one, or the least recently seen one emptied. */
+static hs_dl_pid *slot(hs_dl_state *d, int pid)
+{
+	hs_dl_pid *p = find(d, pid), *oldest = NULL;
+	if (p)
+		return p;
+	for (size_t i = 0; i < HS_TRIGGER_FRAME_PIDS; i++) {
+		hs_dl_pid *q = &d->pids[i];
+		if (!q->pid) {
+			oldest = q;
+			break;
+		}
+		if (!oldest || q->seen < oldest->seen)
+			oldest = q;
+	}
+	uint64_t *starts = oldest->starts;
+	*oldest = (hs_dl_pid){.pid = pid, .starts = starts};
+	return oldest;
+}
+
+static void forget(hs_dl_pid *p)
+{
+	uint64_t *starts = p->starts;
+	*p = (hs_dl_pid){.starts = starts};
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The median of the intervals between the kept frame times, ms (0: fewer than two). */
+static double median_ms(hs_dl_state *d, const hs_dl_pid *p)
+{
+	size_t m = 0;
+	for (size_t k = 1; k < p->n; k++) {
+		/* Oldest first: the ring's entries from next onwards once it is full. */
+		size_t a = (p->next + d->cap - p->n + k - 1) % d->cap, b = (a + 1) % d->cap;
+		if (p->starts[b] > p->starts[a])
+			d->scratch[m++] = (double)(p->starts[b] - p->starts[a]) / (double)HS_NS_PER_MS;
+	}
+	if (!m)
+		return 0;
+	qsort(d->scratch, m, sizeof(*d->scratch), cmp_double);
+	return m % 2 ? d->scratch[m / 2] : (d->scratch[m / 2 - 1] + d->scratch[m / 2]) / 2;
+}
+
+/* Made active_frames frames in the active_s seconds before its last one:
+ * the ring is full and its oldest entry is within active_s of the newest. */
+static bool active(const hs_dl_state *d, const hs_dl_pid *p)
+{
+	if (p->n < d->cap)
+		return false;
+	uint64_t oldest = p->starts[p->next]; /* full ring: the next slot holds the oldest */
+	return p->last_ns >= oldest && p->last_ns - oldest <= d->active_ns;
+}
+
+typedef struct {
+	const hs_dl_pid *p;
+	const char *ended_by; /* NULL: the freeze began; "frame" / "exit": it ended */
+	uint64_t end_ns;
+	double median_ms;
+	const char *probe;
+} dl_hit;
+
+static void dl_evidence(const hs_trig *t, const void *ctx, hs_json *j)
+{
+	const dl_hit *h = ctx;
+	const hs_trigger *tr = t->pt->trigger;
+	hs_json_kstr(j, "phase", h->ended_by ? "ended" : "frozen");
+	hs_json_kint(j, "pid", h->p->pid);
+	hs_json_kstr(j, "source", tr->source);
+	if (tr->slice)
+		hs_json_kstr(j, "slice", tr->slice);
+	if (h->p->system[0])
+		hs_json_kstr(j, "via", h->p->system);
+	hs_json_kuint(j, "freeze_start_ns", h->p->last_ns);
+	hs_json_key(j, "deadline_ms");
+	hs_json_double(j, tr->deadline_ms, 3);
+	if (h->ended_by) {
+		hs_json_kuint(j, "freeze_end_ns", h->end_ns);
+		hs_json_kstr(j, "ended_by", h->ended_by);
+		hs_json_key(j, "hang_ms");
+		hs_json_double(j, (double)(h->end_ns - h->p->last_ns) / (double)HS_NS_PER_MS, 3);
+	} else {
+		hs_json_kstr(j, "probe", h->probe);
+	}
+	hs_json_kuint(j, "frames", h->p->frames);
+	hs_json_kuint(j, "active_frames", tr->active_frames);
+	hs_json_key(j, "active_s");
+	hs_json_double(j, tr->active_s, 3);
+	hs_json_key(j, "median_frame_ms");
+	hs_json_double(j, h->median_ms, 3);
+}
+
+/* pid's freeze ended (a frame, or its exit) at ts: re-arms, and with
+ * resume_snapshot a second snapshot saying how long the hang lasted. */
+static void ended(hs_trigger_engine *te, hs_trig *t, hs_dl_pid *p, uint64_t ts, const char *by)
+{
+	if (p->hung && t->pt->trigger->resume_snapshot) {
+		dl_hit h = {.p = p, .ended_by = by, .end_ns = ts, .median_ms = median_ms(t->dl, p)};
+		hs_trig_hit(te, t, &(hs_hit){.ts = ts, .force = true, .extra = dl_evidence, .ctx = &h});
+	}
+	p->hung = p->done = false;
+	p->ask_ns = 0;
+}
+
+static const char *probe_name(hs_trigger_probe r)
+{
+	switch (r) {
+	case HS_PROBE_RUNNING: return "running";
+	case HS_PROBE_GONE: return "gone";
+	case HS_PROBE_DEBUGGED: return "debugged";
+	case HS_PROBE_UNKNOWN: break;
+	}
+	return "unknown";
+}
+
+/* pid's deadline passed at due (seen at now): a hang, unless it is not watched
+ * (not active), gone, or held by a debugger the rules excuse. */
+static void judge(hs_trigger_engine *te, hs_trig *t, hs_dl_pid *p, uint64_t due, uint64_t now)
+{
+	hs_dl_state *d = t->dl;
+	if (!active(d, p)) {
+		p->done = true; /* it was not drawing steadily: no hang to judge */
+		return;
+	}
+	hs_trigger_probe pr = te->probe ? te->probe(te->probe_ctx, p->pid) : HS_PROBE_UNKNOWN;
+	if (pr == HS_PROBE_GONE) {
+		t->st.excused++;
+		forget(p);
+		return;
+	}
+	if (pr == HS_PROBE_DEBUGGED && t->pt->trigger->ignore_debugger) {
+		/* Asked again a deadline later: a debugger that lets go of a hung
+		 * process leaves it hung. */
+		if (!p->ask_ns)
+			t->st.excused++;
+		p->ask_ns = add_sat(now > due ? now : due, d->deadline_ns);
+		return;
+	}
+	p->done = true;
+	p->hung_at_ns = due;
+	dl_hit h = {.p = p, .median_ms = median_ms(d, p), .probe = probe_name(pr)};
+	hs_hit_outcome o = hs_trig_hit(te, t, &(hs_hit){.ts = due, .now = now, .extra = dl_evidence, .ctx = &h});
+	p->hung = o == HS_HIT_PENDING || o == HS_HIT_JOINED;
+}
+
+/* When pid's deadline is judged next (UINT64_MAX: not now). */
+static uint64_t due_of(const hs_dl_state *d, const hs_dl_pid *p)
+{
+	if (!p->pid || !p->last_ns || p->done)
+		return UINT64_MAX;
+	if (p->ask_ns)
+		return p->ask_ns;
+	return add_sat(p->from_ns, d->deadline_ns);
+}
+
+void hs_dl_advance(hs_trigger_engine *te, hs_trig *t, uint64_t at, uint64_t now)
+{
+	hs_dl_state *d = t->dl;
+	for (size_t i = 0; i < HS_TRIGGER_FRAME_PIDS; i++) {
+		hs_dl_pid *p = &d->pids[i];
+		uint64_t due = due_of(d, p);
+		if (due <= at)
+			judge(te, t, p, due, now);
+	}
+}
+
+uint64_t hs_dl_next(const hs_trig *t)
+{
+	uint64_t next = UINT64_MAX;
+	for (size_t i = 0; i < HS_TRIGGER_FRAME_PIDS; i++) {
+		uint64_t due = due_of(t->dl, &t->dl->pids[i]);
+		if (due < next)
+			next = due;
+	}
+	return next;
+}
+
+void hs_dl_cancel(hs_trig *t, uint64_t ts)
+{
+	for (size_t i = 0; i < HS_TRIGGER_FRAME_PIDS; i++) {
+		hs_dl_pid *p = &t->dl->pids[i];
+		if (p->pid && p->last_ns && p->last_ns <= ts && !p->done) {
+			p->done = true; /* a loading screen: this stop is expected */
+			p->ask_ns = 0;
+		}
+	}
+}
+
+/* Parses "B|<pid>|<name>" (a trailing newline dropped); false for E, C, S, F and anything else. */
+static bool parse_begin(char *buf, int *pid, const char **name)
+{
+	if (buf[0] != 'B' || buf[1] != '|')
+		return false;
+	char *end;
+	long v = strtol(buf + 2, &end, 10);
+	if (end == buf + 2 || *end != '|' || v <= 0 || v > INT32_MAX)
+		return false;
+	*pid = (int)v;
+	char *s = end + 1;
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+		s[--n] = '\0';
+	*name = s;
+	return true;
+}
+
+/* A frame or heartbeat of pid at ts. */
+static void frame(hs_trigger_engine *te, hs_trig *t, int pid, const char *sys, uint64_t ts)
+{
+	hs_dl_state *d = t->dl;
+	hs_dl_pid *p = slot(d, pid);
+	if (d->present) {
+		/* A process seen by two providers (D3D9 on DXGI) is measured through the first. */
+		if (!p->system[0])
+			snprintf(p->system, sizeof p->system, "%s", sys);
+		else if (strncmp(p->system, sys, sizeof p->system - 1) != 0)
+			return;
+	}
+	p->seen = ++te->seq;
+	if (!p->starts && !(p->starts = malloc(d->cap * sizeof(*p->starts))))
+		return;
+	if (p->last_ns && ts < p->last_ns)
+		return; /* out of order */
+	if (p->done || p->ask_ns)
+		ended(te, t, p, ts, "frame");
+	hs_trig_clear(t, ts); /* a frame: the condition is clear (another process's hang is a new incident) */
+	p->starts[p->next] = ts;
+	p->next = (p->next + 1) % d->cap;
+	if (p->n < d->cap)
+		p->n++;
+	p->frames++;
+	p->last_ns = p->from_ns = ts ? ts : 1;
+}
+
+void hs_dl_feed(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, hs_trigger_role role, char *buf, size_t cap)
+{
+	hs_dl_state *d = t->dl;
+	uint64_t ts = ev->ts_ns;
+	/* Time has reached ts: a deadline that passed before this event was a
+	 * hang then (a replay at full speed judges it here, at the same time). */
+	hs_dl_advance(te, t, ts, 0);
+	if (role == HS_TRIGGER_ROLE_EXIT) {
+		hs_dl_pid *p = find(d, ev->pid);
+		if (p) {
+			if (p->done && p->hung)
+				ended(te, t, p, ts, "exit");
+			forget(p); /* it stopped drawing because it exited: no hang */
+		}
+		return;
+	}
+	if (role == HS_TRIGGER_ROLE_SUSPEND) {
+		/* Every process stops while the machine sleeps: deadlines restart. */
+		for (size_t i = 0; i < HS_TRIGGER_FRAME_PIDS; i++)
+			if (d->pids[i].pid && d->pids[i].from_ns < ts)
+				d->pids[i].from_ns = ts;
+		return;
+	}
+	int pid = ev->pid;
+	if (!d->present && !d->heartbeat) {
+		const char *name = NULL;
+		if (!ev->fields || !ev->fields->str || !ev->fields->str(ev, MARKER_FIELD, buf, cap)) {
+			t->st.unreadable++;
+			return;
+		}
+		if (!parse_begin(buf, &pid, &name))
+			return;
+		if (t->re) {
+			hs_regex_result r = hs_regex_match_limited(t->re, name, strlen(name));
+			if (r == HS_REGEX_LIMIT)
+				t->st.regex_limit_hits++;
+			if (r != HS_REGEX_MATCH)
+				return;
+		}
+	} else if (d->heartbeat && !hs_trig_cond_match(t, ev)) {
+		return; /* its where: conditions */
+	}
+	if (pid <= 0) {
+		t->st.unreadable++;
+		return;
+	}
+	frame(te, t, pid, ev->system ? ev->system : "", ts);
+}
