@@ -175,7 +175,12 @@ typedef enum { HS_CLASS_STRUCTURAL, HS_CLASS_SEMANTIC } hs_diag_class;
 	  "name, level or keywords there differ from the catalog's.")                             \
 	X(HS_D_CLASSIC_ID_FILTER, "HS152", ERROR, SEMANTIC, "classic-id-filter",                  \
 	  "An event-id whitelist on a classic (MOF) or kernel-logger provider: ETW ignores "      \
-	  "event-id filters there and would record everything (kernel-logger ids are opcodes).")
+	  "event-id filters there and would record everything (kernel-logger ids are opcodes).")     \
+	X(HS_D_CAUSE_DUP, "HS160", ERROR, SEMANTIC, "cause-duplicate",                              \
+	  "A cause reason id is given twice, or two catalogs both carry a causes: vocabulary.")        \
+	X(HS_D_CAUSE_TEMPLATE, "HS161", ERROR, SEMANTIC, "cause-template",                          \
+	  "A cause's verdict or next template names a value the report does not fill, or has "       \
+	  "unbalanced braces.")
 
 typedef enum {
 #define HS_DIAG_ENUM(e, code, sev, cls, slug, text) e,

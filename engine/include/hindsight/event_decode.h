@@ -63,6 +63,19 @@ typedef enum {
 	HS_DEC_DIRTY_PAUSE,   /* v0 pause ms, v1 paused ms so far: a writer throttled for dirty pages */
 	HS_DEC_SYSCALL_ENTER, /* v0 syscall nr, v1 first argument (fd for the sync calls); subject the syscall */
 	HS_DEC_SYSCALL_EXIT,  /* v0 syscall nr, v1 ret; subject the syscall */
+	/* Only hs_event_decode_kind_all returns the kinds below: what a cause analysis reads around a thread's waits
+	 * (hs_event_decode_kind keeps saying HS_DEC_NONE for them, so a walk that keeps what it decodes does not
+	 * keep the timers of a whole machine). */
+	HS_DEC_TIMER_START,  /* v0 the hrtimer (address), v1 its function (address), v2 1 */
+	HS_DEC_TIMER_EXPIRE, /* v0 the hrtimer, v1 its function, v2 1: it fires (in interrupt context) */
+	HS_DEC_BLOCK_QUEUE,  /* v0 dev, v1 sector, v2 bytes; subject rwbs: a task queues block I/O (its own context) */
+	HS_DEC_RENAME,       /* v0 pid; subject the new name (prctl PR_SET_NAME, or exec) */
+	HS_DEC_NEWTASK,      /* v0 the new task's pid, v1 clone_flags (CLONE_THREAD: a thread of the caller's process);
+				subject its name */
+	HS_DEC_MIGRATE,      /* v0 pid, v1 from cpu, v2 to cpu */
+	HS_DEC_FILE_FAULT,   /* v0 dev, v1 inode, v2 page index: a page fault on a mapped file (the task's context) */
+	HS_DEC_LOCK_BEGIN,   /* v0 the lock (address), v1 flags: the task waits for a contended kernel lock */
+	HS_DEC_LOCK_END,     /* v0 the lock, v1 ret */
 } hs_decoded_kind;
 
 typedef struct {
@@ -75,6 +88,9 @@ typedef struct {
 /* What the record is, from its fields and its catalog alert tag (or NULL).
  * Asking costs field lookups: cache it per event id. */
 hs_decoded_kind hs_event_decode_kind(const hs_event *e, const char *alert);
+/* The same, also recognising the kinds from HS_DEC_TIMER_START on (timers, block I/O queued, renames, new tasks,
+ * migrations, file faults, kernel lock contention). */
+hs_decoded_kind hs_event_decode_kind_all(const hs_event *e, const char *alert);
 
 /* Decodes e as kind into out; comm is the task's name to use in the text
  * (already cleaned). False when the record is not worth showing: a fault away

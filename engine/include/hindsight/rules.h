@@ -368,6 +368,53 @@ typedef struct {
 	hs_pos dir_pos, name_format_pos, log_pos, manifest_pos, snapshots_max_pos;
 } hs_run_rules;
 
+/*
+ * The report's cause vocabulary (a catalog's `causes:`, rules/causes.yaml;
+ * docs/rules-language.md "Causes"): the closed list of reasons a report may
+ * give for a hitched or hung thread's time, each with its words. The report's
+ * classifiers decide from the kernel's facts which reason a stretch of time
+ * is; everything said about it (title, story, the verdict's sentence, what to
+ * look at next) and every threshold is here. A verdict or next template names
+ * values in braces: {time} {share} {culprit} {cpu} {what} {chain} {thread}.
+ */
+typedef struct {
+	const char *name;
+	double value;
+	hs_pos pos;
+} hs_cause_param;
+
+typedef struct {
+	const char *id;      /* "cpu-contention" */
+	const char *title;   /* "CPU contention" */
+	const char *story;   /* one line: what the reason means */
+	const char *verdict; /* the verdict's clause, a template */
+	const char *next;    /* what to look at next, a template; NULL when not given */
+	const char *match;   /* a PCRE2 pattern the reason's classifier reads, or NULL */
+	const hs_cause_param *params;
+	size_t n_params;
+	/* Windows: the thread wait reasons (KWAIT_REASON values, hindsight/wait_reason.h) this reason claims a wait by */
+	const int *windows_wait_reasons;
+	const hs_pos *windows_wait_reasons_pos;
+	size_t n_windows_wait_reasons;
+	hs_pos pos, id_pos, match_pos;
+} hs_cause_def;
+
+typedef struct {
+	bool present;          /* some catalog has `causes:` */
+	uint64_t version;      /* the vocabulary's version: a change of ids or their meaning bumps it */
+	uint64_t lookback_ms;  /* how far before a window the analysis reads (a sleep's timer, a fault's start) */
+	uint64_t mention_pct;  /* a reason below this share of the window is listed, not in the verdict */
+	uint64_t chain_hops;   /* how many wakers deep the wake-up chain is followed */
+	const hs_cause_def *reasons;
+	size_t n_reasons;
+	hs_pos pos;
+} hs_cause_vocab;
+
+/* The reason id (NULL when the vocabulary has none of that id). */
+const hs_cause_def *hs_cause_vocab_find(const hs_cause_vocab *v, const char *id);
+/* A reason's param, or def when it has none of that name. */
+double hs_cause_param_get(const hs_cause_def *d, const char *name, double def);
+
 typedef struct hs_ruleset hs_ruleset;
 
 struct hs_ruleset {
@@ -389,6 +436,7 @@ struct hs_ruleset {
 	const hs_cat_field *common_fields;
 	size_t n_common_fields;
 	bool has_formats; /* some catalog carries `formats:` (Linux or Windows) */
+	hs_cause_vocab causes; /* the report's cause vocabulary, from a catalog's `causes:` */
 	void *priv; /* arena and regex state */
 };
 

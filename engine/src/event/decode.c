@@ -136,6 +136,41 @@ const char *hs_linux_softirq_name(int64_t vec, char *buf, size_t cap)
 	return buf;
 }
 
+hs_decoded_kind hs_event_decode_kind_all(const hs_event *r, const char *alert)
+{
+	hs_decoded_kind k = hs_event_decode_kind(r, alert);
+	if (k != HS_DEC_NONE)
+		return k;
+	/* high-resolution timers (every user-space sleep and timed wait arms one): a start has an expiry, a
+	 * firing the clock's "now" */
+	if (has_field(r, "function") && has_field(r, "hrtimer")) {
+		if (has_field(r, "expires"))
+			return HS_DEC_TIMER_START;
+		if (has_field(r, "now"))
+			return HS_DEC_TIMER_EXPIRE;
+		return HS_DEC_NONE;
+	}
+	/* a bio or request queued in the submitter's context (a completion has "error" and no comm) */
+	if (has_field(r, "rwbs") && has_field(r, "comm") && has_field(r, "sector") && !has_field(r, "error") &&
+	    !has_field(r, "new_sector") && !has_field(r, "old_sector"))
+		return HS_DEC_BLOCK_QUEUE;
+	if (has_field(r, "oldcomm") && has_field(r, "newcomm"))
+		return HS_DEC_RENAME;
+	if (has_field(r, "clone_flags") && has_field(r, "comm") && has_field(r, "pid"))
+		return HS_DEC_NEWTASK;
+	if (has_field(r, "orig_cpu") && has_field(r, "dest_cpu") && has_field(r, "pid"))
+		return HS_DEC_MIGRATE;
+	/* a fault on a mapped file; the page cache's own add/lookups carry a pfn or a last_index */
+	if (has_field(r, "i_ino") && has_field(r, "s_dev") && has_field(r, "index") && !has_field(r, "pfn") &&
+	    !has_field(r, "last_index"))
+		return HS_DEC_FILE_FAULT;
+	if (has_field(r, "lock_addr") && has_field(r, "flags"))
+		return HS_DEC_LOCK_BEGIN;
+	if (has_field(r, "lock_addr") && has_field(r, "ret"))
+		return HS_DEC_LOCK_END;
+	return HS_DEC_NONE;
+}
+
 hs_decoded_kind hs_event_decode_kind(const hs_event *r, const char *alert)
 {
 	if (has_field(r, "sig") && has_field(r, "sa_handler"))
@@ -471,6 +506,85 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 		}
 		return true;
 	}
+	case HS_DEC_TIMER_START:
+	case HS_DEC_TIMER_EXPIRE: {
+		hs_event_field_int(r, "hrtimer", &a);
+		hs_event_field_int(r, "function", &b);
+		e->v[0] = a;
+		e->v[1] = b;
+		e->v[2] = 1;
+		if (sh == HS_DEC_TIMER_START) {
+			hs_event_field_int(r, "expires", &c);
+			detail(e, "%s (pid %d) arms hrtimer 0x%" PRIx64 " (function 0x%" PRIx64 ", expires %" PRId64 ")",
+			       comm, pid, (uint64_t)a, (uint64_t)b, c);
+		} else {
+			detail(e, "hrtimer 0x%" PRIx64 " fires (function 0x%" PRIx64 ")", (uint64_t)a, (uint64_t)b);
+		}
+		return true;
+	}
+	case HS_DEC_BLOCK_QUEUE:
+		hs_event_field_int(r, "dev", &a);
+		hs_event_field_int(r, "sector", &b);
+		if (!hs_event_field_int(r, "bytes", &c) && hs_event_field_int(r, "nr_sector", &c))
+			c *= 512;
+		hs_event_field_str(r, "rwbs", s2, sizeof s2);
+		hs_utf8_clean(s2, e->subject, 16);
+		e->v[0] = a;
+		e->v[1] = b;
+		e->v[2] = c;
+		detail(e, "%s (pid %d) queues %" PRId64 " bytes of block I/O (%s) on dev %" PRId64 ":%" PRId64
+			  " at sector %" PRId64,
+		       comm, pid, c, e->subject, (a >> 20) & 0xfff, a & 0xfffff, b);
+		return true;
+	case HS_DEC_RENAME:
+		hs_event_field_int(r, "pid", &a);
+		hs_event_field_str(r, "newcomm", s2, sizeof s2);
+		hs_utf8_clean(s2, e->subject, sizeof e->subject);
+		hs_event_field_str(r, "oldcomm", s2, sizeof s2);
+		hs_utf8_clean(s2, s1, 64);
+		e->v[0] = a;
+		detail(e, "%s (pid %" PRId64 ") renames itself %s", s1, a, e->subject);
+		return true;
+	case HS_DEC_NEWTASK:
+		hs_event_field_int(r, "pid", &a);
+		hs_event_field_int(r, "clone_flags", &b);
+		hs_event_field_str(r, "comm", s2, sizeof s2);
+		hs_utf8_clean(s2, e->subject, sizeof e->subject);
+		e->v[0] = a;
+		e->v[1] = b;
+		detail(e, "%s (pid %d) makes %s %s (pid %" PRId64 ")", comm, pid,
+		       (uint64_t)b & 0x00010000u ? "a thread" : "a process", e->subject, a); /* CLONE_THREAD */
+		return true;
+	case HS_DEC_MIGRATE:
+		hs_event_field_int(r, "pid", &a);
+		hs_event_field_int(r, "orig_cpu", &b);
+		hs_event_field_int(r, "dest_cpu", &c);
+		e->v[0] = a;
+		e->v[1] = b;
+		e->v[2] = c;
+		detail(e, "pid %" PRId64 " moves from cpu %" PRId64 " to cpu %" PRId64, a, b, c);
+		return true;
+	case HS_DEC_FILE_FAULT:
+		hs_event_field_int(r, "s_dev", &a);
+		hs_event_field_int(r, "i_ino", &b);
+		hs_event_field_int(r, "index", &c);
+		e->v[0] = a;
+		e->v[1] = b;
+		e->v[2] = c;
+		detail(e, "%s (pid %d) faults on a mapped file: dev %" PRId64 ":%" PRId64 " inode %" PRId64
+			  " page %" PRId64,
+		       comm, pid, (a >> 20) & 0xfff, a & 0xfffff, b, c);
+		return true;
+	case HS_DEC_LOCK_BEGIN:
+	case HS_DEC_LOCK_END:
+		hs_event_field_int(r, "lock_addr", &a);
+		if (!hs_event_field_int(r, sh == HS_DEC_LOCK_BEGIN ? "flags" : "ret", &b))
+			b = 0;
+		e->v[0] = a;
+		e->v[1] = b;
+		detail(e, "%s (pid %d) %s kernel lock 0x%" PRIx64, comm, pid,
+		       sh == HS_DEC_LOCK_BEGIN ? "waits for contended" : "got or gave up", (uint64_t)a);
+		return true;
 	case HS_DEC_NONE: break;
 	}
 	return false;

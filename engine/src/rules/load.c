@@ -1170,6 +1170,9 @@ static void cat_providers(hs_keyread *r, const hs_key *k, const hs_ynode *n, con
 	loader *L = LD(r);
 	if (!ok)
 		return;
+	/* a catalog of providers is of one platform; one that only has causes: is of none */
+	if (L->platform == HS_PLATFORM_NONE && !hs_ymap_get(n, "platform"))
+		hs_key_missing(r, n, "platform", "a catalog");
 	for (size_t i = 0; i < pv->n; i++) {
 		hs_provider *ps = hs_arena_grow(L->arena, L->rs->providers, sizeof(*ps), L->rs->n_providers,
 						&L->prov_cap);
@@ -1341,6 +1344,8 @@ static void cat_formats(hs_keyread *r, const hs_key *k, const hs_ynode *n, const
 	if (!ok || !v)
 		return;
 	LD(r)->rs->has_formats = true;
+	if (LD(r)->platform == HS_PLATFORM_NONE && !hs_ymap_get(n, "platform"))
+		hs_key_missing(r, n, "platform", "a catalog");
 	if (LD(r)->platform == HS_PLATFORM_LINUX && v->type == HS_Y_MAP)
 		hs_key_missing(r, v, "kernel", "linux formats");
 	hs_keys_load(r, v, &formats_t, NULL);
@@ -1418,13 +1423,15 @@ static void attach_fields(loader *L)
 }
 
 static const hs_key catalog_keys[] = {
-	{"platform", HS_KEY_ENUM, HS_KEY_REQUIRED, .values = platforms, .fn = cat_platform,
-	 .doc = "windows or linux: every provider in this file"},
+	{"platform", HS_KEY_ENUM, 0, .values = platforms, .fn = cat_platform,
+	 .doc = "windows or linux: every provider in this file (required with providers or formats)"},
 	{"include", HS_KEY_LIST, HS_KEY_MANUAL | HS_KEY_OF_STR, .fn = load_includes,
 	 .doc = "other catalogs, relative to this file"},
 	{"providers", HS_KEY_LIST, .sub = &provider_t, .fn = cat_providers, .doc = "the providers this catalog describes"},
 	{"formats", HS_KEY_MAP, .sub = &formats_t, .fn = cat_formats,
 	 .doc = "linux: the payload fields of ftrace events, read from a kernel (tools/catalogsync)"},
+	{"causes", HS_KEY_MAP, .sub = &hs_causes_t, .fn = hs_rules_cat_causes,
+	 .doc = "the report's cause vocabulary (rules/causes.yaml): one catalog has it"},
 	{0},
 };
 static const hs_keytable catalog_t = {"catalog", "a catalog", "/definitions/catalog", "Catalogs", &file_t,
@@ -1460,7 +1467,7 @@ static const hs_keytable profile_t = {"profile", "a profile", "/definitions/prof
 const hs_keytable *const hs_rules_keytables[] = {
 	&file_t,        &catalog_t,   &provider_t,         &cat_event_t, &profile_t,
 	&run_t,         &platforms_t, &platform_section_t, &session_t,   &session_provider_t,
-	&stack_entry_t, &wl_entry_t,  &trigger_defaults_t, &trigger_t,   &formats_t,
+	&stack_entry_t, &wl_entry_t,  &trigger_defaults_t, &trigger_t,   &formats_t,   &hs_causes_t, &hs_cause_t,
 	NULL,
 };
 

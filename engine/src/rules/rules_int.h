@@ -48,4 +48,9 @@ typedef struct {
  * it; false with *err filled. */
 bool hs_ftfilter_check(const char *filter, const hs_ruleset *rs, const hs_cat_event *ev, hs_ftfilter_error *err);
 
+/* The cause vocabulary's tables and the catalog key that reads it (rules/causes.c). */
+#include "hindsight/keys.h"
+extern const hs_keytable hs_causes_t, hs_cause_t;
+void hs_rules_cat_causes(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj);
+
 #endif

@@ -1,0 +1,605 @@
+/* report/cause/attribute.c: the thread's window split into reasons: each stretch offered to the classifiers in the table's order, what they claim summed by reason and culprit, the wake-up chain, the result. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ca.h"
+#include "hindsight/tracedat.h"
+
+/* One (reason, culprit) sum. */
+struct ca_acc {
+	const char *id;
+	ca_culprit who;
+	bool has_who;
+	char key[96]; /* the culprit's name, or its thing */
+	uint64_t ns;
+	int32_t tids[8];
+	size_t n_tids;
+	uint64_t biggest; /* the largest single claim, whose `what` is kept */
+	char what[160];
+	char ev[HS_CAUSE_MAX_EVIDENCE][240];
+	uint64_t ev_ns[HS_CAUSE_MAX_EVIDENCE]; /* the claim each line came with: the largest are kept */
+	size_t n_ev;
+	uint64_t claims;
+	char chain[400];
+};
+
+uint64_t ca_free_in(const ca_ctx *c, uint64_t t0, uint64_t t1)
+{
+	uint64_t sum = 0;
+	for (size_t i = 0; i < c->n_free; i++) {
+		uint64_t a = c->f0[i] > t0 ? c->f0[i] : t0, b = c->f1[i] < t1 ? c->f1[i] : t1;
+		if (b > a)
+			sum += b - a;
+	}
+	return sum;
+}
+
+static bool span_add(ca_ctx *c, uint64_t t0, uint64_t t1, const char *id)
+{
+	if (c->depth)
+		return true;
+	if (c->n_cspans == c->cap_cspans) {
+		size_t nc = c->cap_cspans ? c->cap_cspans * 2 : 128;
+		struct ca_claim_span *v = realloc(c->cspans, nc * sizeof *v);
+		if (!v)
+			return false;
+		c->cspans = v;
+		c->cap_cspans = nc;
+	}
+	c->cspans[c->n_cspans++] =
+		(struct ca_claim_span){.t0 = t0, .t1 = t1, .id = id, .st = (uint8_t)c->cur->st, .cpu = (int16_t)c->cur->cpu};
+	return true;
+}
+
+static ca_acc *acc_for(ca_ctx *c, const char *id, const ca_culprit *who)
+{
+	char key[96];
+	snprintf(key, sizeof key, "%s", who ? (who->is_task ? who->name : who->what) : "");
+	for (size_t i = 0; i < c->n_acc; i++)
+		if (c->acc[i].id == id && !strcmp(c->acc[i].key, key) && c->acc[i].has_who == (who != NULL))
+			return &c->acc[i];
+	if (c->n_acc == c->cap_acc) {
+		size_t nc = c->cap_acc ? c->cap_acc * 2 : 16;
+		ca_acc *v = realloc(c->acc, nc * sizeof *v);
+		if (!v)
+			return NULL;
+		c->acc = v;
+		c->cap_acc = nc;
+	}
+	ca_acc *a = &c->acc[c->n_acc++];
+	memset(a, 0, sizeof *a);
+	a->id = id;
+	snprintf(a->key, sizeof a->key, "%s", key);
+	if (who) {
+		a->who = *who;
+		a->has_who = true;
+	}
+	return a;
+}
+
+uint64_t ca_claim(ca_ctx *c, uint64_t t0, uint64_t t1, const char *id, const ca_culprit *who, const char *what,
+		  const char *evidence)
+{
+	if (t1 <= t0 || !c->n_free)
+		return 0;
+	uint64_t got = 0;
+	/* cut [t0, t1) out of every free piece */
+	size_t n = c->n_free;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = c->f0[i], b = c->f1[i];
+		uint64_t x = a > t0 ? a : t0, y = b < t1 ? b : t1;
+		if (y <= x)
+			continue;
+		got += y - x;
+		if (!span_add(c, x, y, id))
+			c->oom = true;
+		/* what is left of the piece: [a, x) and [y, b) */
+		if (x > a && y < b) {
+			if (c->n_free == c->cap_free) {
+				size_t nc = c->cap_free * 2;
+				uint64_t *v0 = realloc(c->f0, nc * sizeof *v0);
+				if (!v0) {
+					c->oom = true;
+					continue;
+				}
+				c->f0 = v0;
+				uint64_t *v1 = realloc(c->f1, nc * sizeof *v1);
+				if (!v1) {
+					c->oom = true;
+					continue;
+				}
+				c->f1 = v1;
+				c->cap_free = nc;
+			}
+			c->f1[i] = x;
+			c->f0[c->n_free] = y;
+			c->f1[c->n_free] = b;
+			c->n_free++;
+		} else if (x > a) {
+			c->f1[i] = x;
+		} else if (y < b) {
+			c->f0[i] = y;
+		} else {
+			c->f0[i] = c->f1[i] = a; /* empty, dropped below */
+		}
+	}
+	/* drop empty pieces */
+	size_t o = 0;
+	for (size_t i = 0; i < c->n_free; i++)
+		if (c->f1[i] > c->f0[i]) {
+			c->f0[o] = c->f0[i];
+			c->f1[o] = c->f1[i];
+			o++;
+		}
+	c->n_free = o;
+	if (!got)
+		return 0;
+	ca_acc *a = acc_for(c, id, who);
+	if (!a) {
+		c->oom = true;
+		return got;
+	}
+	a->ns += got;
+	if (who && who->is_task) {
+		bool seen = false;
+		for (size_t i = 0; i < a->n_tids && !seen; i++)
+			seen = a->tids[i] == who->tid;
+		if (!seen && a->n_tids < sizeof a->tids / sizeof a->tids[0])
+			a->tids[a->n_tids++] = who->tid;
+		if (!seen)
+			a->who.tasks = (unsigned)a->n_tids;
+	}
+	if (what && what[0] && got >= a->biggest) {
+		a->biggest = got;
+		snprintf(a->what, sizeof a->what, "%s", what);
+	}
+	a->claims++;
+	if (evidence && evidence[0]) {
+		bool dup = false;
+		for (size_t i = 0; i < a->n_ev && !dup; i++)
+			dup = !strcmp(a->ev[i], evidence);
+		size_t slot = a->n_ev;
+		if (!dup && slot == HS_CAUSE_MAX_EVIDENCE) {
+			/* full: the smallest claim's line makes room for a larger one */
+			size_t m = 0;
+			for (size_t i = 1; i < a->n_ev; i++)
+				if (a->ev_ns[i] < a->ev_ns[m])
+					m = i;
+			slot = a->ev_ns[m] < got ? m : SIZE_MAX;
+		} else if (!dup) {
+			a->n_ev++;
+		}
+		if (!dup && slot != SIZE_MAX) {
+			snprintf(a->ev[slot], sizeof a->ev[0], "%s", evidence);
+			a->ev_ns[slot] = got;
+		}
+	}
+	return got;
+}
+
+static const hs_cause_def *def_of(const ca_ctx *c, const char *id)
+{
+	return hs_cause_vocab_find(c->vocab, id);
+}
+
+/* Offers one stretch to the classifiers; whatever is left unexplained is insufficient data. */
+static void classify(ca_ctx *c, const ca_seg *s)
+{
+	c->cur = s;
+	c->n_free = 0;
+	if (!c->cap_free) {
+		c->f0 = malloc(64 * sizeof *c->f0);
+		c->f1 = malloc(64 * sizeof *c->f1);
+		if (!c->f0 || !c->f1) {
+			c->oom = true;
+			return;
+		}
+		c->cap_free = 64;
+	}
+	c->f0[0] = s->t0;
+	c->f1[0] = s->t1;
+	c->n_free = 1;
+	for (size_t i = 0; ca_table[i] && c->n_free; i++) {
+		const ca_classifier *k = ca_table[i];
+		if (!(k->states & (1u << s->st)))
+			continue;
+		/* a classifier without an id claims for the reasons the vocabulary points it at (r_wait.c) */
+		const hs_cause_def *d = k->id ? def_of(c, k->id) : NULL;
+		if (!d && k->id)
+			continue; /* the vocabulary has no such reason: its classifier is off */
+		k->fn(c, s, d);
+	}
+}
+
+static int acc_cmp(const void *a, const void *b)
+{
+	const ca_acc *x = a, *y = b;
+	return (x->ns < y->ns) - (x->ns > y->ns);
+}
+
+/* Sums per reason: its time, its biggest culprit, its object, its evidence. */
+static void summarise(ca_ctx *c, hs_cause_result *out)
+{
+	if (c->n_acc > 1)
+		qsort(c->acc, c->n_acc, sizeof *c->acc, acc_cmp);
+	uint64_t cov = c->cov1 > c->cov0 ? c->cov1 - c->cov0 : 0;
+	out->n_reasons = 0;
+	for (size_t i = 0; i < c->n_acc; i++) {
+		const ca_acc *a = &c->acc[i];
+		hs_cause_reason *r = NULL;
+		for (size_t k = 0; k < out->n_reasons && !r; k++)
+			if (out->reasons[k].id == a->id)
+				r = &out->reasons[k];
+		if (!r) {
+			if (out->n_reasons == HS_CAUSE_MAX_REASONS)
+				continue;
+			r = &out->reasons[out->n_reasons++];
+			memset(r, 0, sizeof *r);
+			r->id = a->id;
+			r->def = def_of(c, a->id);
+			/* the accumulators are sorted: the first of a reason is its biggest culprit */
+			if (a->has_who) {
+				r->has_culprit = true;
+				r->culprit = a->who;
+			}
+			snprintf(r->what, sizeof r->what, "%s", a->what);
+			snprintf(r->chain, sizeof r->chain, "%s", a->chain);
+		}
+		r->ns += a->ns;
+		/* its largest claims first, in their time order among themselves is not kept: size says more */
+		size_t ord[HS_CAUSE_MAX_EVIDENCE];
+		for (size_t e = 0; e < a->n_ev; e++)
+			ord[e] = e;
+		for (size_t x = 0; x < a->n_ev; x++)
+			for (size_t y = x + 1; y < a->n_ev; y++)
+				if (a->ev_ns[ord[y]] > a->ev_ns[ord[x]]) {
+					size_t t = ord[x];
+					ord[x] = ord[y];
+					ord[y] = t;
+				}
+		size_t room = HS_CAUSE_MAX_EVIDENCE - r->n_evidence;
+		size_t show = a->n_ev < room ? a->n_ev : room;
+		bool more = a->claims > show && show > 0;
+		if (more && show > 1)
+			show--; /* the last line says how many more */
+		for (size_t e = 0; e < show; e++)
+			snprintf(r->evidence[r->n_evidence++], sizeof r->evidence[0], "%s", a->ev[ord[e]]);
+		if (more && r->n_evidence < HS_CAUSE_MAX_EVIDENCE)
+			snprintf(r->evidence[r->n_evidence++], sizeof r->evidence[0], "... and %" PRIu64 " more like these",
+				 a->claims - show);
+		if (!r->what[0] && a->what[0])
+			snprintf(r->what, sizeof r->what, "%s", a->what);
+	}
+	for (size_t k = 0; k < out->n_reasons; k++)
+		out->reasons[k].share = cov ? (double)out->reasons[k].ns / (double)cov : 0;
+	/* the largest first */
+	for (size_t a = 0; a < out->n_reasons; a++)
+		for (size_t b = a + 1; b < out->n_reasons; b++)
+			if (out->reasons[b].ns > out->reasons[a].ns) {
+				hs_cause_reason t = out->reasons[a];
+				out->reasons[a] = out->reasons[b];
+				out->reasons[b] = t;
+			}
+}
+
+/* The CPUs a reason's stretches were on. */
+static void reason_cpus(const ca_ctx *c, hs_cause_reason *r)
+{
+	bool seen[64] = {0};
+	size_t o = 0;
+	unsigned n = 0;
+	for (size_t i = 0; i < c->n_cspans; i++)
+		if (c->cspans[i].id == r->id && c->cspans[i].cpu >= 0 && c->cspans[i].cpu < 64)
+			seen[c->cspans[i].cpu] = true;
+	for (int k = 0; k < 64; k++)
+		n += seen[k];
+	if (!n)
+		return;
+	o += (size_t)snprintf(r->cpus + o, sizeof r->cpus - o, "CPU%s ", n > 1 ? "s" : "");
+	bool first = true;
+	for (int k = 0; k < 64 && o < sizeof r->cpus; k++)
+		if (seen[k]) {
+			o += (size_t)snprintf(r->cpus + o, sizeof r->cpus - o, "%s%d", first ? "" : ", ", k);
+			first = false;
+		}
+}
+
+static void free_ctx(ca_ctx *c)
+{
+	free(c->segs);
+	free(c->f0);
+	free(c->f1);
+	free(c->acc);
+	free(c->cspans);
+}
+
+/* Runs the classifiers over c's stretches. */
+static void run_all(ca_ctx *c)
+{
+	for (size_t i = 0; i < c->n_segs && !c->oom; i++)
+		classify(c, &c->segs[i]);
+}
+
+void ca_chain(ca_ctx *c, int32_t waker, uint64_t t0, uint64_t t1, char *out, size_t cap)
+{
+	out[0] = '\0';
+	if (waker <= 0 || t1 <= t0 || (uint64_t)c->depth >= c->vocab->chain_hops || c->depth + 1 >= HS_CAUSE_MAX_HOPS)
+		return;
+	ca_ctx d = *c;
+	d.depth = c->depth + 1;
+	d.tid = waker;
+	d.tgid = cm_tgid(c->m, waker);
+	d.cov0 = t0;
+	d.cov1 = t1;
+	d.segs = NULL;
+	d.n_segs = 0;
+	d.f0 = d.f1 = NULL;
+	d.n_free = d.cap_free = 0;
+	d.acc = NULL;
+	d.n_acc = d.cap_acc = 0;
+	d.cspans = NULL;
+	d.n_cspans = d.cap_cspans = 0;
+	d.oom = false;
+	if (ca_build_segs(&d) != HS_OK) {
+		free_ctx(&d);
+		return;
+	}
+	run_all(&d);
+	if (d.n_acc > 1)
+		qsort(d.acc, d.n_acc, sizeof *d.acc, acc_cmp);
+	uint64_t span = t1 - t0, sum = 0;
+	for (size_t i = 0; i < d.n_acc; i++)
+		sum += d.acc[i].ns;
+	/* the waker's own reasons over that time (summed by reason, each with its biggest culprit), the largest
+	 * first, those worth mentioning (at least one) */
+	struct {
+		const char *id;
+		uint64_t ns;
+		const ca_acc *top;
+	} rs[HS_CAUSE_MAX_REASONS];
+	size_t nr = 0;
+	for (size_t i = 0; i < d.n_acc; i++) {
+		size_t k = 0;
+		while (k < nr && rs[k].id != d.acc[i].id)
+			k++;
+		if (k == nr) {
+			if (nr == HS_CAUSE_MAX_REASONS)
+				continue;
+			rs[nr].id = d.acc[i].id;
+			rs[nr].ns = 0;
+			rs[nr].top = &d.acc[i]; /* sorted: the first of a reason is its biggest */
+			nr++;
+		}
+		rs[k].ns += d.acc[i].ns;
+	}
+	for (size_t a = 0; a < nr; a++)
+		for (size_t b = a + 1; b < nr; b++)
+			if (rs[b].ns > rs[a].ns) {
+				__typeof__(rs[0]) t = rs[a];
+				rs[a] = rs[b];
+				rs[b] = t;
+			}
+	size_t o = 0;
+	ca_culprit me;
+	ca_culprit_task(&d, waker, t1, &me);
+	for (size_t i = 0; i < nr && sum && o + 1 < cap; i++) {
+		const ca_acc *a = rs[i].top;
+		double pct = 100.0 * (double)rs[i].ns / (double)span;
+		if (i && (pct < (double)c->vocab->mention_pct || i >= 3))
+			break;
+		const hs_cause_def *def = def_of(&d, a->id);
+		char t[32], who[160] = "";
+		ca_fmt_ns(rs[i].ns, t, sizeof t);
+		if (a->has_who && (!a->who.is_task || a->who.tid != waker))
+			hs_cause_culprit_text(&a->who, who, sizeof who);
+		int w = snprintf(out + o, cap - o, "%s%s%s %s (%.0f %%)%s%s", i ? ", " : me.name, i ? "" : ": ",
+				 def && def->title ? def->title : a->id, t, pct, who[0] ? " behind " : "", who);
+		o = w < 0 ? cap : o + (size_t)w;
+		if (a->chain[0] && o + 1 < cap) {
+			w = snprintf(out + o, cap - o, " (and it: %s)", a->chain);
+			o = w < 0 ? cap : o + (size_t)w;
+		}
+	}
+	c->oom |= d.oom;
+	free_ctx(&d);
+}
+
+void ca_set_chain(ca_ctx *c, const char *id, const ca_culprit *who, const char *chain)
+{
+	ca_acc *a = acc_for(c, id, who);
+	if (a && chain[0] && !a->chain[0])
+		snprintf(a->chain, sizeof a->chain, "%s", chain);
+}
+
+static void copy_spans(ca_ctx *c, hs_cause_result *out)
+{
+	out->spans = calloc(c->n_cspans ? c->n_cspans : 1, sizeof *out->spans);
+	if (!out->spans)
+		return;
+	for (size_t i = 0; i < c->n_cspans; i++) {
+		const struct ca_claim_span *s = &c->cspans[i];
+		int16_t ri = -1;
+		for (size_t k = 0; k < out->n_reasons; k++)
+			if (out->reasons[k].id == s->id)
+				ri = (int16_t)k;
+		out->spans[out->n_spans++] = (hs_cause_span){.t0 = s->t0, .t1 = s->t1, .state = s->st, .reason = ri, .cpu = s->cpu};
+	}
+	/* the CPUs the thread used or waited for, what ran on them over the covered window */
+	bool use[64] = {0};
+	for (size_t i = 0; i < c->n_segs; i++)
+		if (c->segs[i].cpu >= 0 && c->segs[i].cpu < 64 && (c->segs[i].st == CM_ST_RUN || c->segs[i].st == CM_ST_READY))
+			use[c->segs[i].cpu] = true;
+	size_t n = 0, capn = 0;
+	for (int k = 0; k < 64; k++) {
+		if (!use[k])
+			continue;
+		const ca_run *v;
+		size_t nv;
+		ca_cpu_runs(c, k, &v, &nv);
+		for (size_t i = 0; i < nv; i++) {
+			if (v[i].t1 <= c->cov0 || v[i].t0 >= c->cov1)
+				continue;
+			if (n == capn) {
+				size_t nc = capn ? capn * 2 : 256;
+				hs_cause_cpu_span *w = realloc(out->cpu_spans, nc * sizeof *w);
+				if (!w)
+					return;
+				out->cpu_spans = w;
+				capn = nc;
+			}
+			hs_cause_cpu_span *d = &out->cpu_spans[n++];
+			d->t0 = v[i].t0 > c->cov0 ? v[i].t0 : c->cov0;
+			d->t1 = v[i].t1 < c->cov1 ? v[i].t1 : c->cov1;
+			d->cpu = (int16_t)k;
+			d->tid = v[i].tid;
+			d->prio = v[i].prio;
+			d->is_target = v[i].tid == c->tid;
+			snprintf(d->name, sizeof d->name, "%s", v[i].tid == 0 ? "idle" : cm_str(c->m, v[i].comm));
+			out->n_cpu_spans = n;
+		}
+	}
+	/* the thread's wake-ups */
+	for (size_t i = 0, capw = 0; i < c->n_segs; i++) {
+		const ca_seg *s = &c->segs[i];
+		if (!s->after_wake || s->begin_rec == SIZE_MAX)
+			continue;
+		const cm_rec *r = &c->m->recs[s->begin_rec];
+		if (out->n_wakes == capw) {
+			size_t nc = capw ? capw * 2 : 32;
+			hs_cause_wake *w = realloc(out->wakes, nc * sizeof *w);
+			if (!w)
+				return;
+			out->wakes = w;
+			capw = nc;
+		}
+		hs_cause_wake *w = &out->wakes[out->n_wakes++];
+		w->ts = r->ts;
+		w->ctx = r->ctx;
+		w->cpu = (int16_t)r->cpu;
+		w->waker = r->ctx == CM_CTX_TASK ? r->pid : -1;
+		snprintf(w->name, sizeof w->name, "%s", r->ctx == CM_CTX_TASK ? cm_str(c->m, cm_task_find(c->m, r->pid) ? cm_task_find(c->m, r->pid)->comm : 0) : r->ctx == CM_CTX_HARDIRQ ? "interrupt" : "softirq");
+	}
+}
+
+const hs_cause_reason *hs_cause_top(const hs_cause_result *r)
+{
+	return r && r->analysed && r->n_reasons ? &r->reasons[0] : NULL;
+}
+
+void hs_cause_result_free(hs_cause_result *r)
+{
+	if (!r)
+		return;
+	free(r->spans);
+	free(r->cpu_spans);
+	free(r->wakes);
+	r->spans = NULL;
+	r->cpu_spans = NULL;
+	r->wakes = NULL;
+}
+
+/* The analysis proper, on a model a reader filled (cm_finish done). */
+hs_status ca_analyse_model(cm_model *m, const hs_cause_input *in, hs_cause_result *out)
+{
+	if (!m->has_switch) {
+		snprintf(out->why, sizeof out->why,
+			 "the ring has no scheduler switch records: where the thread's time went cannot be told");
+		return HS_OK;
+	}
+	ca_ctx c = {.m = m, .vocab = in->vocab, .tid = in->tid};
+	c.tgid = cm_tgid(m, in->tid);
+	/* where the records can be trusted: from the kept records' start, and on a ring that wrapped or lost events
+	 * from the latest first record of its CPUs (each CPU's older records are gone) */
+	uint64_t from = m->kept_from_ts > m->keep_from ? m->kept_from_ts : m->keep_from;
+	if (in->ring_wrapped || m->lost)
+		for (unsigned k = 0; k < m->ncpu; k++)
+			if (m->cpu_first[k] > from)
+				from = m->cpu_first[k];
+	c.cov0 = in->w0 > from ? in->w0 : from;
+	c.cov1 = in->w1;
+	if (m->n && m->recs[m->n - 1].ts < c.cov1)
+		c.cov1 = m->recs[m->n - 1].ts > c.cov0 ? m->recs[m->n - 1].ts : c.cov0;
+	if (c.cov1 <= c.cov0) {
+		snprintf(out->why, sizeof out->why, "the ring's records do not cover the window (they %s)",
+			 m->first_ts > in->w1 ? "begin after it" : "end before it");
+		return HS_OK;
+	}
+	if (!cm_task_find(m, in->tid)) {
+		snprintf(out->why, sizeof out->why, "the ring has no record of thread %d", (int)in->tid);
+		return HS_OK;
+	}
+	c.rx = ca_rx_new();
+	hs_status st = c.rx ? ca_build_cpus(&c) : HS_ENOMEM;
+	if (st == HS_OK)
+		st = ca_build_segs(&c);
+	if (st == HS_OK) {
+		out->cov0 = c.cov0;
+		out->cov1 = c.cov1;
+		run_all(&c);
+		summarise(&c, out);
+		for (size_t k = 0; k < out->n_reasons; k++)
+			reason_cpus(&c, &out->reasons[k]);
+		for (size_t i = 0; i < c.n_segs; i++)
+			if (c.segs[i].st < 8)
+				out->state_ns[c.segs[i].st] += c.segs[i].t1 - c.segs[i].t0;
+		copy_spans(&c, out);
+		out->analysed = !c.oom;
+		out->tgid = c.tgid;
+		out->lost = m->lost;
+		out->dropped = m->dropped;
+		out->unrecorded_switches = c.unrecorded;
+		ca_culprit me;
+		ca_culprit_task(&c, in->tid, in->w1, &me);
+		snprintf(out->comm, sizeof out->comm, "%s", me.name);
+		snprintf(out->process, sizeof out->process, "%s", me.process);
+		const hs_cause_reason *top = hs_cause_top(out);
+		if (top && top->def && top->def->verdict)
+			hs_cause_fill(out, top, top->def->verdict, out->clause, sizeof out->clause);
+		if (c.oom)
+			snprintf(out->why, sizeof out->why, "out of memory while explaining the window");
+	}
+	ca_free_cpus(&c, m->ncpu);
+	ca_rx_free(c.rx);
+	free_ctx(&c);
+	return st;
+}
+
+/* A file by its magic: a trace.dat starts with its own; anything else is read as an .etl, whose reader refuses what
+ * is not one (its name's extension is not asked). */
+static hs_status read_any(cm_model *m, const char *path, bool side, char *why, size_t cap)
+{
+	return hs_tracedat_sniff(path) ? cm_read_tracedat(m, path, side, why, cap) : cm_read_etl(m, path, side, why, cap);
+}
+
+hs_status hs_cause_analyse(const hs_cause_input *in, hs_cause_result *out)
+{
+	memset(out, 0, sizeof *out);
+	out->tid = in->tid;
+	out->w0 = in->w0;
+	out->w1 = in->w1;
+	if (!in->vocab || !in->vocab->present || !in->vocab->n_reasons) {
+		snprintf(out->why, sizeof out->why, "no cause vocabulary in the rules (causes.yaml): the time is not explained");
+		return HS_OK;
+	}
+	uint64_t look = in->vocab->lookback_ms * 1000000ull;
+	cm_model m;
+	cm_init(&m, in->w0 > look ? in->w0 - look : 0, in->w1);
+	char why[256] = "";
+	hs_status st = read_any(&m, in->ring, false, why, sizeof why);
+	if (st != HS_OK) {
+		snprintf(out->why, sizeof out->why, "%s", why);
+		cm_free(&m);
+		return st == HS_ENOMEM ? HS_ENOMEM : HS_OK;
+	}
+	for (size_t i = 0; i < in->n_side; i++) {
+		char w2[256];
+		(void)read_any(&m, in->side[i], true, w2, sizeof w2); /* a side file that fails costs names only */
+	}
+	cm_finish(&m);
+	st = ca_analyse_model(&m, in, out);
+	cm_free(&m);
+	return st;
+}

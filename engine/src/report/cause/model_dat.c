@@ -1,0 +1,279 @@
+/* report/cause/model_dat.c: a trace.dat's scheduler, interrupt, timer, block, signal, reclaim, syscall, fault, lock and slice records as the cause model's compact records. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hindsight/event.h"
+#include "hindsight/event_decode.h"
+#include "hindsight/tracedat.h"
+#include "model.h"
+
+/* Which records are which is the event layer's business (event_decode.h reads a record by the fields its own
+ * format declares); no tracepoint is named here. */
+
+enum { N_IDS = 65536 };
+
+typedef struct {
+	cm_model *m;
+	bool side;
+	int8_t *kind; /* [N_IDS]: cm_kind, -1 none, -2 not looked at yet */
+	bool *is_new; /* [N_IDS]: a wake record of a new task */
+	hs_status st;
+} dat_ctx;
+
+static int64_t fint(const hs_event *e, const char *f, int64_t def)
+{
+	int64_t v;
+	return hs_event_field_int(e, f, &v) ? v : def;
+}
+
+static uint32_t fstr(cm_model *m, const hs_event *e, const char *f)
+{
+	char b[256];
+	char c[256];
+	if (!hs_event_field_str(e, f, b, sizeof b))
+		return 0;
+	hs_utf8_clean(b, c, sizeof c);
+	return cm_intern(m, c);
+}
+
+static int8_t kind_of(const hs_event *e, bool *is_new)
+{
+	*is_new = false;
+	switch (hs_event_decode_kind_all(e, NULL)) {
+	case HS_DEC_SWITCH: return CM_SWITCH;
+	case HS_DEC_WAKE: {
+		size_t n = e->name ? strlen(e->name) : 0;
+		*is_new = n > 4 && !strcmp(e->name + n - 4, "_new"); /* a new task's first wake-up */
+		return CM_WAKE;
+	}
+	case HS_DEC_IRQ_ENTRY: return CM_IRQ_IN;
+	case HS_DEC_IRQ_EXIT: return CM_IRQ_OUT;
+	case HS_DEC_SOFTIRQ_ENTRY: return CM_SOFT_IN;
+	case HS_DEC_SOFTIRQ_EXIT: return CM_SOFT_OUT;
+	case HS_DEC_TIMER_START: return CM_TIMER_START;
+	case HS_DEC_TIMER_EXPIRE: return CM_TIMER_FIRE;
+	case HS_DEC_BLOCK_QUEUE: return CM_BLOCK;
+	case HS_DEC_SIG_GENERATE: return CM_SIGNAL;
+	case HS_DEC_RECLAIM_BEGIN: return CM_RECLAIM_IN;
+	case HS_DEC_RECLAIM_END: return CM_RECLAIM_OUT;
+	case HS_DEC_THROTTLE: return CM_MEM_THROTTLE;
+	case HS_DEC_DIRTY_PAUSE: return CM_DIRTY_PAUSE;
+	case HS_DEC_FORK: return CM_FORK;
+	case HS_DEC_NEWTASK: return CM_NEWTASK;
+	case HS_DEC_EXEC: return CM_EXEC;
+	case HS_DEC_RENAME: return CM_RENAME;
+	case HS_DEC_EXIT: return CM_EXIT;
+	case HS_DEC_SYSCALL_ENTER: return CM_SYSCALL_IN;
+	case HS_DEC_SYSCALL_EXIT: return CM_SYSCALL_OUT;
+	case HS_DEC_MIGRATE: return CM_MIGRATE;
+	case HS_DEC_FILE_FAULT: return CM_FILE_FAULT;
+	case HS_DEC_LOCK_BEGIN: return CM_LOCK_IN;
+	case HS_DEC_LOCK_END: return CM_LOCK_OUT;
+	case HS_DEC_MARKER: return CM_SLICE_IN; /* refined per record: B|, E| or neither */
+	default: return -1;
+	}
+}
+
+/* atrace text: "B|pid|name" starts a slice of pid, "E|pid" (or "E") ends its newest. */
+static bool slice_of(cm_model *m, const hs_event *e, cm_rec *r)
+{
+	char b[192];
+	if (!hs_event_field_str(e, "buf", b, sizeof b))
+		return false;
+	if (b[0] == 'B' && b[1] == '|') {
+		char *end = NULL;
+		long pid = strtol(b + 2, &end, 10);
+		if (!end || *end != '|')
+			return false;
+		char c[160];
+		hs_utf8_clean(end + 1, c, sizeof c);
+		r->kind = CM_SLICE_IN;
+		r->a = (int32_t)pid;
+		r->s = cm_intern(m, c);
+		return true;
+	}
+	if (b[0] == 'E' && (b[1] == '|' || b[1] == '\0' || b[1] == '\n')) {
+		r->kind = CM_SLICE_OUT;
+		r->a = b[1] == '|' ? (int32_t)strtol(b + 2, NULL, 10) : r->pid;
+		return true;
+	}
+	return false;
+}
+
+static int on_rec(const hs_tracedat_record *rec, void *vctx)
+{
+	dat_ctx *c = vctx;
+	cm_model *m = c->m;
+	if (rec->ts > m->end_ts)
+		return 1; /* merged in time order: nothing after the window matters */
+	unsigned id = (unsigned)rec->id & (N_IDS - 1);
+	hs_event ev;
+	hs_event_from_tracedat(rec, &ev);
+	if (c->kind[id] == -2)
+		c->kind[id] = kind_of(&ev, &c->is_new[id]);
+	int8_t k = c->kind[id];
+	if (!c->side && rec->missed_events && rec->ts >= m->keep_from)
+		m->lost += rec->missed_events > 0 ? (uint64_t)rec->missed_events : 1;
+	if (k < 0)
+		return 0;
+	cm_rec r = {.ts = rec->ts, .kind = (uint8_t)k, .cpu = rec->cpu >= 0 ? (uint16_t)rec->cpu : 0, .pid = rec->pid};
+	uint8_t flags = ev.payload && ev.payload_len > 2 ? ev.payload[2] : 0;
+	r.ctx = flags & 0x08 ? CM_CTX_HARDIRQ : flags & 0x10 ? CM_CTX_SOFTIRQ : CM_CTX_TASK;
+	switch ((cm_kind)k) {
+	case CM_SWITCH:
+		r.a = (int32_t)fint(&ev, "prev_pid", -1);
+		r.b = (int32_t)fint(&ev, "next_pid", -1);
+		r.x = fint(&ev, "prev_state", 0);
+		r.y = fint(&ev, "prev_prio", -1);
+		r.z = (int32_t)fint(&ev, "next_prio", -1);
+		r.s = fstr(m, &ev, "prev_comm");
+		r.s2 = fstr(m, &ev, "next_comm");
+		break;
+	case CM_WAKE:
+		if (c->is_new[id])
+			r.kind = CM_WAKE_NEW;
+		r.a = (int32_t)fint(&ev, "pid", -1);
+		r.b = (int32_t)fint(&ev, "target_cpu", -1);
+		r.y = fint(&ev, "prio", -1);
+		r.s = fstr(m, &ev, "comm");
+		break;
+	case CM_IRQ_IN:
+		r.a = -1; /* the handler's name says which; its number is not read */
+		r.s = fstr(m, &ev, "name");
+		break;
+	case CM_IRQ_OUT: r.b = (int32_t)fint(&ev, "ret", 0); break;
+	case CM_SOFT_IN:
+	case CM_SOFT_OUT: r.a = (int32_t)fint(&ev, "vec", -1); break;
+	case CM_TIMER_START:
+	case CM_TIMER_FIRE:
+		r.a = 1;
+		r.x = fint(&ev, "hrtimer", 0);
+		r.y = fint(&ev, "function", 0);
+		break;
+	case CM_BLOCK: {
+		int64_t bytes;
+		r.a = (int32_t)fint(&ev, "dev", 0);
+		r.x = fint(&ev, "sector", 0);
+		if (!hs_event_field_int(&ev, "bytes", &bytes))
+			bytes = fint(&ev, "nr_sector", 0) * 512;
+		r.y = bytes;
+		r.s = fstr(m, &ev, "rwbs");
+		break;
+	}
+	case CM_SIGNAL:
+		r.a = (int32_t)fint(&ev, "sig", 0);
+		r.b = (int32_t)fint(&ev, "pid", -1);
+		r.y = fint(&ev, "result", 0);
+		r.s = fstr(m, &ev, "comm");
+		break;
+	case CM_RECLAIM_OUT: r.y = fint(&ev, "nr_reclaimed", 0); break;
+	case CM_MEM_THROTTLE: r.y = fint(&ev, "usec_delayed", 0); break;
+	case CM_DIRTY_PAUSE: r.y = fint(&ev, "pause", 0); break;
+	case CM_FORK:
+		r.a = (int32_t)fint(&ev, "parent_pid", -1);
+		r.b = (int32_t)fint(&ev, "child_pid", -1);
+		r.s = fstr(m, &ev, "child_comm");
+		break;
+	case CM_NEWTASK:
+		r.a = (int32_t)fint(&ev, "pid", -1);
+		r.x = fint(&ev, "clone_flags", 0);
+		r.s = fstr(m, &ev, "comm");
+		break;
+	case CM_EXEC:
+		r.a = (int32_t)fint(&ev, "pid", rec->pid);
+		r.s = fstr(m, &ev, "filename");
+		break;
+	case CM_RENAME:
+		r.a = (int32_t)fint(&ev, "pid", rec->pid);
+		r.s = fstr(m, &ev, "newcomm");
+		break;
+	case CM_EXIT:
+		r.a = (int32_t)fint(&ev, "pid", rec->pid);
+		r.b = (int32_t)fint(&ev, "group_dead", 0);
+		break;
+	case CM_SYSCALL_IN:
+	case CM_SYSCALL_OUT: {
+		size_t pre = k == CM_SYSCALL_IN ? 10 : 9; /* "sys_enter_" / "sys_exit_" */
+		r.a = (int32_t)fint(&ev, "__syscall_nr", -1);
+		if (k == CM_SYSCALL_OUT) {
+			r.x = fint(&ev, "ret", 0);
+		} else {
+			int64_t v;
+			r.x = hs_event_field_int(&ev, "fd", &v) ? v : hs_event_field_int(&ev, "op", &v) ? v : -1;
+		}
+		if (ev.name && strlen(ev.name) > pre)
+			r.s = cm_intern(m, ev.name + pre);
+		break;
+	}
+	case CM_MIGRATE:
+		r.a = (int32_t)fint(&ev, "pid", -1);
+		r.b = (int32_t)fint(&ev, "dest_cpu", -1);
+		r.x = fint(&ev, "orig_cpu", -1);
+		break;
+	case CM_FILE_FAULT:
+		r.a = (int32_t)fint(&ev, "s_dev", 0);
+		r.x = fint(&ev, "i_ino", 0);
+		r.y = fint(&ev, "index", 0);
+		break;
+	case CM_LOCK_IN:
+	case CM_LOCK_OUT: r.x = fint(&ev, "lock_addr", 0); break;
+	case CM_SLICE_IN:
+		if (!slice_of(m, &ev, &r))
+			return 0;
+		break;
+	default: break;
+	}
+	switch ((cm_kind)r.kind) {
+	case CM_SWITCH: m->has_switch = true; break;
+	case CM_WAKE:
+	case CM_WAKE_NEW: m->has_wake = true; break;
+	case CM_IRQ_IN: m->has_irq = true; break;
+	case CM_SOFT_IN: m->has_softirq = true; break;
+	case CM_TIMER_START:
+	case CM_TIMER_FIRE: m->has_timer = true; break;
+	case CM_BLOCK: m->has_block = true; break;
+	case CM_SYSCALL_IN: m->has_syscall = true; break;
+	case CM_FILE_FAULT: m->has_fault = true; break;
+	case CM_LOCK_IN: m->has_lock = true; break;
+	default: break;
+	}
+	c->st = c->side ? cm_add_side(m, &r) : cm_add(m, &r);
+	return c->st == HS_OK || c->st == HS_ELIMIT ? 0 : 1;
+}
+
+hs_status cm_read_tracedat(cm_model *m, const char *path, bool side, char *why, size_t why_cap)
+{
+	hs_tracedat *td = NULL;
+	hs_status st = hs_tracedat_open_ex(path, false, &td);
+	if (st != HS_OK) {
+		char text[HS_PROBLEM_TEXT_MAX] = "";
+		if (td && hs_tracedat_problem_count(td))
+			hs_problem_format(hs_tracedat_problem_at(td, 0), text, sizeof text);
+		snprintf(why, why_cap, "%s could not be read: %s", path, text[0] ? text : hs_strerror(st));
+		hs_tracedat_close(td);
+		return st;
+	}
+	dat_ctx c = {.m = m, .side = side};
+	c.kind = malloc(N_IDS * sizeof *c.kind);
+	c.is_new = calloc(N_IDS, sizeof *c.is_new);
+	if (!c.kind || !c.is_new) {
+		st = HS_ENOMEM;
+		snprintf(why, why_cap, "out of memory reading %s", path);
+		goto done;
+	}
+	memset(c.kind, -2, N_IDS * sizeof *c.kind);
+	const hs_tracedat_info *info = hs_tracedat_get_info(td);
+	if (info && info->cpus && !side)
+		cm_set_cpus(m, info->cpus); /* every CPU of the ring, also one that recorded nothing */
+	st = hs_tracedat_foreach(td, on_rec, &c);
+	if (st == HS_OK && c.st == HS_ENOMEM)
+		st = HS_ENOMEM;
+	if (st != HS_OK)
+		snprintf(why, why_cap, "%s: %s", path, hs_strerror(st));
+done:
+	free(c.kind);
+	free(c.is_new);
+	hs_tracedat_close(td);
+	return st;
+}

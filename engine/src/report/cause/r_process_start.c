@@ -1,0 +1,93 @@
+/* report/cause/r_process_start.c: reason "process-start": the thread waited for its CPU while new processes (born in the window) ran on it; the culprit is the one that started most of them. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ca.h"
+
+/* A new process: born inside the records, and its own process (not a thread of an older one). */
+static bool is_new_process(const cm_model *m, int32_t tid)
+{
+	const cm_task *t = cm_task_find(m, tid);
+	if (!t || !t->born)
+		return false;
+	const cm_task *lead = t->tgid >= 0 ? cm_task_find(m, t->tgid) : t;
+	return lead && lead->born;
+}
+
+static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
+{
+	double min_tasks = ca_param(def, "min_tasks");
+	if (isnan(min_tasks))
+		return;
+	const cm_model *m = c->m;
+	const ca_run *r;
+	size_t n;
+	ca_cpu_runs(c, s->cpu, &r, &n);
+	/* who started them: the parent of the most new processes that ran here */
+	enum { MAXP = 16 };
+	int32_t par[MAXP], kids[MAXP][8];
+	unsigned cnt[MAXP], nk[MAXP];
+	size_t np = 0;
+	unsigned distinct = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].t1 <= s->t0)
+			continue;
+		if (r[i].t0 >= s->t1)
+			break;
+		if (r[i].tid <= 0 || !is_new_process(m, r[i].tid))
+			continue;
+		const cm_task *t = cm_task_find(m, r[i].tid);
+		const cm_task *lead = t->tgid >= 0 && t->tgid != t->tid ? cm_task_find(m, t->tgid) : t;
+		int32_t p = lead && lead->parent >= 0 ? cm_tgid(m, lead->parent) : -1;
+		size_t k = 0;
+		while (k < np && par[k] != p)
+			k++;
+		if (k == np && np < MAXP) {
+			par[np] = p;
+			cnt[np] = 0;
+			nk[np] = 0;
+			np++;
+		}
+		if (k < np) {
+			bool seen = false;
+			for (unsigned j = 0; j < nk[k] && !seen; j++)
+				seen = kids[k][j] == r[i].tid;
+			if (!seen) {
+				if (nk[k] < 8)
+					kids[k][nk[k]++] = r[i].tid;
+				cnt[k]++;
+				distinct++;
+			}
+		}
+	}
+	if ((double)distinct < min_tasks)
+		return;
+	size_t best = 0;
+	for (size_t k = 1; k < np; k++)
+		if (cnt[k] > cnt[best])
+			best = k;
+	ca_culprit who;
+	if (np && par[best] > 0)
+		ca_culprit_task(c, par[best], s->t0, &who);
+	else
+		ca_culprit_thing(&who, "new processes");
+	char what[96];
+	snprintf(what, sizeof what, "%u new processes", distinct);
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].t1 <= s->t0)
+			continue;
+		if (r[i].t0 >= s->t1)
+			break;
+		if (r[i].tid <= 0 || !is_new_process(m, r[i].tid))
+			continue;
+		char ev[240], t[32];
+		ca_fmt_ns(r[i].t1 - r[i].t0, t, sizeof t);
+		snprintf(ev, sizeof ev, "CPU %d ran %s (pid %d), a process started %.1f ms before, for %s", s->cpu,
+			 cm_str(m, r[i].comm), (int)r[i].tid,
+			 (double)(r[i].t0 - cm_task_find(m, r[i].tid)->born) / 1e6, t);
+		ca_claim(c, r[i].t0, r[i].t1, def->id, &who, what, ev);
+	}
+}
+
+const ca_classifier ca_r_process_start = {"process-start", 1u << CM_ST_READY, classify};
