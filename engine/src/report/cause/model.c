@@ -177,6 +177,25 @@ static cm_state state_of(int64_t s)
 	return CM_ST_UNKNOWN;
 }
 
+/* Which kinds of records the files hold (what the analysis can and cannot tell). */
+static void note_kind(cm_model *m, const cm_rec *r)
+{
+	switch ((cm_kind)r->kind) {
+	case CM_SWITCH: m->has_switch = true; break;
+	case CM_WAKE:
+	case CM_WAKE_NEW: m->has_wake = true; break;
+	case CM_IRQ_IN: m->has_irq = true; break;
+	case CM_SOFT_IN: m->has_softirq = true; break;
+	case CM_TIMER_START:
+	case CM_TIMER_FIRE: m->has_timer = true; break;
+	case CM_BLOCK: m->has_block = true; break;
+	case CM_SYSCALL_IN: m->has_syscall = true; break;
+	case CM_FILE_FAULT: m->has_fault = true; break;
+	case CM_LOCK_IN: m->has_lock = true; break;
+	default: break;
+	}
+}
+
 /* What every record says of tasks whatever its time: names, processes, parents, priorities. */
 static void learn(cm_model *m, const cm_rec *r)
 {
@@ -290,6 +309,7 @@ hs_status cm_add(cm_model *m, const cm_rec *r)
 		m->first_ts = r->ts;
 	if (r->cpu < m->ncpu && !m->cpu_first[r->cpu])
 		m->cpu_first[r->cpu] = r->ts ? r->ts : 1;
+	note_kind(m, r);
 	learn(m, r);
 	if (r->ts < m->keep_from) {
 		play(m, r);
@@ -323,6 +343,7 @@ hs_status cm_add(cm_model *m, const cm_rec *r)
 
 hs_status cm_add_side(cm_model *m, const cm_rec *r)
 {
+	note_kind(m, r);
 	learn(m, r);
 	if (r->ts < m->keep_from || r->ts > m->end_ts)
 		return HS_OK;

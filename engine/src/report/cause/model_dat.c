@@ -224,20 +224,6 @@ static int on_rec(const hs_tracedat_record *rec, void *vctx)
 		break;
 	default: break;
 	}
-	switch ((cm_kind)r.kind) {
-	case CM_SWITCH: m->has_switch = true; break;
-	case CM_WAKE:
-	case CM_WAKE_NEW: m->has_wake = true; break;
-	case CM_IRQ_IN: m->has_irq = true; break;
-	case CM_SOFT_IN: m->has_softirq = true; break;
-	case CM_TIMER_START:
-	case CM_TIMER_FIRE: m->has_timer = true; break;
-	case CM_BLOCK: m->has_block = true; break;
-	case CM_SYSCALL_IN: m->has_syscall = true; break;
-	case CM_FILE_FAULT: m->has_fault = true; break;
-	case CM_LOCK_IN: m->has_lock = true; break;
-	default: break;
-	}
 	c->st = c->side ? cm_add_side(m, &r) : cm_add(m, &r);
 	return c->st == HS_OK || c->st == HS_ELIMIT ? 0 : 1;
 }

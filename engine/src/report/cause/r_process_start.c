@@ -5,14 +5,15 @@
 
 #include "ca.h"
 
-/* A new process: born inside the records, and its own process (not a thread of an older one). */
-static bool is_new_process(const cm_model *m, int32_t tid)
+/* A new process: its process was born inside the window (a task that started before it and kept running is
+ * contention, not a start). */
+static bool is_new_process(const ca_ctx *c, int32_t tid)
 {
-	const cm_task *t = cm_task_find(m, tid);
+	const cm_task *t = cm_task_find(c->m, tid);
 	if (!t || !t->born)
 		return false;
-	const cm_task *lead = t->tgid >= 0 ? cm_task_find(m, t->tgid) : t;
-	return lead && lead->born;
+	const cm_task *lead = t->tgid >= 0 ? cm_task_find(c->m, t->tgid) : t;
+	return lead && lead->born >= c->cov0;
 }
 
 static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
@@ -35,7 +36,7 @@ static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 			continue;
 		if (r[i].t0 >= s->t1)
 			break;
-		if (r[i].tid <= 0 || !is_new_process(m, r[i].tid))
+		if (r[i].tid <= 0 || !is_new_process(c, r[i].tid))
 			continue;
 		const cm_task *t = cm_task_find(m, r[i].tid);
 		const cm_task *lead = t->tgid >= 0 && t->tgid != t->tid ? cm_task_find(m, t->tgid) : t;
@@ -79,7 +80,7 @@ static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 			continue;
 		if (r[i].t0 >= s->t1)
 			break;
-		if (r[i].tid <= 0 || !is_new_process(m, r[i].tid))
+		if (r[i].tid <= 0 || !is_new_process(c, r[i].tid))
 			continue;
 		char ev[240], t[32];
 		ca_fmt_ns(r[i].t1 - r[i].t0, t, sizeof t);
