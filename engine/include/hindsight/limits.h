@@ -218,13 +218,27 @@
 #define HS_LINUX_SNAPSHOT_RESERVE_BYTES (1ull << 20)
 
 /* Linux: how many times a snapshot retries with less of the ring when the disk
- * fills anyway (the compression ratio is estimated from a sample); each try
- * keeps 60% of the previous one's data, so 6 tries go down to ~5%. */
+ * fills anyway (the headers' size is estimated; the data's is known, as it is
+ * compressed before the write); each try keeps 60% of the previous one's
+ * data, so 6 tries go down to ~5%. */
 #define HS_LINUX_SNAPSHOT_DISKFULL_TRIES 6
 
-/* Linux: the sample of the newest ring data compressed to estimate the ratio
- * before a snapshot that does not fit uncompressed: 4 MB costs ~10 ms. */
-#define HS_LINUX_SNAPSHOT_SAMPLE_BYTES (4ull << 20)
+/* Linux: a snapshot drains each CPU's ring through a pipe of this size with
+ * splice (whole pages, one call per pipeful): 1 MB is the kernel's default
+ * pipe-max-size for an unprivileged pipe. 256 pages per pair of system calls
+ * instead of two per 4 KB page cut the drain of a 128 MB CPU ring from 0.17 s
+ * of CPU to 0.03-0.05 s here (docs/snapshots.md). */
+#define HS_LINUX_SNAPSHOT_PIPE_BYTES (1u << 20)
+
+/* Linux: the drained pages go to anonymous memory populated this much ahead
+ * (MADV_POPULATE_WRITE): one call per 4 MB instead of a page fault per 4 KB
+ * page, which costs more than the drain itself in this VM. */
+#define HS_LINUX_SNAPSHOT_POPULATE_BYTES (4u << 20)
+
+/* Linux: the next snapshot's .dat headers (0.35-0.49 s of one CPU: formats,
+ * kernel symbols, printk formats) are written this long after a snapshot, in
+ * the background, so they are not part of the frames right after it. */
+#define HS_LINUX_SNAPSHOT_PREP_DELAY_S 5.0
 
 /* Linux: a snapshot .dat's headers (formats, kernel symbols, comms) before the
  * CPU data, when they cannot be measured in memory: 1.0 MB measured on Debian's
@@ -233,14 +247,43 @@
 
 /* Linux: a snapshot's CPU data is compressed in chunks of this many ring pages
  * (one zstd frame each; a reader decompresses a whole chunk to reach a page in
- * it, so it stays small: 256 KB). libtracecmd uses 10; on this machine's rings
- * 64 compresses 1.6x faster and 10% smaller at level 1 (docs/snapshots.md). */
-#define HS_LINUX_DAT_CHUNK_PAGES 64
+ * it, so it stays small: 1 MB). libtracecmd uses 10; on this machine's rings
+ * 64 compresses 1.6x faster and 10% smaller at level 1 than 10, and 256 another
+ * 6% smaller at the same speed (docs/snapshots.md). A disk-full cut keeps
+ * whole chunks. */
+#define HS_LINUX_DAT_CHUNK_PAGES 256
 
 /* Linux: the zstd level of a snapshot's CPU data. libtracecmd's is zstd's
  * default (3); level 1 over 64-page chunks is faster and still smaller than
  * level 3 over libtracecmd's 10 (docs/snapshots.md). */
 #define HS_LINUX_DAT_ZSTD_LEVEL 1
+
+/* trace.dat reading (engine/src/tracedat): what a file may make the reader
+ * allocate or walk, so a damaged or hostile size gets a problem, not an
+ * allocation of what it claims. A metadata section or blob (decompressed): event
+ * formats are ~2 MB and saved comms ~0.7 MB on a 6.x kernel with every event
+ * (kallsyms, 5 MB here, is skipped, never read). */
+#define HS_TRACEDAT_MAX_META_BYTES (64u << 20)
+/* One decompressed chunk of CPU data: the engine writes 256 KB
+ * (HS_LINUX_DAT_CHUNK_PAGES), trace-cmd 10 pages. */
+#define HS_TRACEDAT_MAX_CHUNK_BYTES (64u << 20)
+/* A ring sub-buffer: 4 KB by default; the kernel's buffer_subbuf_size_kb
+ * allows up to the largest page order (4 MB on x86-64). */
+#define HS_TRACEDAT_MAX_PAGE_BYTES (8u << 20)
+/* CPUs per buffer and buffer instances per file: more than any machine or
+ * tracefs setup has; each costs a stream with its own read window. */
+#define HS_TRACEDAT_MAX_CPUS 4096
+#define HS_TRACEDAT_MAX_BUFFERS 256
+/* v7 options sections chained by their DONE offsets (trace-cmd writes 2 or 3):
+ * a damaged chain that loops is cut here. */
+#define HS_TRACEDAT_MAX_OPTION_SECTIONS 64
+/* Uncompressed CPU data is read this much at a time per CPU (whole pages): the
+ * walk's memory stays at CPUs x 256 KB whatever the file's size, and pread
+ * calls are few (1 K per 256 MB). */
+#define HS_TRACEDAT_READ_WINDOW_BYTES (256u << 10)
+/* Problems a reader keeps (more are counted): a badly damaged file would
+ * otherwise list one per ring page. */
+#define HS_TRACEDAT_MAX_PROBLEMS 64
 
 /* Regex (util/regex.c; every pattern, including the triggers' on event
  * payloads while recording): a match gives up after this many internal match
@@ -375,6 +418,11 @@
 #define HS_RULES_MAX_THRESHOLDS 8
 #define HS_PSI_MIN_WINDOW_MS 500
 #define HS_PSI_MAX_WINDOW_MS 10000
+/* Without CAP_SYS_RESOURCE the kernel takes only PSI windows that are whole
+ * multiples of this (psi_trigger_create since 6.5; measured here: a root
+ * engine in a sandbox without the capability got EINVAL for 1 s and 3 s,
+ * and 2, 4 and 10 s worked). */
+#define HS_PSI_UNPRIV_WINDOW_MS 2000
 /* expected_rate_eps: 100M events/s, over 10x the highest rate measured
  * (7.45M/s with kmem under load, ../shared/docs/linux-backend.md). */
 #define HS_RULES_MAX_RATE_EPS 100000000
@@ -468,5 +516,30 @@
 /* A profile's name in the pipe's name is cut to this many characters (a pipe
  * name is at most 256; the hash of the run root keeps two profiles apart). */
 #define HS_CTL_PIPE_PROFILE_CHARS 64
+
+/* ---- The report's cause analysis (engine/src/report/cause/, docs/report.md "Why") ---- */
+/* Compact scheduler records (48 bytes each) kept for one window: 1 M is 48 MB,
+ * ~0.4 s of a machine under a saturating switch storm (2.9 M events/s, of which
+ * about a third are scheduler, interrupt and timer records the analysis keeps)
+ * and many seconds of a normal one; past it the oldest half leaves and the
+ * coverage says from when the analysis could see. */
+#define HS_CAUSE_MAX_RECORDS (1024 * 1024)
+/* Tasks the analysis names (a 256 MB ring of a busy machine names a few
+ * thousand threads); past it, new tasks are not named. */
+#define HS_CAUSE_MAX_TASKS 65536
+/* CPUs (the trace's CPU numbers). */
+#define HS_CAUSE_MAX_CPUS 4096
+/* causes.lookback_ms: ten seconds; the records before a window that explain it
+ * (a sleep's timer start, a fault, a stop signal) are milliseconds old. */
+#define HS_RULES_MAX_CAUSE_LOOKBACK_MS 10000
+/* Reasons one analysis reports, and the wake-up chain's hops (the issue's "a
+ * few hops": past three the chain explains the waker's waker's waker). */
+#define HS_CAUSE_MAX_REASONS 24
+#define HS_CAUSE_MAX_HOPS 4
+/* Tasks a snapshot's tasks.json lists (run/tasks.h): a desktop runs a few
+ * thousand threads; past this the table says it is not complete. */
+#define HS_TASKS_MAX 32768
+/* Evidence lines kept per reason. */
+#define HS_CAUSE_MAX_EVIDENCE 8
 
 #endif
