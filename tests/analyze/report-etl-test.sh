@@ -100,7 +100,7 @@ printf '{"rules": "%s", "sessions": [{"name": "keyevents", "mode": "file"}, {"na
 analyze report "$run" >"$tmp/run.out" 2>&1 || bad "run folder: exit $?"
 head -3 "$tmp/run.out" | grep -q '^VERDICT: game.exe (pid 4242) crashed with exit status 0xC0000005' || { bad "run folder: verdict"; head -3 "$tmp/run.out"; }
 grep -q '^  keyevents.etl' "$tmp/run.out" && grep -q '^  snap.etl' "$tmp/run.out" || bad "run folder: both files in the coverage"
-[[ $(grep -c 'died of 0xC0000005 .*, after running 2.500 s' "$tmp/run.out") == 2 ]] && grep -q '0 process starts and 2 exits' "$tmp/run.out" ||
+[[ $(grep -c 'died of 0xC0000005 .*, after running 2.500 s' "$tmp/run.out") == 2 ]] && grep -q '0 programs started in the window; 2 more ended' "$tmp/run.out" ||
 	bad "run folder: the crash recorded by both files is not shown once (in its finding and the activity list)"
 [[ -f $run/keyevents.regions.xml && -f $run/snap.regions.xml ]] || bad "run folder: a regions file per .etl"
 
@@ -112,7 +112,7 @@ analyze report "$tmp/cut/cut.etl" --rules "$src/rules/stutter.yaml" >"$tmp/cut.o
 rc=$?
 ((rc == 1)) || bad "truncated .etl: exit $rc, 1 expected"
 grep -q 'PROBLEM: at file offset 0x10000: buffer of 65536 bytes is cut short by the end of the file' "$tmp/cut.out" &&
-	grep -q 'Some data could not be read' "$tmp/cut.out" && grep -q '^VERDICT: .*processes started' "$tmp/cut.out" ||
+	grep -q 'Some data could not be read' "$tmp/cut.out" && grep -q '^VERDICT: .*programs started' "$tmp/cut.out" ||
 	{ bad "truncated .etl: the problem, the warning or the readable part"; head -5 "$tmp/cut.out"; }
 wellformed "$tmp/cut/cut.regions.xml" || bad "truncated .etl: regions file"
 
@@ -136,7 +136,7 @@ done < <(find "$fixtures" -name '*.etl' | sort)
 grep -q 'locProject.exe (pid 2140) exited with 0xC000013A STATUS_CONTROL_C_EXIT' "$tmp/fx/diaghub.kernel.1.txt" ||
 	bad "diaghub.kernel.1: its Ctrl+C exit"
 grep -q 'SenseCE.exe (pid 6956) exited with 0x8007042B' "$tmp/fx/diaghub.kernel.1.txt" || bad "diaghub.kernel.1: SenseCE's exit"
-grep -q 'Test.x86.exe exited with 0x00000000' "$tmp/fx/net.4.5.2.x86.txt" || bad "net.4.5.2.x86: Test.x86.exe's exit"
+grep -q 'Test.x86.exe start -> exit 0x00000000' "$tmp/fx/net.4.5.2.x86.txt" || bad "net.4.5.2.x86: Test.x86.exe's exit"
 grep -q 'LOST (ETW header): 3 events lost' "$tmp/fx/AMSITrace.txt" || bad "AMSITrace: the header's 3 lost events"
 grep -q 'LOST (ETW header): 41 events lost' "$tmp/fx/WindowsUpdate.20251008.140245.443.8.txt" || bad "WindowsUpdate: 41 lost events"
 grep -q 'cpu 31:' "$tmp/fx/powershell.txt" || bad "powershell: 32 CPUs in the coverage"

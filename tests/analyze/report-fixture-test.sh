@@ -167,6 +167,14 @@ grep -q 'NO STORIES: ' "$tmp/n.txt" || fail "a report without rules does not say
 grep -q 'story: ' "$tmp/n.txt" && fail "a report without rules shows stories"
 sed -n 2p "$tmp/n.txt" | grep -q 'status 3' || fail "a report without rules lost its verdict"
 
+# 6b. -o DIR that does not exist yet is made (with the folders above it); -o naming a file is refused (exit 2).
+"$analyze" report "$fixture" -o "$tmp/made/deeper" --rules "$src/rules/stutter.yaml" >/dev/null 2>"$tmp/e.txt" ||
+	fail "-o a folder that does not exist: exit $?: $(cat "$tmp/e.txt")"
+[[ -s $tmp/made/deeper/report.txt && -s $tmp/made/deeper/report.json && -s $tmp/made/deeper/report.html ]] ||
+	fail "-o a folder that does not exist: the reports are not in it"
+"$analyze" report "$fixture" -o "$tmp/plain.txt" --rules "$src/rules/stutter.yaml" >/dev/null 2>"$tmp/e.txt"
+[[ $? == 2 ]] && grep -q 'not a folder' "$tmp/e.txt" || fail "-o naming a file is not refused with exit 2"
+
 # 7. A report.txt that is not ours stays untouched.
 mkdir "$tmp/keep"
 echo "my notes" >"$tmp/keep/report.txt"

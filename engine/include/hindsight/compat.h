@@ -58,6 +58,8 @@ char *hs_mkdtemp(char *tmpl);
  * rename refuses an existing target). */
 int hs_rename(const char *from, const char *to);
 int hs_unlink(const char *path);
+/* Creates one directory, owner-only where modes exist (mkdir 0700; _wmkdir). 0, or -1 with errno (EEXIST). */
+int hs_mkdir(const char *path);
 
 /* The absolute, normalised path of an existing file or directory (realpath;
  * GetFullPathNameW on Windows, which does not resolve links). Returns a new

@@ -13,6 +13,7 @@
 #include <windows.h>
 
 #include <fcntl.h>
+#include <direct.h>
 #include <io.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -255,6 +256,16 @@ int hs_unlink(const char *path)
 	return rc;
 }
 
+int hs_mkdir(const char *path)
+{
+	wchar_t *w = to_wide(path);
+	int rc = w ? _wmkdir(w) : -1;
+	int saved = errno;
+	free(w);
+	errno = saved;
+	return rc;
+}
+
 char *hs_realpath(const char *path)
 {
 	wchar_t *w = to_wide(path), *full = NULL;
@@ -434,6 +445,8 @@ char *hs_mkdtemp(char *tmpl) { return mkdtemp(tmpl); }
 int hs_rename(const char *from, const char *to) { return rename(from, to); }
 
 int hs_unlink(const char *path) { return unlink(path); }
+
+int hs_mkdir(const char *path) { return mkdir(path, 0700); }
 
 char *hs_realpath(const char *path) { return realpath(path, NULL); }
 
