@@ -1,5 +1,5 @@
-# trace.dat reading: a real trace recorded by the test itself (root, tracefs,
-# trace-cmd), checked with analyze counts/crash/summary against trace-cmd report.
+# trace.dat reading: a real trace recorded by the test itself (root, tracefs, trace-cmd) checked with analyze
+# counts/crash/summary against trace-cmd report; the reader against libtracecmd on recorded files; damage.
 if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
   add_executable(hs_segv ${CMAKE_CURRENT_SOURCE_DIR}/tracedat/segv.c)
   # The crash is the point: no sanitizer may catch it first.
@@ -10,4 +10,23 @@ if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
                    $<TARGET_FILE:hs_segv> ${PROJECT_SOURCE_DIR}/rules/stutter.yaml)
   # 77: not root, no tracefs or no trace-cmd on this machine.
   set_tests_properties(tracedat:analyze_real_trace PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()
+
+# The reader against libtracecmd 3.1.6, the reference it replaced: the same records in the same order (no root).
+if(TARGET hs::tracefs)
+  add_executable(tracedat_compare ${CMAKE_CURRENT_SOURCE_DIR}/tracedat/compare.c)
+  target_link_libraries(tracedat_compare PRIVATE hindsight hs::tracefs)
+  file(GLOB HS_TRACEDAT_SEEDS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/tracedat/seeds/*.dat)
+  add_test(NAME tracedat:same_as_libtracecmd
+           COMMAND tracedat_compare ${HS_TRACEDAT_SEEDS} ${CMAKE_CURRENT_SOURCE_DIR}/replay/fixture.dat
+                   ${CMAKE_CURRENT_SOURCE_DIR}/analyze/wrap-fixture.dat ${CMAKE_CURRENT_SOURCE_DIR}/analyze/thread-fixture.dat)
+endif()
+
+# Damage: a fixed set of byte flips, number overwrites and truncations of each seed: read with problems or refused
+# with a reason, never a crash (the sanitizer build runs it too), and no cut that loses records silently.
+if(TARGET hs::tracefs)
+  add_executable(tracedat_damage ${CMAKE_CURRENT_SOURCE_DIR}/tracedat/damage.c)
+  target_link_libraries(tracedat_damage PRIVATE hindsight)
+  add_test(NAME tracedat:damage COMMAND tracedat_damage --flips 1000 ${HS_TRACEDAT_SEEDS})
+  set_tests_properties(tracedat:damage PROPERTIES TIMEOUT 600)
 endif()

@@ -10,21 +10,29 @@
 #include "hindsight/status.h"
 
 /*
- * Built on libtracecmd and libtraceevent (Linux only; elsewhere every call
- * returns HS_EUNSUPPORTED). The file format stays their business: we only
- * read the magic and version ourselves, so a file that is not a trace.dat is
- * refused before libtracecmd sees it.
+ * Linux only (elsewhere every call returns HS_EUNSUPPORTED). The reader reads
+ * the file format itself (trace-cmd.dat.v6(5) and v7(5): headers, options,
+ * sections, zstd-compressed sections and CPU data, ring pages) and uses
+ * libtraceevent for the event formats, the saved comms, field decoding and
+ * filters. Every offset, size and count in the file is checked against the
+ * file and limits.h before it is used (docs/tracedat-notes.md), so a damaged
+ * file gets problems, never a crash; the walk holds one read window (or one
+ * decompressed chunk) per CPU, whatever the file's size.
  *
- * Ownership: hs_tracedat_open returns a reader that owns the libtracecmd
- * handles (the top buffer's and one per named instance); free it with
+ * Ownership: hs_tracedat_open returns a reader that owns its file descriptor,
+ * the event formats and every string it hands out; free it with
  * hs_tracedat_close. The info and the instance names are owned by the reader
  * and live until close. Every pointer in a record handed to a callback
- * (strings, payload) is borrowed and valid only during that callback.
+ * (strings other than system, name, comm and buffer, the payload) is borrowed
+ * and valid only during that callback; system, name, comm and buffer live
+ * until close.
  *
- * Damage: libtracecmd prints its own complaints on stderr; the reader adds a
- * problem (hs_tracedat_problem_*, an hs_problem of problem.h) for every
- * failure it sees (open, a buffer that cannot be read, a record no event
- * format describes) and goes on with what is readable.
+ * Damage: the reader adds a problem (an hs_problem of problem.h, with the file
+ * offset where the damage is: for compressed data, the offset of its chunk or
+ * section) for everything it cannot use, and goes on with what is readable: a
+ * page or chunk that is wrong is skipped, a CPU's data cut by the end of the
+ * file is read up to it. A file whose headers cannot be read is refused
+ * (HS_EINVAL) with a first problem naming the file and the reason.
  */
 
 typedef struct hs_tracedat hs_tracedat;
@@ -61,14 +69,15 @@ typedef struct {
 /* Return non-zero to stop the walk early (hs_tracedat_foreach then returns HS_OK). */
 typedef int (*hs_tracedat_record_fn)(const hs_tracedat_record *r, void *ctx);
 
-/* HS_ENOENT, HS_EIO, HS_EINVAL (not a trace.dat, or libtracecmd refused it; a
- * problem says why), HS_ENOMEM, HS_EUNSUPPORTED off Linux. On failure *out is
- * still set when a reader could be made, so its problems can be printed; close it. */
+/* HS_ENOENT, HS_EIO, HS_EINVAL (not a trace.dat, or its headers cannot be
+ * read; a problem says why), HS_ENOMEM, HS_EUNSUPPORTED off Linux. On failure
+ * *out is still set when a reader could be made, so its problems can be
+ * printed; close it. */
 hs_status hs_tracedat_open(const char *path, hs_tracedat **out);
-/* hs_tracedat_open first reads the whole file in a forked child (libtracecmd
- * 3.1 segfaults on some damaged files; the child takes the hit, and the file
- * is refused with a problem). That doubles the read time and forks, so a
- * multi-threaded caller reading a file it wrote itself passes probe = false. */
+/* The same; `probe` is kept for callers written when the reader was built on
+ * libtracecmd 3.1 and read a file in a forked child first (that library
+ * crashed on damaged files). The reader now checks what it reads, so probe is
+ * ignored and nothing forks. */
 hs_status hs_tracedat_open_ex(const char *path, bool probe, hs_tracedat **out);
 void hs_tracedat_close(hs_tracedat *td);
 
@@ -77,7 +86,10 @@ bool hs_tracedat_sniff(const char *path);
 
 const hs_tracedat_info *hs_tracedat_get_info(const hs_tracedat *td);
 
-/* Walks every record of the top buffer and of every instance, merged by time. */
+/* Walks every record of the top buffer and of every instance, merged by time
+ * (ties: buffer order, then CPU order, as libtracecmd merges). HS_OK when the
+ * walk ran to its end or the callback stopped it, damage on the way included
+ * (problems say what was skipped); HS_ENOMEM. */
 hs_status hs_tracedat_foreach(hs_tracedat *td, hs_tracedat_record_fn fn, void *ctx);
 
 /* Field access inside a callback. Integers are sign-extended when the event
@@ -108,10 +120,10 @@ bool hs_tracedat_filter_match(const hs_tracedat_filter *f, const hs_tracedat_rec
 void hs_tracedat_filter_free(hs_tracedat_filter *f);
 
 /* Problems so far (open, walks, filters), in the order found, each once; at
- * most 64. libtracecmd gives no file offsets: offset is UINT64_MAX, so
- * hs_problem_format prints the message alone (which names the file when the
- * whole file is refused). hs_tracedat_problem_at is NULL for i >= count; the
- * pointer is the reader's, valid until its next problem or hs_tracedat_close. */
+ * most HS_TRACEDAT_MAX_PROBLEMS (more are counted, not kept). offset is where
+ * in the file the damage is, UINT64_MAX when no offset applies.
+ * hs_tracedat_problem_at is NULL for i >= count; the pointer is the reader's,
+ * valid until its next problem or hs_tracedat_close. */
 size_t hs_tracedat_problem_count(const hs_tracedat *td);
 const hs_problem *hs_tracedat_problem_at(const hs_tracedat *td, size_t i);
 

@@ -1,4 +1,4 @@
-/* tracedat/reader.c: trace.dat reading through libtracecmd's public API, all buffer instances merged by time. */
+/* tracedat/reader.c: trace.dat reading: open, every buffer's CPUs merged in time order, fields and filters. */
 #include "hindsight/tracedat.h"
 
 #include <errno.h>
@@ -24,26 +24,26 @@ bool hs_tracedat_sniff(const char *path)
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
-#include <trace-cmd/trace-cmd.h>
+#include <traceevent/event-parse.h>
 
-/* Exported by libtracecmd.so.1 (3.x) but declared only in its private header,
- * which Debian does not ship. Read-only getters whose signature has not
- * changed across 3.x. */
-const char *tracecmd_get_trace_clock(struct tracecmd_input *handle);
+#include "tracedat/td_int.h"
 
-enum { MAX_PROBLEMS = 64 };
+enum { COMM_CACHE = 4096 }; /* pid -> comm slots in front of libtraceevent's sorted list (a power of two) */
 
 struct hs_tracedat {
-	struct tracecmd_input *top;
-	struct tracecmd_input **handles; /* [0] = top, then one per instance; [1..] owned */
-	const char **names;              /* per handle: "" or the instance name (libtracecmd's strings) */
-	size_t n_handles;
-	struct tep_handle *tep;
+	td_file f;
+	td_meta m;
+	hs_problems problems;
 	hs_tracedat_info info;
-	hs_problems problems; /* limit MAX_PROBLEMS; libtracecmd gives no file offsets */
+	struct tep_event **by_id; /* event formats by id, n_ids long */
+	size_t n_ids;
+	unsigned type_off, type_size, pid_off, pid_size; /* common_type and common_pid in every payload */
+	bool pid_signed;
+	struct {
+		int pid;
+		const char *comm;
+	} comms[COMM_CACHE];
 };
 
 struct hs_tracedat_filter {
@@ -52,163 +52,128 @@ struct hs_tracedat_filter {
 	int id; /* the event the filter is for */
 };
 
-HS_PRINTF_FMT(4, 5) static void problem(hs_tracedat *td, hs_problem_kind kind, int cpu, const char *fmt, ...)
+HS_PRINTF_FMT(5, 6) static void problem(hs_tracedat *td, hs_problem_kind kind, uint64_t at, int cpu, const char *fmt, ...)
 {
 	char buf[HS_PROBLEM_MESSAGE_MAX];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	/* Dropped on out of memory, counted past the limit; reading goes on. */
-	hs_problems_add(&td->problems, kind, UINT64_MAX, cpu, "%s", buf);
+	hs_problems_add(&td->problems, kind, at, cpu, "%s", buf);
 }
 
-/* The version is the NUL-terminated decimal string right after the magic. */
-static hs_status read_version(const char *path, unsigned *version, uint64_t *size)
+/* A refused file: its first problem becomes "PATH: not readable as a trace.dat: <why>", the others follow. */
+static hs_status refuse(hs_tracedat *td, const char *path, hs_status st)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return errno == ENOENT ? HS_ENOENT : HS_EIO;
-	char head[HS_TRACEDAT_MAGIC_LEN + 8] = {0};
-	size_t got = fread(head, 1, sizeof head - 1, f);
-	struct stat st;
-	*size = fstat(fileno(f), &st) == 0 ? (uint64_t)st.st_size : 0;
-	fclose(f);
-	if (got < HS_TRACEDAT_MAGIC_LEN + 2 || memcmp(head, HS_TRACEDAT_MAGIC, HS_TRACEDAT_MAGIC_LEN) != 0)
-		return HS_EINVAL;
-	char *end = NULL;
-	unsigned long v = strtoul(head + HS_TRACEDAT_MAGIC_LEN, &end, 10);
-	if (end == head + HS_TRACEDAT_MAGIC_LEN || *end != '\0' || v == 0 || v > 100)
-		return HS_EINVAL;
-	*version = (unsigned)v;
-	return HS_OK;
+	hs_problems all = {.limit = HS_TRACEDAT_MAX_PROBLEMS};
+	const hs_problem *why = hs_problems_at(&td->problems, 0);
+	char text[HS_PROBLEM_TEXT_MAX];
+	hs_problems_add(&all, why ? why->kind : HS_PROBLEM_UNREADABLE, UINT64_MAX, -1,
+			"%s: not readable as a trace.dat: %s", path,
+			why ? hs_problem_format(why, text, sizeof text) : hs_strerror(st));
+	for (size_t i = 1; i < hs_problems_count(&td->problems); i++)
+		hs_problems_push(&all, hs_problems_at(&td->problems, i));
+	hs_problems_free(&td->problems);
+	td->problems = all;
+	return st;
 }
 
-/* The file stores the whole trace_clock file ("local [mono] global ..."); the
- * bracketed word is the clock in force. Older files store just the name. */
-static void parse_clock(const char *text, char *out, size_t cap)
+/* Where common_type and common_pid are: from the formats (all share them), else the layout every kernel
+ * since 2.6.31 has (u16 type at 0, int pid at 4). */
+static void find_common_fields(hs_tracedat *td)
 {
-	out[0] = '\0';
-	if (!text)
-		return;
-	const char *open = strchr(text, '[');
-	const char *close = open ? strchr(open, ']') : NULL;
-	if (open && close) {
-		snprintf(out, cap, "%.*s", (int)(close - open - 1), open + 1);
-		return;
-	}
-	size_t n = strcspn(text, " \n");
-	snprintf(out, cap, "%.*s", (int)n, text);
-}
-
-static int probe_record(struct tracecmd_input *h, struct tep_record *rec, int cpu, void *vctx)
-{
-	struct tep_handle *tep = vctx;
-	(void)h, (void)cpu;
-	tep_find_event_by_record(tep, rec);
-	tep_data_comm_from_pid(tep, tep_data_pid(tep, rec));
-	return 0;
-}
-
-/* libtracecmd 3.1 crashes on some damaged files (seen: a fault inside
- * tracecmd_buffer_instance_handle's own error path). It is not ours to fix,
- * so a child process reads the whole file first, silently; only a file that
- * child survived is read in this process. Returns the signal that killed the
- * child, 0 if it survived, -1 if no child could be made (then we read anyway). */
-static int probe_in_child(const char *path)
-{
-	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_WRONLY);
-		if (devnull >= 0)
-			dup2(devnull, STDERR_FILENO);
-		struct tracecmd_input *top = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
-		if (!top)
-			_exit(1);
-		int n = tracecmd_buffer_instances(top);
-		struct tracecmd_input *hs[65] = {top};
-		int nh = 1;
-		for (int i = 0; i < n && nh < 65; i++) {
-			struct tracecmd_input *h = tracecmd_buffer_instance_handle(top, i);
-			if (h)
-				hs[nh++] = h;
+	td->type_off = 0, td->type_size = 2, td->pid_off = 4, td->pid_size = 4, td->pid_signed = true;
+	int n = tep_get_events_count(td->m.tep);
+	for (int i = 0; i < n; i++) {
+		struct tep_event *ev = tep_get_event(td->m.tep, i);
+		struct tep_format_field *t = ev ? tep_find_common_field(ev, "common_type") : NULL;
+		struct tep_format_field *p = ev ? tep_find_common_field(ev, "common_pid") : NULL;
+		if (!t || !p)
+			continue;
+		bool ok = (t->size == 1 || t->size == 2 || t->size == 4) && (p->size == 1 || p->size == 2 || p->size == 4) &&
+			  t->offset >= 0 && t->offset <= 64 && p->offset >= 0 && p->offset <= 64;
+		if (ok) {
+			td->type_off = (unsigned)t->offset, td->type_size = (unsigned)t->size;
+			td->pid_off = (unsigned)p->offset, td->pid_size = (unsigned)p->size;
+			td->pid_signed = (p->flags & TEP_FIELD_IS_SIGNED) != 0;
 		}
-		tracecmd_iterate_events_multi(hs, nh, probe_record, tracecmd_get_tep(top));
-		_exit(0);
+		return;
 	}
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+static hs_status index_events(hs_tracedat *td)
+{
+	int n = tep_get_events_count(td->m.tep);
+	int max = -1;
+	for (int i = 0; i < n; i++) {
+		struct tep_event *ev = tep_get_event(td->m.tep, i);
+		if (ev && ev->id >= 0 && ev->id <= HS_MAX_EVENT_ID && ev->id > max)
+			max = ev->id;
+	}
+	td->n_ids = (size_t)(max + 1);
+	td->by_id = calloc(td->n_ids ? td->n_ids : 1, sizeof(*td->by_id));
+	if (!td->by_id)
+		return HS_ENOMEM;
+	for (int i = 0; i < n; i++) {
+		struct tep_event *ev = tep_get_event(td->m.tep, i);
+		if (ev && ev->id >= 0 && (size_t)ev->id < td->n_ids && !td->by_id[ev->id])
+			td->by_id[ev->id] = ev;
+	}
+	return HS_OK;
 }
 
 hs_status hs_tracedat_open(const char *path, hs_tracedat **out)
 {
-	return hs_tracedat_open_ex(path, true, out);
+	return hs_tracedat_open_ex(path, false, out);
 }
 
 hs_status hs_tracedat_open_ex(const char *path, bool probe, hs_tracedat **out)
 {
+	(void)probe; /* the reader checks what it reads: there is nothing to probe in another process */
 	*out = NULL;
 	hs_tracedat *td = calloc(1, sizeof(*td));
 	if (!td)
 		return HS_ENOMEM;
 	*out = td;
-	td->problems.limit = MAX_PROBLEMS;
-	hs_status st = read_version(path, &td->info.version, &td->info.file_size);
-	if (st != HS_OK) {
-		if (st == HS_EINVAL)
-			problem(td, HS_PROBLEM_UNREADABLE, -1,
-				"%s: not a trace-cmd file (no trace-cmd magic and version)", path);
-		else
-			problem(td, HS_PROBLEM_UNREADABLE, -1, "%s: cannot be read", path);
-		return st;
+	td->problems.limit = HS_TRACEDAT_MAX_PROBLEMS;
+	td->f.problems = &td->problems;
+	td->f.fd = -1;
+	for (size_t i = 0; i < COMM_CACHE; i++)
+		td->comms[i].pid = -1;
+	td->f.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (td->f.fd < 0) {
+		int err = errno;
+		problem(td, HS_PROBLEM_UNREADABLE, UINT64_MAX, -1, "%s: cannot be read (%s)", path, strerror(err));
+		return err == ENOENT ? HS_ENOENT : HS_EIO;
 	}
-	int sig = probe ? probe_in_child(path) : 0;
-	if (sig > 0) {
-		problem(td, HS_PROBLEM_DAMAGED, -1,
-			"%s: libtracecmd crashes reading this file (signal %d in a probe process): it is damaged", path,
-			sig);
-		return HS_EINVAL;
+	struct stat sb;
+	char head[HS_TRACEDAT_MAGIC_LEN];
+	if (fstat(td->f.fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		problem(td, HS_PROBLEM_UNREADABLE, UINT64_MAX, -1, "%s: not a regular file", path);
+		return HS_EIO;
 	}
-	/* Plugins would print with their own formats; we only decode fields. */
-	td->top = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
-	if (!td->top) {
-		problem(td, HS_PROBLEM_UNREADABLE, -1, "%s: libtracecmd could not open it (its own messages are above)",
+	td->f.size = (uint64_t)sb.st_size;
+	td->info.file_size = td->f.size;
+	if (!td_pread(&td->f, 0, head, sizeof head) || memcmp(head, HS_TRACEDAT_MAGIC, sizeof head) != 0) {
+		problem(td, HS_PROBLEM_UNREADABLE, UINT64_MAX, -1, "%s: not a trace-cmd file (no trace-cmd magic)",
 			path);
 		return HS_EINVAL;
 	}
-	td->tep = tracecmd_get_tep(td->top);
-	int n_inst = tracecmd_buffer_instances(td->top);
-	if (n_inst < 0)
-		n_inst = 0;
-	td->handles = calloc((size_t)n_inst + 1, sizeof(*td->handles));
-	td->names = calloc((size_t)n_inst + 1, sizeof(*td->names));
-	td->info.instances = calloc((size_t)n_inst + 1, sizeof(*td->info.instances));
-	if (!td->handles || !td->names || !td->info.instances)
-		return HS_ENOMEM;
-	td->handles[0] = td->top;
-	td->names[0] = "";
-	td->n_handles = 1;
-	for (int i = 0; i < n_inst; i++) {
-		const char *name = tracecmd_buffer_instance_name(td->top, i);
-		struct tracecmd_input *h = tracecmd_buffer_instance_handle(td->top, i);
-		if (!h) {
-			problem(td, HS_PROBLEM_UNREADABLE, -1, "buffer instance '%s' cannot be read",
-				name ? name : "?");
-			continue;
-		}
-		td->handles[td->n_handles] = h;
-		td->names[td->n_handles] = name ? name : "?";
-		td->info.instances[td->info.n_instances++] = td->names[td->n_handles];
-		td->n_handles++;
-	}
-	int cpus = td->tep ? tep_get_cpus(td->tep) : 0;
-	td->info.cpus = cpus > 0 ? (unsigned)cpus : 0;
-	parse_clock(tracecmd_get_trace_clock(td->top), td->info.clock, sizeof td->info.clock);
+	hs_status st = td_meta_read(&td->f, &td->m);
+	if (st == HS_OK)
+		st = index_events(td);
+	if (st != HS_OK)
+		return refuse(td, path, st);
+	find_common_fields(td);
+	td->info.version = td->f.version;
+	snprintf(td->info.clock, sizeof td->info.clock, "%s", td->m.clock);
+	td->info.cpus = td->m.cpus;
+	td->info.instances = calloc(td->m.n_buffers + 1, sizeof(*td->info.instances));
+	if (!td->info.instances)
+		return refuse(td, path, HS_ENOMEM);
+	for (size_t i = 0; i < td->m.n_buffers; i++)
+		if (td->m.buffers[i].name[0])
+			td->info.instances[td->info.n_instances++] = td->m.buffers[i].name;
 	return HS_OK;
 }
 
@@ -216,14 +181,11 @@ void hs_tracedat_close(hs_tracedat *td)
 {
 	if (!td)
 		return;
-	/* Instance handles first: they hold references into the top handle. */
-	for (size_t i = td->n_handles; i-- > 1;)
-		tracecmd_close(td->handles[i]);
-	if (td->top)
-		tracecmd_close(td->top);
+	td_meta_free(&td->m);
+	if (td->f.fd >= 0)
+		close(td->f.fd);
 	hs_problems_free(&td->problems);
-	free(td->handles);
-	free(td->names);
+	free(td->by_id);
 	free(td->info.instances);
 	free(td);
 }
@@ -233,56 +195,151 @@ const hs_tracedat_info *hs_tracedat_get_info(const hs_tracedat *td)
 	return &td->info;
 }
 
-typedef struct {
-	hs_tracedat *td;
-	hs_tracedat_record_fn fn;
-	void *ctx;
-	int unknown_reported;
-} walk_ctx;
+/* ---- the walk: every buffer's CPUs merged by time with a binary heap ---- */
 
-static int on_record(struct tracecmd_input *h, struct tep_record *rec, int cpu, void *vctx)
+typedef struct {
+	td_stream s;
+	uint64_t key; /* the current record's time after the file's offsets */
+	size_t order; /* buffer order, then CPU order: ties go to the first, as libtracecmd's merge does */
+} walk_stream;
+
+static inline bool before(const walk_stream *a, const walk_stream *b)
 {
-	walk_ctx *w = vctx;
-	hs_tracedat *td = w->td;
-	hs_tracedat_record r = {0};
-	r.buffer = "?";
-	for (size_t i = 0; i < td->n_handles; i++)
-		if (td->handles[i] == h)
-			r.buffer = td->names[i];
-	struct tep_event *ev = tep_find_event_by_record(td->tep, rec);
-	r.system = ev && ev->system ? ev->system : "?";
-	r.name = ev && ev->name ? ev->name : "?";
-	r.id = ev ? ev->id : tep_data_type(td->tep, rec);
-	if (!ev && !w->unknown_reported++)
-		problem(td, HS_PROBLEM_NAME_UNKNOWN, rec->cpu,
-			"records with no event format in the file (first in buffer '%s'); counted as ?/?", r.buffer);
-	/* The multi-handle walk's cpu argument numbers CPUs across all handles; the record has the real one. */
-	(void)cpu;
-	r.cpu = rec->cpu;
-	r.pid = tep_data_pid(td->tep, rec);
-	r.comm = tep_data_comm_from_pid(td->tep, r.pid);
-	r.ts = rec->ts;
-	r.data = rec->data;
-	r.size = rec->size > 0 ? (size_t)rec->size : 0;
-	r.record_size = rec->record_size > 0 ? (size_t)rec->record_size : r.size;
-	r.missed_events = rec->missed_events;
-	r.priv[0] = td;
-	r.priv[1] = ev;
-	r.priv[2] = rec;
-	return w->fn(&r, w->ctx) ? 1 : 0;
+	return a->key < b->key || (a->key == b->key && a->order < b->order);
+}
+
+static void sift_down(walk_stream **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < n && before(h[l], h[m]))
+			m = l;
+		if (l + 1 < n && before(h[l + 1], h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		walk_stream *t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+/* The file's clock adjustments, as libtracecmd applies them: TSC to ns, then the DATE/OFFSET shift. */
+static inline uint64_t adjust(const td_meta *m, uint64_t ts)
+{
+	if (m->tsc_mult) {
+		uint64_t lo = (uint32_t)ts, hi = ts >> 32;
+		uint64_t v = (lo * m->tsc_mult) >> m->tsc_shift;
+		if (hi)
+			v += (hi * m->tsc_mult) << (32 - m->tsc_shift);
+		ts = v;
+	}
+	return ts + (uint64_t)m->ts_offset;
+}
+
+static inline int64_t read_common(const uint8_t *d, unsigned size, bool sign)
+{
+	switch (size) {
+	case 1:
+		return sign ? (int64_t)(int8_t)d[0] : (int64_t)d[0];
+	case 2:
+		return sign ? (int64_t)(int16_t)td_rd16(d) : (int64_t)td_rd16(d);
+	default:
+		return sign ? (int64_t)(int32_t)td_rd32(d) : (int64_t)td_rd32(d);
+	}
+}
+
+static const char *comm_of(hs_tracedat *td, int pid)
+{
+	size_t slot = (size_t)(unsigned)pid & (COMM_CACHE - 1);
+	if (td->comms[slot].pid != pid || !td->comms[slot].comm) {
+		td->comms[slot].pid = pid;
+		td->comms[slot].comm = tep_data_comm_from_pid(td->m.tep, pid);
+	}
+	return td->comms[slot].comm;
 }
 
 hs_status hs_tracedat_foreach(hs_tracedat *td, hs_tracedat_record_fn fn, void *ctx)
 {
-	if (!td->top)
+	if (!td->m.tep)
 		return HS_EINVAL;
-	walk_ctx w = {td, fn, ctx, 0};
-	/* The multi-handle walk merges every handle's CPUs by timestamp. */
-	if (tracecmd_iterate_events_multi(td->handles, (int)td->n_handles, on_record, &w) < 0) {
-		problem(td, HS_PROBLEM_LOST, -1, "libtracecmd stopped reading events early (damaged data?)");
-		return HS_EIO;
+	size_t n = 0;
+	for (size_t i = 0; i < td->m.n_buffers; i++)
+		n += td->m.buffers[i].n_cpus;
+	walk_stream *ws = calloc(n ? n : 1, sizeof(*ws));
+	walk_stream **heap = calloc(n ? n : 1, sizeof(*heap));
+	hs_status st = ws && heap ? HS_OK : HS_ENOMEM;
+	size_t k = 0, h = 0;
+	for (size_t i = 0; i < td->m.n_buffers && st == HS_OK; i++)
+		for (size_t c = 0; c < td->m.buffers[i].n_cpus && st == HS_OK; c++, k++) {
+			st = td_stream_init(&ws[k].s, &td->f, &td->m.buffers[i], c);
+			ws[k].order = k;
+			if (st == HS_OK && td_stream_next(&ws[k].s)) {
+				ws[k].key = adjust(&td->m, ws[k].s.cur.ts);
+				heap[h++] = &ws[k];
+			}
+		}
+	for (size_t i = h / 2; i-- > 0;)
+		sift_down(heap, h, i);
+	bool unknown_reported = false;
+	struct tep_record rec;
+	memset(&rec, 0, sizeof rec);
+	hs_tracedat_record r;
+	memset(&r, 0, sizeof r);
+	r.priv[0] = td;
+	r.priv[2] = &rec;
+	while (st == HS_OK && h) {
+		walk_stream *w = heap[0];
+		const td_rec *cur = &w->s.cur;
+		r.buffer = w->s.buf->name;
+		r.cpu = w->s.cpu;
+		r.ts = w->key;
+		r.data = cur->data;
+		r.size = cur->size;
+		r.record_size = cur->record_size;
+		r.missed_events = cur->missed;
+		int id = -1;
+		struct tep_event *ev = NULL;
+		if (td->type_off + td->type_size <= cur->size) {
+			id = (int)read_common(cur->data + td->type_off, td->type_size, false);
+			ev = (size_t)id < td->n_ids ? td->by_id[id] : NULL;
+		}
+		r.id = id;
+		r.system = ev && ev->system ? ev->system : "?";
+		r.name = ev && ev->name ? ev->name : "?";
+		if (!ev && !unknown_reported) {
+			unknown_reported = true;
+			problem(td, HS_PROBLEM_NAME_UNKNOWN, UINT64_MAX, w->s.cpu,
+				"records with no event format in the file (first in buffer '%s'); counted as ?/?", r.buffer);
+		}
+		r.pid = td->pid_off + td->pid_size <= cur->size
+				? (int)read_common(cur->data + td->pid_off, td->pid_size, td->pid_signed)
+				: -1;
+		r.comm = comm_of(td, r.pid);
+		r.priv[1] = ev;
+		rec.ts = r.ts;
+		rec.missed_events = r.missed_events;
+		rec.record_size = (int)r.record_size;
+		rec.size = (int)r.size;
+		rec.data = (void *)cur->data;
+		rec.cpu = r.cpu;
+		if (fn(&r, ctx))
+			break;
+		if (td_stream_next(&w->s)) {
+			w->key = adjust(&td->m, w->s.cur.ts);
+		} else {
+			heap[0] = heap[--h];
+		}
+		sift_down(heap, h, 0);
 	}
-	return HS_OK;
+	for (size_t i = 0; ws && i < n; i++)
+		td_stream_free(&ws[i].s);
+	free(ws);
+	free(heap);
+	if (st == HS_ENOMEM)
+		problem(td, HS_PROBLEM_UNREADABLE, UINT64_MAX, -1, "out of memory walking the records");
+	return st;
 }
 
 static struct tep_format_field *field_of(const hs_tracedat_record *r, const char *name)
@@ -366,7 +423,7 @@ bool hs_tracedat_field_str(const hs_tracedat_record *r, const char *field, char 
 
 static struct tep_format_field *event_field(const hs_tracedat *td, int id, const char *name)
 {
-	struct tep_event *ev = td && td->tep ? tep_find_event(td->tep, id) : NULL;
+	struct tep_event *ev = td && td->m.tep ? tep_find_event(td->m.tep, id) : NULL;
 	return ev ? tep_find_field(ev, name) : NULL;
 }
 
@@ -388,9 +445,9 @@ hs_status hs_tracedat_filter_new(hs_tracedat *td, const char *system, const char
 				 hs_tracedat_filter **out)
 {
 	*out = NULL;
-	if (!td->tep)
+	if (!td->m.tep)
 		return HS_EINVAL;
-	struct tep_event *ev = tep_find_event_by_name(td->tep, system, event);
+	struct tep_event *ev = tep_find_event_by_name(td->m.tep, system, event);
 	if (!ev) /* the file never had the event enabled: nothing can match */
 		return HS_ENOENT;
 	hs_tracedat_filter *f = calloc(1, sizeof(*f));
@@ -400,7 +457,7 @@ hs_status hs_tracedat_filter_new(hs_tracedat *td, const char *system, const char
 		goto oom;
 	f->td = td;
 	f->id = ev->id;
-	f->filter = tep_filter_alloc(td->tep);
+	f->filter = tep_filter_alloc(td->m.tep);
 	if (!f->filter)
 		goto oom;
 	snprintf(text, n, "%s/%s:%s", system, event, expr);
@@ -409,7 +466,7 @@ hs_status hs_tracedat_filter_new(hs_tracedat *td, const char *system, const char
 		char msg[256];
 		if (tep_filter_strerror(f->filter, err, msg, sizeof msg) != 0)
 			snprintf(msg, sizeof msg, "error %d", (int)err);
-		problem(td, HS_PROBLEM_UNREADABLE, -1, "filter '%s' does not compile: %s", text, msg);
+		problem(td, HS_PROBLEM_UNREADABLE, UINT64_MAX, -1, "filter '%s' does not compile: %s", text, msg);
 		free(text);
 		hs_tracedat_filter_free(f);
 		return HS_EINVAL;

@@ -1,0 +1,250 @@
+/* tests/tracedat/damage.c: byte flips and truncations of real trace.dat files: each is read or refused, never a crash. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hindsight/tracedat.h"
+
+/*
+ * For each file given: the original is read (it must read with no problem),
+ * then a fixed set of mutations (the same every run: a seeded generator) is
+ * written to a memory file and read through hs_tracedat_open and two walks
+ * that touch every payload byte and a few fields. Each mutation must:
+ *   - be refused (HS_EINVAL/ENOMEM...) with a first problem that names the file, or
+ *   - open and walk to its end, the second walk seeing what the first did;
+ *   - a truncation that loses records must list a problem (nothing is lost silently).
+ * Crashes, overreads and leaks are the sanitizer build's to catch (this test
+ * runs there too). --write DIR N writes the first N mutations of each file as
+ * DIR/<file>.<i>.dat for tests/tracedat/check-damaged.sh (analyze on them).
+ * usage: damage [--flips N] [--write DIR N] FILE.dat...
+ */
+
+typedef struct {
+	size_t records;
+	uint64_t sink;
+} walk;
+
+static int visit(const hs_tracedat_record *r, void *vctx)
+{
+	walk *w = vctx;
+	const uint8_t *p = r->data;
+	for (size_t i = 0; i < r->size; i++)
+		w->sink += p[i];
+	w->sink += (uint64_t)strlen(r->comm) + strlen(r->system) + strlen(r->name) + strlen(r->buffer);
+	int64_t v;
+	char buf[32];
+	if (hs_tracedat_field_int(r, "pid", &v) || hs_tracedat_field_int(r, "prev_pid", &v))
+		w->sink += (uint64_t)v;
+	if (hs_tracedat_field_str(r, "comm", buf, sizeof buf) || hs_tracedat_field_str(r, "filename", buf, sizeof buf))
+		w->sink += (uint64_t)buf[0];
+	w->records++;
+	return 0;
+}
+
+typedef struct {
+	size_t tried, opened, opened_with_problems, refused, failures;
+} tally;
+
+static uint64_t rng_state;
+
+static uint32_t rnd(void)
+{
+	rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(rng_state >> 33);
+}
+
+/* Reads data[0..len) as a file; returns records walked, or -1 when refused. Checks the rules above. */
+static long read_one(const char *label, const uint8_t *data, size_t len, tally *t, size_t *problems)
+{
+	int fd = memfd_create("damage", MFD_CLOEXEC);
+	if (fd < 0 || (len && write(fd, data, len) != (ssize_t)len)) {
+		perror("damage: memfd");
+		exit(2);
+	}
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	hs_tracedat *td = NULL;
+	hs_status st = hs_tracedat_open(path, &td);
+	long result = -1;
+	*problems = td ? hs_tracedat_problem_count(td) : 0;
+	if (st != HS_OK) {
+		const hs_problem *p = td ? hs_tracedat_problem_at(td, 0) : NULL;
+		if (!p || !strstr(p->message, path)) {
+			printf("FAIL %s: refused (%s) without a problem naming the file\n", label, hs_strerror(st));
+			t->failures++;
+		}
+		t->refused++;
+	} else {
+		walk a = {0}, b = {0};
+		hs_status s1 = hs_tracedat_foreach(td, visit, &a);
+		size_t after_first = hs_tracedat_problem_count(td);
+		hs_status s2 = hs_tracedat_foreach(td, visit, &b);
+		if (s1 != HS_OK || s2 != HS_OK || a.records != b.records || a.sink != b.sink) {
+			printf("FAIL %s: the walks disagree (%s/%s, %zu/%zu records)\n", label, hs_strerror(s1),
+			       hs_strerror(s2), a.records, b.records);
+			t->failures++;
+		}
+		if (hs_tracedat_problem_count(td) != after_first && after_first < HS_TRACEDAT_MAX_PROBLEMS) {
+			printf("FAIL %s: the second walk listed new problems\n", label);
+			t->failures++;
+		}
+		*problems = hs_tracedat_problem_count(td);
+		t->opened++;
+		t->opened_with_problems += *problems != 0;
+		result = (long)a.records;
+	}
+	for (size_t i = 0; td && i < hs_tracedat_problem_count(td); i++) {
+		char text[HS_PROBLEM_TEXT_MAX];
+		hs_problem_format(hs_tracedat_problem_at(td, i), text, sizeof text);
+		if (!text[0]) {
+			printf("FAIL %s: an empty problem\n", label);
+			t->failures++;
+		}
+	}
+	hs_tracedat_close(td);
+	close(fd);
+	t->tried++;
+	return result;
+}
+
+static int read_file(const char *path, uint8_t **out, size_t *len)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat sb;
+	if (fd < 0 || fstat(fd, &sb) != 0) {
+		fprintf(stderr, "damage: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	*len = (size_t)sb.st_size;
+	*out = malloc(*len ? *len : 1);
+	if (!*out || read(fd, *out, *len) != (ssize_t)*len) {
+		fprintf(stderr, "damage: %s: cannot read\n", path);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Mutation i of a file: a deterministic mix of truncations, byte flips and number-sized overwrites. */
+static size_t mutate(const uint8_t *orig, size_t len, size_t i, uint8_t *buf, char *what, size_t cap)
+{
+	memcpy(buf, orig, len);
+	uint32_t kind = i % 4, r = rnd();
+	size_t at = len ? (size_t)(rnd() % len) : 0;
+	switch (kind) {
+	case 0: /* truncation: every part of the file gets cut in turn */
+		at = len ? (size_t)(((uint64_t)(i / 4) * 7919u + r % 97u) % len) : 0;
+		snprintf(what, cap, "cut at %zu", at);
+		return at;
+	case 1: { /* one byte flipped with a mask */
+		static const uint8_t masks[] = {0xff, 0x80, 0x01, 0x10, 0x7f, 0x40};
+		uint8_t m = masks[r % sizeof masks];
+		buf[at] ^= m;
+		snprintf(what, cap, "byte %zu ^= 0x%02x", at, m);
+		return len;
+	}
+	case 2: { /* a 4- or 8-byte number made huge, zero or off by a little (sizes, offsets, counts) */
+		size_t w = r & 1 ? 8 : 4;
+		at &= ~(size_t)3;
+		if (at + w > len)
+			at = len >= w ? len - w : 0;
+		static const uint64_t vals[] = {0xffffffffffffffffull, 0, 0x7fffffff, 0x80000000ull, 1, 0x100000000ull};
+		uint64_t v = vals[(r >> 1) % (sizeof vals / sizeof vals[0])];
+		if (at + w <= len)
+			memcpy(buf + at, &v, w);
+		snprintf(what, cap, "%zu bytes at %zu = 0x%llx", w, at, (unsigned long long)v);
+		return len;
+	}
+	default: { /* a run of bytes scrambled */
+		size_t n = 1 + r % 64;
+		for (size_t k = 0; k < n && at + k < len; k++)
+			buf[at + k] = (uint8_t)rnd();
+		snprintf(what, cap, "%zu bytes at %zu scrambled", n, at);
+		return len;
+	}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	size_t flips = 1000, write_n = 0;
+	const char *write_dir = NULL;
+	int first = 1;
+	while (first < argc && argv[first][0] == '-') {
+		if (strcmp(argv[first], "--flips") == 0 && first + 1 < argc) {
+			flips = strtoul(argv[first + 1], NULL, 10);
+			first += 2;
+		} else if (strcmp(argv[first], "--write") == 0 && first + 2 < argc) {
+			write_dir = argv[first + 1];
+			write_n = strtoul(argv[first + 2], NULL, 10);
+			first += 3;
+		} else {
+			fprintf(stderr, "usage: damage [--flips N] [--write DIR N] FILE.dat...\n");
+			return 2;
+		}
+	}
+	if (first >= argc) {
+		fprintf(stderr, "usage: damage [--flips N] [--write DIR N] FILE.dat...\n");
+		return 2;
+	}
+	tally t = {0};
+	for (int f = first; f < argc; f++) {
+		uint8_t *orig, *buf;
+		size_t len, problems;
+		if (read_file(argv[f], &orig, &len) != 0 || !(buf = malloc(len ? len : 1)))
+			return 2;
+		const char *base = strrchr(argv[f], '/') ? strrchr(argv[f], '/') + 1 : argv[f];
+		long whole = read_one(base, orig, len, &t, &problems);
+		if (whole < 0 || problems) {
+			printf("FAIL %s: the undamaged file does not read cleanly (%ld records, %zu problems)\n", base,
+			       whole, problems);
+			return 1;
+		}
+		rng_state = 0x9e3779b97f4a7c15ull ^ len;
+		size_t refused = t.refused, opened = t.opened, fails = t.failures;
+		for (size_t i = 0; i < flips; i++) {
+			char what[96], label[256];
+			size_t n = mutate(orig, len, i, buf, what, sizeof what);
+			snprintf(label, sizeof label, "%s, mutation %zu (%s)", base, i, what);
+			if (write_dir && i < write_n) {
+				char out[4096];
+				snprintf(out, sizeof out, "%s/%s.%03zu.dat", write_dir, base, i);
+				FILE *o = fopen(out, "wb");
+				if (!o || fwrite(buf, 1, n, o) != n || fclose(o) != 0) {
+					fprintf(stderr, "damage: %s: cannot write\n", out);
+					return 2;
+				}
+			}
+			long got = read_one(label, buf, n, &t, &problems);
+			/* A cut that loses records says so. */
+			if (n < len && got >= 0 && got < whole && problems == 0) {
+				printf("FAIL %s: %ld of %ld records and no problem listed\n", label, got, whole);
+				t.failures++;
+			}
+			if (n < len && got > whole) {
+				printf("FAIL %s: a cut file gave more records (%ld) than the whole one (%ld)\n", label, got,
+				       whole);
+				t.failures++;
+			}
+		}
+		printf("%s: %ld records; %zu mutations: %zu read (with or without problems), %zu refused with a "
+		       "reason, %zu failures\n",
+		       base, whole, flips, t.opened - opened, t.refused - refused, t.failures - fails);
+		free(orig);
+		free(buf);
+	}
+	printf("total: %zu reads, %zu opened (%zu listing problems), %zu refused, %zu failures\n", t.tried, t.opened,
+	       t.opened_with_problems, t.refused, t.failures);
+	return t.failures ? 1 : 0;
+}
