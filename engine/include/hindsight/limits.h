@@ -285,33 +285,6 @@
  * otherwise list one per ring page. */
 #define HS_TRACEDAT_MAX_PROBLEMS 64
 
-/* trace.dat reading (engine/src/tracedat): what a file may make the reader
- * allocate or walk, so a damaged or hostile size gets a problem, not an
- * allocation of what it claims. A metadata section or blob (decompressed): event
- * formats are ~2 MB and saved comms ~0.7 MB on a 6.x kernel with every event
- * (kallsyms, 5 MB here, is skipped, never read). */
-#define HS_TRACEDAT_MAX_META_BYTES (64u << 20)
-/* One decompressed chunk of CPU data: the engine writes 256 KB
- * (HS_LINUX_DAT_CHUNK_PAGES), trace-cmd 10 pages. */
-#define HS_TRACEDAT_MAX_CHUNK_BYTES (64u << 20)
-/* A ring sub-buffer: 4 KB by default; the kernel's buffer_subbuf_size_kb
- * allows up to the largest page order (4 MB on x86-64). */
-#define HS_TRACEDAT_MAX_PAGE_BYTES (8u << 20)
-/* CPUs per buffer and buffer instances per file: more than any machine or
- * tracefs setup has; each costs a stream with its own read window. */
-#define HS_TRACEDAT_MAX_CPUS 4096
-#define HS_TRACEDAT_MAX_BUFFERS 256
-/* v7 options sections chained by their DONE offsets (trace-cmd writes 2 or 3):
- * a damaged chain that loops is cut here. */
-#define HS_TRACEDAT_MAX_OPTION_SECTIONS 64
-/* Uncompressed CPU data is read this much at a time per CPU (whole pages): the
- * walk's memory stays at CPUs x 256 KB whatever the file's size, and pread
- * calls are few (1 K per 256 MB). */
-#define HS_TRACEDAT_READ_WINDOW_BYTES (256u << 10)
-/* Problems a reader keeps (more are counted): a badly damaged file would
- * otherwise list one per ring page. */
-#define HS_TRACEDAT_MAX_PROBLEMS 64
-
 /* Regex (util/regex.c; every pattern, including the triggers' on event
  * payloads while recording): a match gives up after this many internal match
  * calls, this backtracking depth (the interpreter; the JIT is bounded by its
