@@ -30,3 +30,13 @@ if(TARGET hs::tracefs)
   add_test(NAME tracedat:damage COMMAND tracedat_damage --flips 1000 ${HS_TRACEDAT_SEEDS})
   set_tests_properties(tracedat:damage PROPERTIES TIMEOUT 600)
 endif()
+
+# Every analyze command that reads trace.dat (counts, summary, crash, estimate, report) on 50 damaged copies of real
+# files: exit 0, 1 or 2 with the reader's reason, never a signal or a sanitizer report (no root).
+if(TARGET hs::tracefs)
+  add_test(NAME tracedat:analyze_damaged
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tracedat/check-damaged.sh $<TARGET_FILE:analyze>
+                   $<TARGET_FILE:tracedat_damage> ${PROJECT_SOURCE_DIR}/rules/stutter.yaml 10 ${HS_TRACEDAT_SEEDS}
+                   ${CMAKE_CURRENT_SOURCE_DIR}/replay/fixture.dat)
+  set_tests_properties(tracedat:analyze_damaged PROPERTIES TIMEOUT 900)
+endif()
