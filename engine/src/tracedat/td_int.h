@@ -25,10 +25,11 @@
  * wrong becomes an hs_problem with the file offset where it is (compressed data:
  * the offset of its chunk or section), and reading goes on with what is sound.
  *
- * Files: zio.c (bounded reads from the file and from decompressed memory,
- * zstd), meta.c (headers, options, sections, buffers: a td_meta), stream.c
- * (one CPU's ring pages to records), reader.c (the public API: open, the
- * time-ordered merge of the streams, fields, filters). None calls reader.c.
+ * Files, each calling only those after it: reader.c (the public API: open,
+ * the time-ordered merge of the streams, fields, filters) -> meta.c and its
+ * parts (meta_int.h: headers, options, sections, buffers: a td_meta) and
+ * stream.c (one CPU's ring pages to records) -> format.c (event formats
+ * checked and rewritten for libtraceevent) and zio.c (bounded reads, zstd).
  */
 
 struct tep_handle;
