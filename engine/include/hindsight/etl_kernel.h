@@ -1,4 +1,4 @@
-/* hindsight/etl_kernel.h: typed decoders for the classic kernel events the tools read (processes, threads, images, CPU samples, stacks, merged image ids) and process exits. */
+/* hindsight/etl_kernel.h: typed decoders for the classic kernel events the tools read (processes, threads, context switches and wake-ups, images, CPU samples, stacks, merged image ids) and process exits. */
 #ifndef HINDSIGHT_ETL_KERNEL_H
 #define HINDSIGHT_ETL_KERNEL_H
 
@@ -207,6 +207,83 @@ typedef struct {
 	bool crashed;
 } hs_etl_process_stop;
 bool hs_etl_decode_process_stop(const hs_etl_record *r, hs_etl_process_stop *out);
+
+/*
+ * The scheduler's records (Thread group 0x05), for wait analysis. They are not
+ * kinds of hs_etlk_classify (which keeps its callers' switches whole): each
+ * decoder checks the identity itself, any kernel header kind (SYSTEM,
+ * COMPACT, PERFINFO; newer Windows logs CSwitch with the compact header).
+ *
+ * CSwitch (opcode 36), the MOF CSwitch class (Thread_V2), 24 bytes, the same
+ * in versions 2, 3 and 4: NewThreadId u32 @0, OldThreadId u32 @4,
+ * NewThreadPriority i8 @8, OldThreadPriority i8 @9, PreviousCState u8 @10,
+ * SpareByte @11, OldThreadWaitReason i8 @12, OldThreadWaitMode i8 @13,
+ * OldThreadState i8 @14, OldThreadWaitIdealProcessor i8 @15,
+ * NewThreadWaitTime u32 @16, Reserved u32 @20. Version 1 (CSwitch_V1, Windows
+ * XP) has the same offsets in 20 bytes: NewThreadQuantum and OldThreadQuantum
+ * where v2 has PreviousCState and SpareByte, and no Reserved. No version 0
+ * exists; a later version is read as 4 (its payload must hold the 24 bytes).
+ * Nothing here depends on the pointer size.
+ */
+enum {
+	HS_ETLK_OP_CSWITCH = 36,
+	HS_ETLK_OP_READY_THREAD = 50,
+};
+
+/* KTHREAD_STATE: CSwitch's OldThreadState. The CSwitch class documents 0..7; 8 and 9 are wdm.h's later values. */
+enum {
+	HS_ETL_THREAD_INITIALIZED = 0,
+	HS_ETL_THREAD_READY = 1,
+	HS_ETL_THREAD_RUNNING = 2,
+	HS_ETL_THREAD_STANDBY = 3,
+	HS_ETL_THREAD_TERMINATED = 4,
+	HS_ETL_THREAD_WAITING = 5,
+	HS_ETL_THREAD_TRANSITION = 6, /* ready, but its kernel stack is paged out */
+	HS_ETL_THREAD_DEFERRED_READY = 7,
+	HS_ETL_THREAD_GATE_WAIT = 8,  /* GateWaitObsolete */
+	HS_ETL_THREAD_WAITING_FOR_PROCESS_IN_SWAP = 9,
+};
+
+/* KPROCESSOR_MODE: CSwitch's OldThreadWaitMode. */
+enum { HS_ETL_WAIT_KERNEL_MODE = 0, HS_ETL_WAIT_USER_MODE = 1 };
+
+typedef struct {
+	uint8_t version;
+	uint32_t new_tid, old_tid;
+	int8_t new_priority, old_priority; /* 0..31; 16 and up is the real-time class */
+	uint8_t previous_cstate;           /* v2+: the C-state the CPU left (0 when it was not idle); v1: 0 */
+	int8_t old_wait_reason;            /* KWAIT_REASON (hindsight/wait_reason.h), meaningful when old_state waits */
+	int8_t old_wait_mode;              /* HS_ETL_WAIT_KERNEL_MODE / USER_MODE */
+	int8_t old_state;                  /* HS_ETL_THREAD_* */
+	int8_t old_wait_ideal_processor;
+	uint32_t new_wait_time;            /* how long the new thread waited; the MOF gives no unit */
+} hs_etl_cswitch;
+bool hs_etl_decode_cswitch(const hs_etl_record *r, hs_etl_cswitch *out);
+
+/*
+ * ReadyThread (opcode 50), the MOF ReadyThread class (Thread_V2), 8 bytes:
+ * TThreadId u32 @0 (the thread made ready), AdjustReason i8 @4,
+ * AdjustIncrement i8 @5, Flag i8 @6, Reserved @7. The record's own thread
+ * (the header's) is the one that readied it, the waker; under a DPC it is
+ * whatever thread the interrupt came over (the idle thread on an idle CPU).
+ * When the thread's kernel stack or its process was swapped out, a second
+ * ReadyThread follows once they are back in. Versions 2 and later (the class
+ * came with Windows Vista's dispatcher events).
+ */
+enum {
+	HS_ETL_READY_FROM_DPC = 0x1,          /* readied by a deferred procedure call */
+	HS_ETL_READY_STACK_SWAPPED = 0x2,     /* its kernel stack was swapped out */
+	HS_ETL_READY_PROCESS_SWAPPED = 0x4,   /* its process's address space was swapped out */
+};
+
+typedef struct {
+	uint8_t version;
+	uint32_t tid;     /* the thread made ready */
+	uint32_t readier; /* the record's thread (the waker), UINT32_MAX when its header has none (PERFINFO) */
+	int8_t adjust_reason, adjust_increment;
+	uint8_t flags;    /* HS_ETL_READY_* */
+} hs_etl_ready_thread;
+bool hs_etl_decode_ready_thread(const hs_etl_record *r, hs_etl_ready_thread *out);
 
 /* The name of an NTSTATUS a crash report spells out ("STATUS_ACCESS_VIOLATION"),
  * or NULL for one it prints only as hex. Static string. */

@@ -1,4 +1,5 @@
-/* etl/kernel.c: decoders for the classic kernel events (process, thread, image, samples, stacks), the merged ImageId records and Kernel-Process exits, checking every length. */
+/* etl/kernel.c: decoders for the classic kernel events (process, thread, context switch, ready thread, image, samples, stacks), the merged ImageId records and Kernel-Process exits, checking every length. */
+#include <stddef.h>
 #include <string.h>
 
 #include "etl/etl_format.h"
@@ -353,6 +354,91 @@ bool hs_etl_decode_thread(const hs_etl_record *r, hs_etl_thread *out)
 	/* The name came later within version 3; its absence is not damage. */
 	if (c.len - c.off >= 2 && !rd_utf16z(&c, out->name, sizeof out->name, &out->truncated))
 		return false;
+	return true;
+}
+
+/*
+ * The scheduler's payloads as C structs of the MOF fields in their order: every
+ * field sits at its natural alignment, so the compiler lays them out exactly as
+ * the payload is (the asserts below hold that against the documented offsets).
+ * They are read with hs_le* at these offsets, never by casting a payload.
+ */
+struct cswitch_v2 {
+	uint32_t new_thread_id, old_thread_id;
+	int8_t new_thread_priority, old_thread_priority;
+	uint8_t previous_cstate;
+	int8_t spare_byte, old_thread_wait_reason, old_thread_wait_mode, old_thread_state, old_thread_wait_ideal_processor;
+	uint32_t new_thread_wait_time, reserved;
+};
+_Static_assert(sizeof(struct cswitch_v2) == 24, "CSwitch v2-v4 is 24 bytes");
+_Static_assert(offsetof(struct cswitch_v2, new_thread_priority) == 8, "NewThreadPriority at 8");
+_Static_assert(offsetof(struct cswitch_v2, previous_cstate) == 10, "PreviousCState at 10");
+_Static_assert(offsetof(struct cswitch_v2, old_thread_wait_reason) == 12, "OldThreadWaitReason at 12");
+_Static_assert(offsetof(struct cswitch_v2, old_thread_state) == 14, "OldThreadState at 14");
+_Static_assert(offsetof(struct cswitch_v2, old_thread_wait_ideal_processor) == 15, "OldThreadWaitIdealProcessor at 15");
+_Static_assert(offsetof(struct cswitch_v2, new_thread_wait_time) == 16, "NewThreadWaitTime at 16");
+
+/* CSwitch_V1 (Windows XP): quanta where v2 has PreviousCState and SpareByte, and no Reserved. */
+struct cswitch_v1 {
+	uint32_t new_thread_id, old_thread_id;
+	int8_t new_thread_priority, old_thread_priority, new_thread_quantum, old_thread_quantum;
+	int8_t old_thread_wait_reason, old_thread_wait_mode, old_thread_state, old_thread_wait_ideal_processor;
+	uint32_t new_thread_wait_time;
+};
+_Static_assert(sizeof(struct cswitch_v1) == 20, "CSwitch v1 is 20 bytes");
+_Static_assert(offsetof(struct cswitch_v1, old_thread_wait_reason) == offsetof(struct cswitch_v2, old_thread_wait_reason),
+	       "v1 and v2 share the wait fields' offsets");
+_Static_assert(offsetof(struct cswitch_v1, new_thread_wait_time) == offsetof(struct cswitch_v2, new_thread_wait_time),
+	       "v1 and v2 share NewThreadWaitTime's offset");
+
+struct ready_thread_v2 {
+	uint32_t t_thread_id;
+	int8_t adjust_reason, adjust_increment, flag, reserved;
+};
+_Static_assert(sizeof(struct ready_thread_v2) == 8, "ReadyThread is 8 bytes");
+_Static_assert(offsetof(struct ready_thread_v2, flag) == 6, "Flag at 6");
+
+static bool is_thread_op(const hs_etl_record *r, uint8_t op)
+{
+	return is_kernel_record(r) && r->group == HS_ETL_GROUP_THREAD && r->opcode == op && r->payload;
+}
+
+bool hs_etl_decode_cswitch(const hs_etl_record *r, hs_etl_cswitch *out)
+{
+	if (!is_thread_op(r, HS_ETLK_OP_CSWITCH) || r->version == 0)
+		return false;
+	size_t need = r->version == 1 ? sizeof(struct cswitch_v1) : sizeof(struct cswitch_v2);
+	if (r->payload_len < need)
+		return false;
+	const uint8_t *p = r->payload;
+	memset(out, 0, sizeof *out);
+	out->version = r->version;
+	out->new_tid = hs_le32(p + offsetof(struct cswitch_v2, new_thread_id));
+	out->old_tid = hs_le32(p + offsetof(struct cswitch_v2, old_thread_id));
+	out->new_priority = (int8_t)p[offsetof(struct cswitch_v2, new_thread_priority)];
+	out->old_priority = (int8_t)p[offsetof(struct cswitch_v2, old_thread_priority)];
+	if (r->version >= 2)
+		out->previous_cstate = p[offsetof(struct cswitch_v2, previous_cstate)];
+	out->old_wait_reason = (int8_t)p[offsetof(struct cswitch_v2, old_thread_wait_reason)];
+	out->old_wait_mode = (int8_t)p[offsetof(struct cswitch_v2, old_thread_wait_mode)];
+	out->old_state = (int8_t)p[offsetof(struct cswitch_v2, old_thread_state)];
+	out->old_wait_ideal_processor = (int8_t)p[offsetof(struct cswitch_v2, old_thread_wait_ideal_processor)];
+	out->new_wait_time = hs_le32(p + offsetof(struct cswitch_v2, new_thread_wait_time));
+	return true;
+}
+
+bool hs_etl_decode_ready_thread(const hs_etl_record *r, hs_etl_ready_thread *out)
+{
+	if (!is_thread_op(r, HS_ETLK_OP_READY_THREAD) || r->version < 2 || r->payload_len < sizeof(struct ready_thread_v2))
+		return false;
+	const uint8_t *p = r->payload;
+	memset(out, 0, sizeof *out);
+	out->version = r->version;
+	out->tid = hs_le32(p + offsetof(struct ready_thread_v2, t_thread_id));
+	out->readier = r->tid; /* UINT32_MAX from a PERFINFO header */
+	out->adjust_reason = (int8_t)p[offsetof(struct ready_thread_v2, adjust_reason)];
+	out->adjust_increment = (int8_t)p[offsetof(struct ready_thread_v2, adjust_increment)];
+	out->flags = (uint8_t)p[offsetof(struct ready_thread_v2, flag)];
 	return true;
 }
 
