@@ -144,7 +144,7 @@ static void cz_wait_reasons(hs_keyread *r, const hs_key *k, const hs_ynode *n, c
 		for (size_t j = 0; j < o && !dup; j++)
 			if (ws[j] == w) {
 				hs_diag_add(r->d, HS_D_CAUSE_DUP, pos[i], "give each wait reason once",
-					    "wait reason '%s' is already listed at line %d", names[i], pos[j].line);
+					    "wait reason '%s' is listed twice (first at %u:%u)", names[i], pos[j].line, pos[j].col);
 				dup = true;
 			}
 		if (dup)
@@ -211,9 +211,10 @@ static void cz_reasons(hs_keyread *r, const hs_key *k, const hs_ynode *n, const 
 					if (ds[j].windows_wait_reasons[x] == d->windows_wait_reasons[w])
 						hs_diag_add(r->d, HS_D_CAUSE_DUP, d->windows_wait_reasons_pos[w],
 							    "give a wait reason to one reason only",
-							    "wait reason '%s' already belongs to reason '%s' (line %d)",
+							    "wait reason '%s' already belongs to reason '%s' (at %u:%u)",
 							    hs_wait_reason_name(d->windows_wait_reasons[w]), ds[j].id,
-							    ds[j].windows_wait_reasons_pos[x].line);
+							    ds[j].windows_wait_reasons_pos[x].line,
+							    ds[j].windows_wait_reasons_pos[x].col);
 		if (!dup)
 			o++;
 	}
