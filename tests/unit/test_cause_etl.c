@@ -294,6 +294,22 @@ static void test_waits(void)
 		CHECK_CONTAINS(k->what, "WrPushLock");
 	hs_cause_result_free(&r);
 
+	/* A push lock still held when the window ends: its reason says lock wait; nobody is named yet (not the
+	 * waiting thread itself, as a sleep would name). */
+	{
+		scene s;
+		scene_open(&s, "pushlock-open.etl");
+		sw(&s, 0, 1, 0, 0, HS_ETL_THREAD_READY, 0, 0, FRAME, 8);
+		sw(&s, 1, 1, 0, 0, HS_ETL_THREAD_READY, 0, 0, WORKER, 8);
+		wait_out(&s, 0, 10, FRAME, HS_WAIT_WR_PUSH_LOCK, HS_ETL_WAIT_KERNEL_MODE, 0, 0);
+		wait_out(&s, 1, 50, WORKER, HS_WAIT_USER_REQUEST, HS_ETL_WAIT_USER_MODE, 0, 0);
+		scene_close(&s);
+		CHECK(analyse(s.path, FRAME, 5, 60, &r) == HS_OK);
+		k = expect_top("lock (WrPushLock, still waiting)", &r, "lock-wait", 40);
+		expect_thing(k, "nothing yet: the wait had not ended");
+		hs_cause_result_free(&r);
+	}
+
 	/* An ALPC reply is IPC by its reason. */
 	r = wait_scene("alpc.etl", SERVER, HS_WAIT_WR_LPC_REPLY, HS_ETL_WAIT_USER_MODE, 0);
 	k = expect_top("ipc (WrLpcReply)", &r, "ipc-wait", 100);

@@ -17,7 +17,7 @@
  */
 
 /* What a wait is for, where a phrase says it better than the reason's bare name; thing: who to name when no
- * thread readied it (NULL: the thread itself, a wait it chose). */
+ * thread readied it (NULL: the thread itself, a wait it chose; "": the interrupt or DPC that did, or nobody yet). */
 static const struct {
 	int reason;
 	const char *what, *thing;
@@ -36,15 +36,15 @@ static const struct {
 	{HS_WAIT_SUSPENDED, "a suspension (SuspendThread: a Suspended wait)", "a suspension the trace does not attribute"},
 	{HS_WAIT_WR_SUSPENDED, "a suspension (WrSuspended)", "a suspension the trace does not attribute"},
 	{HS_WAIT_WR_CPU_RATE_CONTROL, "its job object's CPU rate limit (WrCpuRateControl)", "its job object's CPU rate limit"},
-	{HS_WAIT_WR_PUSH_LOCK, "a push lock (WrPushLock)", NULL},
-	{HS_WAIT_WR_RESOURCE, "an executive resource (WrResource)", NULL},
-	{HS_WAIT_WR_MUTEX, "a mutex (WrMutex)", NULL},
-	{HS_WAIT_WR_FAST_MUTEX, "a fast mutex (WrFastMutex)", NULL},
-	{HS_WAIT_WR_GUARDED_MUTEX, "a guarded mutex (WrGuardedMutex)", NULL},
-	{HS_WAIT_WR_KEYED_EVENT, "a keyed event (WrKeyedEvent: a critical section or SRW lock)", NULL},
-	{HS_WAIT_WR_ALERT_BY_THREAD_ID, "an SRW lock, condition variable or WaitOnAddress (WrAlertByThreadId)", NULL},
-	{HS_WAIT_WR_LPC_RECEIVE, "an ALPC message (WrLpcReceive)", NULL},
-	{HS_WAIT_WR_LPC_REPLY, "an ALPC reply (WrLpcReply)", NULL},
+	{HS_WAIT_WR_PUSH_LOCK, "a push lock (WrPushLock)", ""},
+	{HS_WAIT_WR_RESOURCE, "an executive resource (WrResource)", ""},
+	{HS_WAIT_WR_MUTEX, "a mutex (WrMutex)", ""},
+	{HS_WAIT_WR_FAST_MUTEX, "a fast mutex (WrFastMutex)", ""},
+	{HS_WAIT_WR_GUARDED_MUTEX, "a guarded mutex (WrGuardedMutex)", ""},
+	{HS_WAIT_WR_KEYED_EVENT, "a keyed event (WrKeyedEvent: a critical section or SRW lock)", ""},
+	{HS_WAIT_WR_ALERT_BY_THREAD_ID, "an SRW lock, condition variable or WaitOnAddress (WrAlertByThreadId)", ""},
+	{HS_WAIT_WR_LPC_RECEIVE, "an ALPC message (WrLpcReceive)", ""},
+	{HS_WAIT_WR_LPC_REPLY, "an ALPC reply (WrLpcReply)", ""},
 };
 
 /* The Windows wait reason of the switch-out that began stretch s, or -1 (none recorded, or a Linux trace). */
