@@ -1,7 +1,9 @@
 /* etw/etw_api.c: the production hs_etw_api: the only file that calls Win32 for tracing, tokens, processes, merging and engine ctl's pipe. */
 #include "etw/etw_api.h"
 
+#include <psapi.h>
 #include <sddl.h>
+#include <tlhelp32.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -406,6 +408,81 @@ static DWORD win_open_process(DWORD pid, HANDLE *process)
 	return *process ? ERROR_SUCCESS : GetLastError();
 }
 
+/* ---- counters (run/counters_win.c) ---- */
+
+static ULONGLONG ft64(FILETIME f) { return ((ULONGLONG)f.dwHighDateTime << 32) | f.dwLowDateTime; }
+
+static DWORD win_system_times(ULONGLONG *idle, ULONGLONG *kernel, ULONGLONG *user)
+{
+	FILETIME i, k, u;
+	if (!GetSystemTimes(&i, &k, &u))
+		return GetLastError();
+	*idle = ft64(i);
+	*kernel = ft64(k);
+	*user = ft64(u);
+	return ERROR_SUCCESS;
+}
+
+static DWORD win_process_list(void (*fn)(void *ctx, DWORD pid, LPCWSTR exe), void *ctx)
+{
+	HANDLE snap = CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0);
+	if (snap == INVALID_HANDLE_VALUE)
+		return GetLastError();
+	PROCESSENTRY32W pe = {.dwSize = sizeof(pe)};
+	for (BOOL ok = Process32FirstW(snap, &pe); ok; ok = Process32NextW(snap, &pe))
+		fn(ctx, pe.th32ProcessID, pe.szExeFile);
+	DWORD err = GetLastError();
+	CloseHandle(snap);
+	return err == ERROR_NO_MORE_FILES ? ERROR_SUCCESS : err;
+}
+
+static DWORD win_process_times(DWORD pid, ULONGLONG *cpu)
+{
+	HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, pid);
+	if (!h)
+		return GetLastError();
+	FILETIME c, e, k, u;
+	DWORD err = GetProcessTimes(h, &c, &e, &k, &u) ? ERROR_SUCCESS : GetLastError();
+	if (!err)
+		*cpu = ft64(k) + ft64(u);
+	CloseHandle(h);
+	return err;
+}
+
+static DWORD win_process_memory(DWORD pid, ULONGLONG *ws)
+{
+	HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | PROCESS_VM_READ, FALSE, pid);
+	if (!h)
+		return GetLastError();
+	PROCESS_MEMORY_COUNTERS pmc = {.cb = sizeof(pmc)};
+	DWORD err = K32GetProcessMemoryInfo(h, &pmc, sizeof(pmc)) ? ERROR_SUCCESS : GetLastError();
+	if (!err)
+		*ws = pmc.WorkingSetSize;
+	CloseHandle(h);
+	return err;
+}
+
+static DWORD win_disk_free(LPCWSTR dir, ULONGLONG *avail)
+{
+	ULARGE_INTEGER a, total, free_all;
+	if (!GetDiskFreeSpaceExW(dir, &a, &total, &free_all))
+		return GetLastError();
+	*avail = a.QuadPart;
+	return ERROR_SUCCESS;
+}
+
+static DWORD win_process_state(DWORD pid, BOOL *alive, BOOL *debugged)
+{
+	HANDLE h = OpenProcess(PROCESS_QUERY_INFORMATION | SYNCHRONIZE, FALSE, pid);
+	if (!h)
+		return GetLastError();
+	*alive = WaitForSingleObject(h, 0) == WAIT_TIMEOUT;
+	*debugged = FALSE;
+	DWORD err = CheckRemoteDebuggerPresent(h, debugged) ? ERROR_SUCCESS : GetLastError();
+	CloseHandle(h);
+	return err;
+}
+
 const hs_etw_api hs_etw_api_win32 = {
 	.StartTraceW = StartTraceW,
 	.ControlTraceW = ControlTraceW,
@@ -452,6 +529,12 @@ const hs_etw_api hs_etw_api_win32 = {
 	.pipe_wait = win_pipe_wait,
 	.wait_object = win_wait_object,
 	.open_process = win_open_process,
+	.system_times = win_system_times,
+	.process_list = win_process_list,
+	.process_times = win_process_times,
+	.process_memory = win_process_memory,
+	.disk_free = win_disk_free,
+	.process_state = win_process_state,
 };
 
 static const hs_etw_api *current = &hs_etw_api_win32;

@@ -134,6 +134,27 @@ typedef struct hs_etw_api {
 	DWORD (*wait_object)(HANDLE h, DWORD ms);
 	/* OpenProcess(SYNCHRONIZE, pid): for wait_process on an engine we stopped. */
 	DWORD (*open_process)(DWORD pid, HANDLE *process);
+
+	/* ---- counter triggers, arm_while and the deadline probe (run/counters_win.c;
+	 * docs/triggers.md "Counters"). NULL in a table that does not offer them
+	 * (a test's recorder): the counter reads nothing and says so. ---- */
+	/* GetSystemTimes: the machine's idle, kernel (idle included) and user time, 100 ns. */
+	DWORD (*system_times)(ULONGLONG *idle, ULONGLONG *kernel, ULONGLONG *user);
+	/* CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS) + Process32FirstW/Process32NextW +
+	 * CloseHandle: fn for every process, its id and its image's file name. */
+	DWORD (*process_list)(void (*fn)(void *ctx, DWORD pid, LPCWSTR exe), void *ctx);
+	/* OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION) + GetProcessTimes + CloseHandle:
+	 * its kernel + user time so far, 100 ns. */
+	DWORD (*process_times)(DWORD pid, ULONGLONG *cpu_100ns);
+	/* OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | PROCESS_VM_READ) +
+	 * K32GetProcessMemoryInfo + CloseHandle: its working set, bytes. */
+	DWORD (*process_memory)(DWORD pid, ULONGLONG *working_set);
+	/* GetDiskFreeSpaceExW(dir): the bytes the caller may still write there. */
+	DWORD (*disk_free)(LPCWSTR dir, ULONGLONG *avail);
+	/* OpenProcess(PROCESS_QUERY_INFORMATION | SYNCHRONIZE) + WaitForSingleObject(0) +
+	 * CheckRemoteDebuggerPresent + CloseHandle: whether it still runs and a
+	 * debugger is attached. ERROR_INVALID_PARAMETER: no such process. */
+	DWORD (*process_state)(DWORD pid, BOOL *alive, BOOL *debugged);
 } hs_etw_api;
 
 /* The production table: advapi32, kernel32 and (loaded on first use) KernelTraceControl.dll. */

@@ -855,8 +855,8 @@ static void check_trigger_keys(checker *C, const hs_trigger *t)
 		 * trigger file (no sampling), the rest sampled; per process or
 		 * per session needs the one it reads. */
 		const hs_counter_info *ci = hs_counter_info_of(t->counter);
-		if (ci->psi)
-			may &= ~(unsigned)TK_SAMPLE;
+		if (ci->psi || ci->per_session)
+			may &= ~(unsigned)TK_SAMPLE; /* the kernel signals; the status comes once a second */
 		else
 			must |= TK_SAMPLE;
 		if (ci->per_process)
@@ -877,8 +877,9 @@ static void check_trigger_keys(checker *C, const hs_trigger *t)
 				    t->kind == HS_TRIGGER_MANUAL ? "a manual trigger fires on request only: drop the key"
 				    : present && keys[i].bit == TK_SLICE
 					    ? "every Present of a process is a frame: drop the key"
-				    : keys[i].bit == TK_SAMPLE ? "the kernel wakes the engine on PSI: nothing is sampled"
-								: NULL,
+				    : keys[i].bit == TK_SAMPLE
+					    ? "PSI: the kernel wakes the engine; ring fill and losses: the status, once a second"
+					    : NULL,
 				    "'%s' has no meaning in a %s trigger%s", keys[i].key, kn,
 				    present && keys[i].bit == TK_SLICE ? " with source present"
 				    : !by_kind && why		       ? why
@@ -1343,12 +1344,19 @@ static void check_trigger_counter(checker *C, hs_platform plat, hs_trigger *t)
 				    "give escalating thresholds instead: each step is a worse crossing",
 				    "PSI triggers report that a threshold was crossed, not by how much, so no crossing is "
 				    "worse than another");
+		if (t->for_pos.line && win_ms >= HS_PSI_MIN_WINDOW_MS && win_ms <= HS_PSI_MAX_WINDOW_MS &&
+		    (uint64_t)(win_ms + 0.5) % HS_PSI_UNPRIV_WINDOW_MS != 0)
+			hs_diag_add(C->d, HS_D_TRIGGER_DUBIOUS, t->for_pos,
+				    "make for_s a multiple of 2 s to work for any engine",
+				    "a PSI window of %g s is taken only from an engine with CAP_SYS_RESOURCE (the kernel "
+				    "refuses other windows than multiples of 2 s without it)",
+				    t->for_s);
 		if (t->clear_pos.line && t->for_pos.line && (double)t->clear_ms < win_ms)
 			hs_diag_add(C->d, HS_D_TRIGGER_DUBIOUS, t->clear_pos,
 				    "the kernel signals at most once a window while the pressure lasts; a shorter "
 				    "clear_ms re-arms between two signals of one episode",
-				    "clear_ms %llu is shorter than the PSI window (%g ms)", (unsigned long long)t->clear_ms,
-				    win_ms);
+				    "trigger '%s': clear_ms %llu is shorter than the PSI window (%g ms)",
+				    t->name ? t->name : "?", (unsigned long long)t->clear_ms, win_ms);
 	} else if (t->sample_pos.line && t->for_pos.line && t->for_s > 0 && (double)t->sample_ms > t->for_s * 1000.0) {
 		hs_diag_add(C->d, HS_D_TRIGGER_DUBIOUS, t->sample_pos,
 			    "sample at least as often as for_s, or the hold is judged on one sample",

@@ -12,6 +12,7 @@
 #include "hindsight/exitcodes.h"
 #include "hindsight/limits.h"
 #include "hindsight/trigger.h"
+#include "run/counters.h"
 #include "run/ctl.h"
 #include "run/jsonl.h"
 #include "run/live.h"
@@ -195,6 +196,11 @@ static hs_status write_manifest(const char *path, const hs_ruleset *rs, const hs
 		hs_json_kuint(&j, "ignored_warmup", tst->ignored_warmup);
 		hs_json_kuint(&j, "ignored_unarmed", tst->ignored_unarmed);
 		hs_json_kuint(&j, "dropped_rate", tst->dropped_rate);
+		hs_json_kuint(&j, "sampled_out", tst->sampled_out);
+		hs_json_kuint(&j, "cancelled", tst->cancelled);
+		hs_json_kuint(&j, "ignored_disarmed", tst->ignored_disarmed);
+		hs_json_kuint(&j, "not_worse", tst->not_worse);
+		hs_json_kuint(&j, "excused", tst->excused);
 		hs_json_kuint(&j, "last_fire_ns", tst->last_fire_ns);
 		hs_json_obj_end(&j);
 	}
@@ -445,6 +451,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	observer_ctx oc = {0};
 	hs_trigger_engine *te = NULL;
 	hs_snapshots *sn = NULL;
+	hs_counters *counters = NULL;
 	hs_run_status status = {0};
 	hs_live_catalog *cat = NULL;
 	hs_live *live = NULL;
@@ -571,6 +578,13 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 		tst = HS_ENOMEM;
 	if (tst == HS_OK)
 		tst = hs_run_status_init(&status, plan, hs_os_monotonic_ms(), start_ns);
+	/* Counter triggers, arm_while and the deadline probe read the machine (run/counters.h). */
+	if (tst == HS_OK && (tst = hs_counters_new(plan, dir, ops->kernel, msg, &counters)) == HS_EUNSUPPORTED) {
+		rc = HS_EXIT_RULES;
+		goto fail;
+	}
+	if (tst == HS_OK)
+		hs_counters_attach(counters, te, hs_os_monotonic_ms());
 	if (tst != HS_OK) {
 		hs_msg_say(msg, HS_MSG_ERROR, "run", "cannot set up the triggers (%s); nothing is being recorded",
 			   hs_strerror(tst));
@@ -635,10 +649,14 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 			wait_ms = due <= now_ns ? 0 : (due - now_ns) / 1000000u < (uint64_t)wake_ms
 								 ? (int)((due - now_ns) / 1000000u) + 1
 								 : wake_ms;
+		int cw = hs_counters_wait_ms(counters, hs_os_monotonic_ms());
+		if (cw < wait_ms)
+			wait_ms = cw;
 		if (ops->poll(b, wait_ms) != HS_OK && ok) {
 			hs_msg_say(msg, HS_MSG_ERROR, "run", "streaming failed; see above. Still recording the rings.");
 			ok = false;
 		}
+		hs_counters_poll(counters, te, hs_os_monotonic_ms(), clock_now(ops, b), &status);
 		if (!*stop)
 			take_due_snapshots(ops, b, te, sn, &manual_seen, false, &status, ctl);
 		uint64_t now = hs_os_monotonic_ms();
@@ -693,6 +711,7 @@ fail:
 	hs_os_set_busy(NULL);
 	if (b)
 		ops->free(b);
+	hs_counters_free(counters);
 	hs_trigger_engine_free(te);
 	hs_run_status_free(&status);
 	if (jsonl) {

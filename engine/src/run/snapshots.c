@@ -360,6 +360,9 @@ hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_back
 	hs_json_kuint(&j, "first_hit_ns", f->first_hit_ns);
 	hs_json_kuint(&j, "last_hit_ns", f->last_hit_ns);
 	hs_json_kuint(&j, "hits", f->hits);
+	/* How many incidents it stands for: 1 / the trigger's chance (issue 22). */
+	hs_json_key(&j, "weight");
+	hs_json_double(&j, f->weight > 0 ? f->weight : 1.0, 3);
 	hs_json_kuint(&j, "detect_ns", f->detect_ns);
 	hs_json_key(&j, "detection_latency_ms");
 	hs_json_double(&j, f->detect_ns >= f->first_hit_ns ? (double)(f->detect_ns - f->first_hit_ns) / 1e6 : 0.0, 3);
