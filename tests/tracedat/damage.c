@@ -23,6 +23,9 @@
  *   - be refused (HS_EINVAL/ENOMEM...) with a first problem that names the file, or
  *   - open and walk to its end, the second walk seeing what the first did;
  *   - a truncation that loses records must list a problem (nothing is lost silently).
+ * Once per run, an uncompressed v7 seed also gets an appended options section
+ * with 5 x 4096 CPU ranges: it must be read within HS_TRACEDAT_MAX_STREAMS and
+ * HS_TRACEDAT_MAX_WALK_BYTES, both named among its problems.
  * Crashes, overreads and leaks are the sanitizer build's to catch (this test
  * runs there too). --write DIR N writes the first N mutations of each file as
  * DIR/<file>.<i>.dat for tests/tracedat/check-damaged.sh (analyze on them).
@@ -63,9 +66,13 @@ static uint32_t rnd(void)
 	return (uint32_t)(rng_state >> 33);
 }
 
+/* Problem texts of the last read_one, for the checks that look for one. */
+static char g_texts[8192];
+
 /* Reads data[0..len) as a file; returns records walked, or -1 when refused. Checks the rules above. */
 static long read_one(const char *label, const uint8_t *data, size_t len, tally *t, size_t *problems)
 {
+	g_texts[0] = '\0';
 	int fd = memfd_create("damage", MFD_CLOEXEC);
 	if (fd < 0 || (len && write(fd, data, len) != (ssize_t)len)) {
 		perror("damage: memfd");
@@ -106,6 +113,10 @@ static long read_one(const char *label, const uint8_t *data, size_t len, tally *
 	for (size_t i = 0; td && i < hs_tracedat_problem_count(td); i++) {
 		char text[HS_PROBLEM_TEXT_MAX];
 		hs_problem_format(hs_tracedat_problem_at(td, i), text, sizeof text);
+		if (getenv("HS_DAMAGE_VERBOSE"))
+			printf("  %s: %s\n", label, text);
+		size_t used = strlen(g_texts);
+		snprintf(g_texts + used, sizeof g_texts - used, "%s\n", text);
 		if (!text[0]) {
 			printf("FAIL %s: an empty problem\n", label);
 			t->failures++;
@@ -176,6 +187,108 @@ static size_t mutate(const uint8_t *orig, size_t len, size_t i, uint8_t *buf, ch
 	}
 }
 
+/* A hostile v7 file made from an uncompressed one: an options section appended (the last DONE option patched to
+ * point to it) with nbuf BUFFER options of ncpu CPUs each, every CPU's range the same 64 KB of empty pages after
+ * it. It must open, walk and be bounded: the ranges past HS_TRACEDAT_MAX_STREAMS and the windows past HS_TRACEDAT_MAX_WALK_BYTES are
+ * refused with problems. Returns 0 when the file could be made and read as expected, 1 on a failure, -1 when
+ * the input is not an uncompressed v7 file. */
+static int hostile_buffers(const char *base, const uint8_t *orig, size_t len, unsigned nbuf, unsigned ncpu, tally *t)
+{
+	if (len < 32 || memcmp(orig + 10, "7\0", 2) != 0)
+		return -1;
+	size_t at = 10 + 2 + 2 + 4;
+	const uint8_t *nul = memchr(orig + at, 0, len - at);
+	if (!nul || memcmp(orig + at, "none", 5) != 0)
+		return -1;
+	at = (size_t)(nul - orig) + 1;
+	nul = memchr(orig + at, 0, len - at);
+	if (!nul)
+		return -1;
+	at = (size_t)(nul - orig) + 1;
+	uint64_t off, done_at = 0, buffer_sec = 0;
+	memcpy(&off, orig + at, 8);
+	for (int n = 0; off && n < 16; n++) { /* follow the options chain to its last DONE */
+		uint16_t flags;
+		uint64_t size;
+		if (off + 16 > len)
+			return -1;
+		memcpy(&flags, orig + off + 2, 2);
+		memcpy(&size, orig + off + 8, 8);
+		if ((flags & 1) || size > len - off - 16)
+			return -1;
+		size_t p = (size_t)off + 16, end = p + (size_t)size;
+		uint64_t next = 0;
+		while (p + 6 <= end) {
+			uint16_t id;
+			uint32_t osz;
+			memcpy(&id, orig + p, 2);
+			memcpy(&osz, orig + p + 2, 4);
+			if (id == 3 && osz >= 8)
+				memcpy(&buffer_sec, orig + p + 6, 8);
+			if (id == 0 && osz >= 8) {
+				done_at = p + 6;
+				memcpy(&next, orig + p + 6, 8);
+				break;
+			}
+			p += 6 + osz;
+		}
+		off = next;
+	}
+	if (!done_at || !buffer_sec)
+		return -1;
+	size_t opt_bytes = (size_t)nbuf * (6 + 8 + 16 + 5 + 8 + (size_t)ncpu * 20) + 6 + 8;
+	enum { EMPTY = 64 * 1024 };
+	size_t out_len = len + 16 + opt_bytes + EMPTY;
+	uint8_t *out = calloc(1, out_len), *p = out + len + 16;
+	if (!out)
+		return 1;
+	memcpy(out, orig, len);
+	uint64_t appended = len, size64 = opt_bytes;
+	memcpy(out + done_at, &appended, 8);
+	memcpy(out + len + 8, &size64, 8); /* section: id 0 (options), flags 0, string 0, size */
+	for (unsigned b = 0; b < nbuf; b++) {
+		char name[16];
+		snprintf(name, sizeof name, "hostile_buf_%03u", b % 1000); /* 15 characters + NUL, as opt_bytes counts */
+		uint16_t id = 3;
+		uint32_t osz = 8 + 16 + 5 + 8 + ncpu * 20, page = 4096;
+		memcpy(p, &id, 2);
+		memcpy(p + 2, &osz, 4);
+		p += 6;
+		memcpy(p, &buffer_sec, 8);
+		memcpy(p + 8, name, 16);
+		memcpy(p + 24, "mono", 5);
+		memcpy(p + 29, &page, 4);
+		memcpy(p + 33, &ncpu, 4);
+		p += 37;
+		for (uint32_t c = 0; c < ncpu; c++) {
+			uint64_t empty_at = len + 16 + opt_bytes, empty = EMPTY;
+			memcpy(p, &c, 4);
+			memcpy(p + 4, &empty_at, 8);
+			memcpy(p + 12, &empty, 8);
+			p += 20;
+		}
+	}
+	uint32_t eight = 8;
+	memcpy(p + 2, &eight, 4); /* DONE, the last section */
+	char label[128];
+	snprintf(label, sizeof label, "%s + %u buffers x %u CPUs of 64 KB each", base, nbuf, ncpu);
+	size_t problems = 0;
+	size_t refused = t->refused, failures = t->failures;
+	long got = read_one(label, out, out_len, t, &problems);
+	free(out);
+	int rc = t->failures != failures;
+	if (got < 0 || t->refused != refused) {
+		printf("FAIL %s: refused; it should be read as far as the limits go\n", label);
+		return 1;
+	}
+	if (!strstr(g_texts, "CPU data ranges in all buffers") || !strstr(g_texts, "the walk's buffers past")) {
+		printf("FAIL %s: the range and memory limits are not among its problems\n", label);
+		return 1;
+	}
+	printf("%s: read, %ld records, %zu problems\n", label, got, problems);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	size_t flips = 1000, write_n = 0;
@@ -210,6 +323,13 @@ int main(int argc, char **argv)
 			printf("FAIL %s: the undamaged file does not read cleanly (%ld records, %zu problems)\n", base,
 			       whole, problems);
 			return 1;
+		}
+		/* Past the stream and memory limits: 5 x 4096 CPU ranges of 64 KB (once: it reads 256 MB). */
+		static bool hostile_done;
+		if (!hostile_done) {
+			int h = hostile_buffers(base, orig, len, 5, 4096, &t);
+			t.failures += h > 0;
+			hostile_done = h >= 0;
 		}
 		rng_state = 0x9e3779b97f4a7c15ull ^ len;
 		size_t refused = t.refused, opened = t.opened, fails = t.failures;

@@ -274,6 +274,15 @@
  * tracefs setup has; each costs a stream with its own read window. */
 #define HS_TRACEDAT_MAX_CPUS 4096
 #define HS_TRACEDAT_MAX_BUFFERS 256
+/* CPU ranges of all buffers together: each is a stream of the walk (its state, a
+ * window): 64 instances of a 256-CPU machine; a v6 file's BUFFER options can
+ * point many instances at the same pairs, so the count is bounded apart. */
+#define HS_TRACEDAT_MAX_STREAMS 16384
+/* Read windows and decompressed chunks a walk holds at once, all streams
+ * together: a real file needs CPUs x 256 KB (2 MB for 8 CPUs, 64 MB for 256); a
+ * hostile one could claim 64 MB chunks on every CPU. Past it a CPU is not read
+ * further, with a problem. */
+#define HS_TRACEDAT_MAX_WALK_BYTES (256u << 20)
 /* v7 options sections chained by their DONE offsets (trace-cmd writes 2 or 3):
  * a damaged chain that loops is cut here. */
 #define HS_TRACEDAT_MAX_OPTION_SECTIONS 64

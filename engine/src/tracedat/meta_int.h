@@ -58,7 +58,7 @@ hs_status td_oom(td_file *f);
 void td_parse_clock(const char *text, size_t len, char *out, size_t cap);
 td_buffer *td_add_buffer(td_meta *m, const char *name);
 bool td_have_buffer(const td_meta *m, const char *name);
-void td_check_ranges(td_file *f, td_buffer *b, uint64_t at);
+void td_check_ranges(td_file *f, td_meta *m, td_buffer *b, uint64_t at);
 bool td_page_size_ok(const td_file *f, uint64_t size);
 bool td_expect_tag(td_cur *c, const char *tag, size_t len);
 hs_status td_read_header_info(td_file *f, td_meta *m, td_cur *c);

@@ -79,7 +79,7 @@ static hs_status read_flyrecord_v6(td_file *f, td_meta *m, td_opts *o, td_cur *c
 		td_cur_u64(c, &r.size);
 		b->cpus[b->n_cpus++] = r;
 	}
-	td_check_ranges(f, b, at);
+	td_check_ranges(f, m, b, at);
 	if (top && o->use_trace_clock) {
 		/* The trace_clock file follows (u64 size, text); trace-cmd falls back to "local" when it is bad. */
 		uint64_t size;

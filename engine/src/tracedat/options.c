@@ -89,7 +89,7 @@ static hs_status option_buffer_v7(td_file *f, td_meta *m, const uint8_t *d, uint
 		r.cpu = (int)cpu;
 		b->cpus[b->n_cpus++] = r;
 	}
-	td_check_ranges(f, b, at);
+	td_check_ranges(f, m, b, at);
 done:
 	free(name);
 	free(clock);

@@ -53,16 +53,22 @@ bool td_have_buffer(const td_meta *m, const char *name)
 }
 
 /* Checks a buffer's CPU ranges against the file and each other; a range cut by the end of the file is kept
- * up to it (its records up to there are read), one that starts past it or repeats a CPU is dropped. */
-void td_check_ranges(td_file *f, td_buffer *b, uint64_t at)
+ * up to it (its records up to there are read), one that starts past it or repeats a CPU is dropped, and so
+ * are those past HS_TRACEDAT_MAX_STREAMS over all buffers. */
+void td_check_ranges(td_file *f, td_meta *m, td_buffer *b, uint64_t at)
 {
+	uint64_t seen[HS_TRACEDAT_MAX_CPUS / 64] = {0}; /* CPU ids are below HS_TRACEDAT_MAX_CPUS (callers check) */
 	size_t keep = 0;
 	for (size_t i = 0; i < b->n_cpus; i++) {
 		td_cpu_range *r = &b->cpus[i];
-		bool dup = false;
-		for (size_t j = 0; j < keep; j++)
-			dup |= b->cpus[j].cpu == r->cpu;
-		if (dup) {
+		if (m->n_ranges == HS_TRACEDAT_MAX_STREAMS) {
+			td_problem(f, HS_PROBLEM_UNREADABLE, at, r->cpu,
+				   "more than %d CPU data ranges in all buffers: buffer '%s' from CPU %d on is not read",
+				   HS_TRACEDAT_MAX_STREAMS, b->name, r->cpu);
+			break;
+		}
+		uint64_t bit = 1ull << ((unsigned)r->cpu % 64);
+		if (seen[(unsigned)r->cpu / 64] & bit) {
 			td_problem(f, HS_PROBLEM_DAMAGED, at, r->cpu,
 				   "buffer '%s' lists CPU %d twice: the second data range is ignored", b->name, r->cpu);
 			continue;
@@ -81,7 +87,9 @@ void td_check_ranges(td_file *f, td_buffer *b, uint64_t at)
 				   (unsigned long long)(f->size - r->off));
 			r->size = f->size - r->off;
 		}
+		seen[(unsigned)r->cpu / 64] |= bit;
 		b->cpus[keep++] = *r;
+		m->n_ranges++;
 	}
 	b->n_cpus = keep;
 }

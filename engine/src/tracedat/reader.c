@@ -271,14 +271,18 @@ hs_status hs_tracedat_foreach(hs_tracedat *td, hs_tracedat_record_fn fn, void *c
 	walk_stream **heap = calloc(n ? n : 1, sizeof(*heap));
 	hs_status st = ws && heap ? HS_OK : HS_ENOMEM;
 	size_t k = 0, h = 0;
+	uint64_t held = 0; /* the streams' buffers, within HS_TRACEDAT_MAX_WALK_BYTES */
+	/* Every stream gets its buffer first (what is past the walk's budget says so before any page is read),
+	 * then each is put at its first record. */
 	for (size_t i = 0; i < td->m.n_buffers && st == HS_OK; i++)
 		for (size_t c = 0; c < td->m.buffers[i].n_cpus && st == HS_OK; c++, k++) {
-			st = td_stream_init(&ws[k].s, &td->f, &td->m.buffers[i], c);
+			st = td_stream_init(&ws[k].s, &td->f, &td->m.buffers[i], c, &held);
 			ws[k].order = k;
-			if (st == HS_OK && td_stream_next(&ws[k].s)) {
-				ws[k].key = adjust(&td->m, ws[k].s.cur.ts);
-				heap[h++] = &ws[k];
-			}
+		}
+	for (size_t i = 0; i < k && st == HS_OK; i++)
+		if (td_stream_next(&ws[i].s)) {
+			ws[i].key = adjust(&td->m, ws[i].s.cur.ts);
+			heap[h++] = &ws[i];
 		}
 	for (size_t i = h / 2; i-- > 0;)
 		sift_down(heap, h, i);

@@ -62,14 +62,26 @@ static bool load_window(td_stream *s)
 	return true;
 }
 
-static bool grow(uint8_t **p, size_t *cap, size_t need)
+/* Grows a buffer to need bytes within the walk's budget (HS_TRACEDAT_MAX_WALK_BYTES over every stream's
+ * buffers): false on out of memory or when the budget would be passed, with a problem saying which. */
+static bool grow(td_stream *s, uint8_t **p, size_t *cap, size_t need, uint64_t at)
 {
 	if (need <= *cap)
 		return true;
-	uint8_t *n = malloc(need);
-	if (!n)
+	if (*s->held - *cap + need > HS_TRACEDAT_MAX_WALK_BYTES) {
+		td_problem(s->f, HS_PROBLEM_UNREADABLE, at, s->cpu,
+			   "buffer '%s', CPU %d: its data would take the walk's buffers past %u MB: the rest is not read",
+			   s->buf->name, s->cpu, HS_TRACEDAT_MAX_WALK_BYTES >> 20);
 		return false;
+	}
+	uint8_t *n = malloc(need);
+	if (!n) {
+		td_problem(s->f, HS_PROBLEM_UNREADABLE, at, s->cpu, "buffer '%s', CPU %d: out of memory", s->buf->name,
+			   s->cpu);
+		return false;
+	}
 	free(*p);
+	*s->held = *s->held - *cap + need;
 	*p = n;
 	*cap = need;
 	return true;
@@ -108,11 +120,8 @@ static bool load_chunk(td_stream *s)
 				   s->buf->name, s->cpu, usize, page, HS_TRACEDAT_MAX_CHUNK_BYTES);
 			continue;
 		}
-		if (!grow(&s->zin, &s->zin_cap, zsize ? zsize : 1) || !grow(&s->win, &s->win_cap, usize)) {
-			td_problem(s->f, HS_PROBLEM_UNREADABLE, at, s->cpu, "buffer '%s', CPU %d: out of memory",
-				   s->buf->name, s->cpu);
+		if (!grow(s, &s->zin, &s->zin_cap, zsize ? zsize : 1, at) || !grow(s, &s->win, &s->win_cap, usize, at))
 			return false;
-		}
 		size_t got = 0;
 		if (!td_pread(s->f, at + sizeof h, s->zin, zsize)) {
 			td_problem(s->f, HS_PROBLEM_UNREADABLE, at, s->cpu, "buffer '%s', CPU %d: a chunk cannot be read",
@@ -263,9 +272,10 @@ bool td_stream_next(td_stream *s)
 	return false;
 }
 
-hs_status td_stream_init(td_stream *s, const td_file *f, const td_buffer *buf, size_t cpu_index)
+hs_status td_stream_init(td_stream *s, const td_file *f, const td_buffer *buf, size_t cpu_index, uint64_t *held)
 {
 	memset(s, 0, sizeof(*s));
+	s->held = held;
 	const td_cpu_range *r = &buf->cpus[cpu_index];
 	s->f = f;
 	s->buf = buf;
@@ -295,16 +305,22 @@ hs_status td_stream_init(td_stream *s, const td_file *f, const td_buffer *buf, s
 			return HS_ENOMEM;
 		return HS_OK;
 	}
-	size_t page = buf->page_size;
-	s->win_cap = HS_TRACEDAT_READ_WINDOW_BYTES - HS_TRACEDAT_READ_WINDOW_BYTES % page;
-	if (s->win_cap < page)
-		s->win_cap = page;
-	s->win = malloc(s->win_cap);
-	return s->win ? HS_OK : HS_ENOMEM;
+	/* A read window of whole pages, no larger than the range's whole pages (a part page is not read: the
+	 * first load says so). */
+	size_t page = buf->page_size, want = HS_TRACEDAT_READ_WINDOW_BYTES - HS_TRACEDAT_READ_WINDOW_BYTES % page;
+	if (want < page)
+		want = page;
+	if (r->size < want)
+		want = (size_t)(r->size / page * page);
+	if (want && !grow(s, &s->win, &s->win_cap, want, r->off))
+		s->done = true;
+	return HS_OK;
 }
 
 void td_stream_free(td_stream *s)
 {
+	if (s->held)
+		*s->held -= s->win_cap + s->zin_cap;
 	free(s->win);
 	free(s->zin);
 	if (s->dctx)

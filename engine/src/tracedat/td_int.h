@@ -68,6 +68,7 @@ typedef struct {
 	struct tep_handle *tep;
 	td_buffer *buffers; /* the top buffer first when the file has one, then the instances in file order */
 	size_t n_buffers;
+	size_t n_ranges;      /* CPU ranges of all buffers (at most HS_TRACEDAT_MAX_STREAMS) */
 	char clock[32];       /* the trace clock in force, "" when the file does not say */
 	unsigned cpus;        /* CPUs the file has data slots for (CPUCOUNT, or the v6 header's count) */
 	int64_t ts_offset;    /* ns added to every timestamp (DATE and OFFSET options), as libtracecmd does */
@@ -169,12 +170,14 @@ typedef struct {
 	uint64_t pts;
 	long long pmissed;
 	bool pfirst;            /* no record of the page delivered yet */
+	uint64_t *held;         /* bytes of buffers the whole walk holds (every stream's win and zin) */
 	bool done;
 	td_rec cur;
 } td_stream;
 
-/* HS_OK (also when the range is empty: the stream is then done), HS_ENOMEM. */
-hs_status td_stream_init(td_stream *s, const td_file *f, const td_buffer *buf, size_t cpu_index);
+/* HS_OK (also when the range is empty, or its buffer is past the walk's budget: the stream is then done,
+ * with a problem for the latter), HS_ENOMEM. held counts the walk's buffer bytes (shared by its streams). */
+hs_status td_stream_init(td_stream *s, const td_file *f, const td_buffer *buf, size_t cpu_index, uint64_t *held);
 /* Moves to the next record: true when there is one (in s->cur). */
 bool td_stream_next(td_stream *s);
 void td_stream_free(td_stream *s);
