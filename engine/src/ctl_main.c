@@ -14,6 +14,7 @@
 #include "hindsight/msg.h"
 #include "hindsight/plan.h"
 #include "hindsight/rules.h"
+#include "hindsight/rundoc.h"
 #include "hindsight/strbuf.h"
 #include "run/ctl.h"
 #include "run/ctl_json.h"
@@ -584,14 +585,13 @@ static bool folder_is_ours(const char *dir, const char *entry, const char *name,
 	if (!changed_since(&st, t0))
 		return false;
 	snprintf(path, sizeof path, "%s/%s/snapshot.json", dir, entry);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return false;
-	char buf[65536];
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	return strstr(buf, "engine ctl snapshot") != NULL;
+	/* read through its one reader (hindsight/rundoc.h): the manual hit's reason names who asked */
+	hs_arena a = {0};
+	hs_rundoc_snapshot d = {0};
+	bool ours = hs_rundoc_snapshot_read(path, &a, &d) == HS_OK && d.hit.reason &&
+		    strstr(d.hit.reason, "engine ctl snapshot") != NULL;
+	hs_arena_free(&a);
+	return ours;
 }
 
 static int do_snapshot(chan *ch, const char *name, const char *sock)

@@ -38,8 +38,8 @@ grep -q '6 x /bin/true exec -> exit 0' "$tmp/out/report.txt" || fail "the six /b
 if command -v node >/dev/null && [[ -d $src/tests/schema/node_modules ]]; then
 	node "$check" "$schema" "$tmp/out/report.json" >"$tmp/v.txt" || fail "schema check could not run"
 	grep -q $'\tvalid$' "$tmp/v.txt" || fail "report.json is not valid: $(cat "$tmp/v.txt")"
-	sed 's/"report_version": 1/"report_version": 2/' "$tmp/out/report.json" >"$tmp/bad.json"
-	node "$check" "$schema" "$tmp/bad.json" | grep -q $'\tinvalid' || fail "the schema accepts report_version 2"
+	sed 's/"report_version": 2/"report_version": 1/' "$tmp/out/report.json" >"$tmp/bad.json"
+	node "$check" "$schema" "$tmp/bad.json" | grep -q $'\tinvalid' || fail "the schema accepts report_version 1 (its verdict was an array)"
 else
 	echo "report fixture test: note: node or tests/schema/node_modules missing, schema not checked"
 fi

@@ -6,6 +6,14 @@ if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND NOT CMAKE_CROSSCOMPILING)
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/report-fixture-test.sh $<TARGET_FILE:analyze> ${PROJECT_SOURCE_DIR})
   set_tests_properties(analyze:report_fixture PROPERTIES TIMEOUT 120)
 endif()
+# The run folder's documents as the engine writes them (a replay with triggers, no root) and analyze's report.json,
+# against schemas/run|snapshot|report.schema.json (tests/schema/check.mjs; 77 without node or its node_modules).
+if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME schema:run_folder
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/schema/run-folder-test.sh $<TARGET_FILE:engine> $<TARGET_FILE:analyze>
+                   ${PROJECT_SOURCE_DIR})
+  set_tests_properties(schema:run_folder PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77)
+endif()
 # No circle of files in the report layer (engine/src/report): its archive's symbol tables ordered by tsort.
 if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND NOT CMAKE_CROSSCOMPILING)
   add_test(NAME analyze:report_layers

@@ -129,6 +129,19 @@
 #define HS_JSONL_DRAIN_MS 2000
 #define HS_JSONL_POLL_MS 100
 
+/* Capture-time reports (run/capture.h): snapshots waiting for their report. One report runs at a time
+ * (its memory is the report layer's caps: HS_REPORT_MAX_KEPT events and their kin, tens of MB at most); a
+ * burst of snapshots past this many waiting ones gets no report (said in main.log and snapshot.json) rather
+ * than a queue that grows with the incident. Triggers' cool-downs make 8 a long burst. */
+#define HS_CAPTURE_MAX_QUEUED 8
+/* How long the end of a run waits for the snapshot reports still queued before the final rings' own report
+ * (a report of a full 256 MB ring is a few seconds, docs/report.md "Speed"); the rest are left "pending". */
+#define HS_CAPTURE_FINISH_WAIT_MS 30000
+/* The report worker's nice value (Linux): below the recording loop (0) so a report never delays it, but
+ * still a tenth of a busy CPU (CFS weight 110 against 1024), so a crash's report is written within seconds
+ * while a game keeps both CPUs busy. Windows: THREAD_PRIORITY_BELOW_NORMAL. */
+#define HS_CAPTURE_NICE 10
+
 /* ETW: a key-event session a trigger watches runs in real time too; its
  * FlushTimer is 1 s (the shortest there is): Logging Mode Constants says a
  * real-time session with a log file flushes every second anyway, and a longer

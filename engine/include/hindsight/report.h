@@ -67,6 +67,11 @@ typedef struct {
 	void *progress_ctx;
 } hs_report_opts;
 
+/* Whether PATH holds something to report on (a trace.dat, or an .etl the reader opens: the file itself, or one
+ * in the folder), without saying anything: a recorder whose sessions write other files (a replay's JSON lines)
+ * has none. */
+bool hs_report_has_input(const char *path);
+
 /* Reads the input and builds the report: HS_OK (also for damaged input), or a status the sink explains. */
 hs_status hs_report_build(const hs_report_opts *o, hs_report **out);
 

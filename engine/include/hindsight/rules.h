@@ -365,8 +365,15 @@ typedef struct {
 	/* Disk cap for all triggered snapshots of a run (0: not given); the
 	 * oldest snapshot of the trigger that fired goes first, then the oldest. */
 	uint64_t snapshots_max_mb;
-	hs_pos dir_pos, name_format_pos, log_pos, manifest_pos, snapshots_max_pos;
+	/* The engine writes each snapshot's report (report.txt/json/html) into its folder as soon as it is
+	 * complete, and the final rings' into the run folder (run/capture.h). On unless `capture_report: false`
+	 * (capture_report_pos.line is 0 when the key is not given). */
+	bool capture_report;
+	hs_pos dir_pos, name_format_pos, log_pos, manifest_pos, snapshots_max_pos, capture_report_pos;
 } hs_run_rules;
+
+/* Whether a run makes capture-time reports (the key's default is on). */
+#define HS_RUN_CAPTURE_REPORT(run) ((run)->capture_report_pos.line == 0 || (run)->capture_report)
 
 /*
  * The report's cause vocabulary (a catalog's `causes:`, rules/causes.yaml;

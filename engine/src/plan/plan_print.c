@@ -6,6 +6,7 @@
 
 #include "hindsight/limits.h"
 #include "hindsight/plan.h"
+#include "hindsight/rundoc.h"
 #include "hindsight/winbuild.h"
 #include "plan/etw_defs.h"
 #include "util/json.h"
@@ -664,8 +665,8 @@ void hs_plan_trigger_json(const hs_plan *plan, const hs_plan_trigger *pt, hs_jso
 {
 	const hs_trigger *t = pt->trigger;
 	hs_json_obj_begin(j);
-	hs_json_kstr(j, "name", t->name);
-	hs_json_kstr(j, "kind", hs_trigger_kind_name(t->kind));
+	hs_json_kstr(j, HS_RUNDOC_TRIGGER_NAME, t->name); /* keys snapshot.json's reader reads: hindsight/rundoc.h */
+	hs_json_kstr(j, HS_RUNDOC_TRIGGER_KIND, hs_trigger_kind_name(t->kind));
 	if (t->description)
 		hs_json_kstr(j, "description", t->description);
 	hs_json_kstr(j, "session", pt->session < plan->n_sessions ? plan->sessions[pt->session].session->name : NULL);

@@ -27,7 +27,7 @@
  */
 
 /* The report.json schema's version (schemas/report.schema.json, docs/report.md). */
-#define HS_RPT_SCHEMA_VERSION 1
+#define HS_RPT_SCHEMA_VERSION 2
 
 /* Where a file or event comes from: a detector's platforms (bits). */
 enum { HS_RPT_LINUX = 1, HS_RPT_WINDOWS = 2 };

@@ -129,12 +129,20 @@ void hs_rpt_render_json(const hs_report *r, hs_strbuf *sb)
 	hs_json_kuint(&j, "first_ns", r->win_first);
 	hs_json_kuint(&j, "last_ns", r->win_last);
 	hs_json_obj_end(&j);
+	/* the verdict: its text, its lines as report.txt prints them, and the cause of the strongest finding when
+	 * one was attributed (schemas/report.schema.json; the cause attribution fills it) */
 	hs_json_key(&j, "verdict");
+	hs_json_obj_begin(&j);
+	hs_json_kstr(&j, "text", r->verdict[0]);
+	hs_json_key(&j, "lines");
 	hs_json_arr_begin(&j);
 	for (int i = 0; i < 2; i++)
 		if (r->verdict[i][0])
 			hs_json_str(&j, r->verdict[i]);
 	hs_json_arr_end(&j);
+	hs_json_kstr(&j, "cause", NULL);
+	hs_json_kstr(&j, "culprit", NULL);
+	hs_json_obj_end(&j);
 	hs_json_key(&j, "trigger");
 	const hs_rpt_trigger *t = &r->trig;
 	if (!t->present) {

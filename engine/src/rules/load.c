@@ -902,6 +902,8 @@ static const hs_key run_keys[] = {
 	{"snapshots_max_mb", HS_KEY_UINT, .min = 1, .max = HS_RULES_MAX_SNAPSHOTS_MB,
 	 HS_AT(hs_run_rules, snapshots_max_mb), HS_POS_AT(hs_run_rules, snapshots_max_pos),
 	 .doc = "disk cap for all triggered snapshots of a run"},
+	{"capture_report", HS_KEY_BOOL, HS_AT(hs_run_rules, capture_report), HS_POS_AT(hs_run_rules, capture_report_pos),
+	 .doc = "write each snapshot's report into its folder as it is taken (default true)"},
 	{0},
 };
 static const hs_keytable run_t = {"run", "run", "/definitions/run", "Profiles", NULL, run_keys};

@@ -34,6 +34,7 @@ struct hs_jsonl {
 	char *ring; /* [HS_JSONL_QUEUE_BYTES] */
 	size_t head, len;
 	uint64_t lines, dropped;
+	uint64_t records; /* lines written that are records, not key events (their mark in the queue, RECORD_MARK) */
 	bool stop;
 	uint64_t deadline_ms; /* set with stop */
 	bool open_failed_said;
@@ -55,6 +56,10 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 #endif
 }
+
+/* A record line (hs_jsonl_push_record) is queued after this byte, which is never written: the writer counts it,
+ * so the key events written are told apart from the records (a JSON text holds no raw control character). */
+#define RECORD_MARK '\x1e'
 
 static size_t count_lines(const char *p, size_t n)
 {
@@ -117,11 +122,20 @@ static void *writer_main(void *arg)
 			hs_cond_wait_ms(&j->cv, &j->mu, HS_JSONL_POLL_MS);
 			continue;
 		}
-		/* The oldest contiguous piece, written without the lock held. */
+		/* The oldest contiguous piece, written without the lock held, up to a record's mark. */
 		size_t n = j->len, room = HS_JSONL_QUEUE_BYTES - j->head;
 		if (n > room)
 			n = room;
 		const char *p = j->ring + j->head;
+		if (*p == RECORD_MARK) {
+			j->records++;
+			j->head = (j->head + 1) % HS_JSONL_QUEUE_BYTES;
+			j->len--;
+			continue;
+		}
+		const char *mark = memchr(p, RECORD_MARK, n);
+		if (mark)
+			n = (size_t)(mark - p);
 		hs_mutex_unlock(&j->mu);
 		long w = 0;
 		if (!broken && open_output(j)) {
@@ -221,29 +235,47 @@ nomem:
 	return HS_ENOMEM;
 }
 
-void hs_jsonl_push(hs_jsonl *j, const char *line, size_t len)
+/* Copies len bytes into the queue at its tail (the caller holds the lock and checked the room). */
+static void put(hs_jsonl *j, const char *p, size_t len)
+{
+	size_t tail = (j->head + j->len) % HS_JSONL_QUEUE_BYTES, first = HS_JSONL_QUEUE_BYTES - tail;
+	if (len <= first) {
+		memcpy(j->ring + tail, p, len);
+	} else {
+		memcpy(j->ring + tail, p, first);
+		memcpy(j->ring, p + first, len - first);
+	}
+	j->len += len;
+}
+
+static void push(hs_jsonl *j, const char *line, size_t len, bool record)
 {
 	hs_mutex_lock(&j->mu);
-	if (j->stop || len > HS_JSONL_QUEUE_BYTES - j->len) {
+	if (j->stop || len + record > HS_JSONL_QUEUE_BYTES - j->len) {
 		j->dropped++;
 	} else {
-		size_t tail = (j->head + j->len) % HS_JSONL_QUEUE_BYTES, first = HS_JSONL_QUEUE_BYTES - tail;
-		if (len <= first) {
-			memcpy(j->ring + tail, line, len);
-		} else {
-			memcpy(j->ring + tail, line, first);
-			memcpy(j->ring, line + first, len - first);
-		}
-		j->len += len;
+		if (record)
+			put(j, (const char[]){RECORD_MARK}, 1);
+		put(j, line, len);
 		hs_cond_signal(&j->cv);
 	}
 	hs_mutex_unlock(&j->mu);
 }
 
+void hs_jsonl_push(hs_jsonl *j, const char *line, size_t len)
+{
+	push(j, line, len, false);
+}
+
+void hs_jsonl_push_record(hs_jsonl *j, const char *line, size_t len)
+{
+	push(j, line, len, true);
+}
+
 void hs_jsonl_counts(hs_jsonl *j, uint64_t *lines, uint64_t *dropped)
 {
 	hs_mutex_lock(&j->mu);
-	*lines = j->lines;
+	*lines = j->lines >= j->records ? j->lines - j->records : 0; /* key events only */
 	*dropped = j->dropped;
 	hs_mutex_unlock(&j->mu);
 }

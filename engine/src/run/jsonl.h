@@ -33,7 +33,10 @@ hs_status hs_jsonl_open(const char *path, const hs_msg *msg, hs_jsonl **out);
 /* Queues one line (newline included); a full queue drops it (counted). Any thread. */
 void hs_jsonl_push(hs_jsonl *j, const char *line, size_t len);
 
-/* Lines written and dropped so far. */
+/* Queues one record that is not a key event (a snapshot's: {"type": "snapshot", ...}); any thread. */
+void hs_jsonl_push_record(hs_jsonl *j, const char *line, size_t len);
+
+/* Key-event lines written (records not counted), and lines dropped (both), so far. */
 void hs_jsonl_counts(hs_jsonl *j, uint64_t *lines, uint64_t *dropped);
 
 /* Hands over what is queued (at most HS_JSONL_DRAIN_MS), stops the writer,

@@ -154,6 +154,21 @@ static void line_recorder(const hs_run_status *st, char *buf, size_t cap)
 			 st->jsonl_dropped);
 }
 
+/* The newest snapshot's capture-time verdict, pinned like the latest alert: false when there is none yet. */
+static bool line_verdict(const hs_run_status *st, char *buf, size_t cap)
+{
+	const hs_rundoc_report *rep = &st->last_snapshot.report;
+	if (!st->last_snapshot.present)
+		return false;
+	if (rep->verdict)
+		snprintf(buf, cap, "snapshot %03u-%s: %s", st->last_snapshot.seq,
+			 st->last_snapshot.trigger ? st->last_snapshot.trigger : "?", rep->verdict);
+	else
+		snprintf(buf, cap, "snapshot %03u-%s: no report (%s)", st->last_snapshot.seq,
+			 st->last_snapshot.trigger ? st->last_snapshot.trigger : "?", rep->error ? rep->error : "?");
+	return true;
+}
+
 static void line_session(const hs_run_session_status *s, char *buf, size_t cap)
 {
 	char rate[24] = "? ev/s", fill[16] = "?", hist[24];
@@ -274,6 +289,8 @@ static void tick_plain(hs_live *lv, const hs_run_status *st, bool status_new)
 			line_trigger(&st->triggers[i], buf, sizeof buf);
 			fprintf(out, "live: %s\n", buf);
 		}
+		if (line_verdict(st, buf, sizeof buf))
+			fprintf(out, "live: verdict: %s\n", buf);
 	}
 	if (take_events(lv, out) || status_new)
 		fflush(out);
@@ -338,6 +355,11 @@ static void draw(hs_live *lv, const hs_run_status *st)
 	for (size_t i = 0; i < st->n_triggers && y < LINES; i++) {
 		line_trigger(&st->triggers[i], buf, sizeof buf);
 		put_line(y++, buf, 0);
+	}
+	if (y < LINES && line_verdict(st, buf + 9, sizeof buf - 9)) {
+		/* The newest snapshot's verdict stays in view too (run/capture.h). */
+		memcpy(buf, "verdict: ", 9);
+		put_line(y++, buf, A_BOLD | (lv->colors ? COLOR_PAIR(1) : A_REVERSE));
 	}
 	if (lv->alert.count && y < LINES) {
 		/* The newest alert stays in view however many events follow it. */

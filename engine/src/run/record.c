@@ -12,11 +12,13 @@
 #include "hindsight/exitcodes.h"
 #include "hindsight/limits.h"
 #include "hindsight/trigger.h"
+#include "run/capture.h"
 #include "run/counters.h"
 #include "run/ctl.h"
 #include "run/jsonl.h"
 #include "run/live.h"
 #include "run/live_event.h"
+#include "run/manifest.h"
 #include "run/os.h"
 #include "run/record.h"
 #include "run/snapshots.h"
@@ -79,146 +81,6 @@ static char *make_run_dir(const hs_run_rules *run, const char *suffix)
 	}
 	free(par);
 	return NULL;
-}
-
-/* Written at start (end null) so a killed run still has one, and again at the end. */
-static hs_status write_manifest(const char *path, const hs_ruleset *rs, const hs_plan *plan, const char *rules_path,
-				time_t start, time_t end, const hs_backend_ops *ops, hs_backend *b, uint64_t observed,
-				const hs_trigger_engine *te, const hs_snapshots *sn, int exit_code)
-{
-	hs_strbuf sb = {0};
-	hs_json j;
-	char ts[64];
-	hs_json_init(&j, &sb);
-	hs_json_obj_begin(&j);
-	hs_json_kstr(&j, "profile", rs->name);
-	hs_json_kstr(&j, "rules", rules_path);
-	hs_json_key(&j, "rules_files");
-	hs_json_arr_begin(&j);
-	for (size_t i = 0; i < rs->n_files; i++)
-		hs_json_str(&j, rs->files[i]);
-	hs_json_arr_end(&j);
-	hs_os_iso_time(ts, sizeof(ts), start);
-	hs_json_kstr(&j, "start", ts);
-	if (end) {
-		hs_os_iso_time(ts, sizeof(ts), end);
-		hs_json_kstr(&j, "end", ts);
-		hs_json_kint(&j, "exit_code", exit_code);
-	} else {
-		hs_json_key(&j, "end");
-		hs_json_null(&j);
-	}
-	hs_json_kstr(&j, "backend", ops->name);
-	hs_json_kuint(&j, "key_events_observed", observed);
-	hs_json_key(&j, "sessions");
-	hs_json_arr_begin(&j);
-	for (size_t i = 0; b && i < ops->n_sessions(b); i++) {
-		const hs_session_status *s;
-		if (ops->session_status(b, i, &s) != HS_OK)
-			continue;
-		hs_json_obj_begin(&j);
-		hs_json_kstr(&j, "name", s->name);
-		hs_json_kstr(&j, "instance", s->kernel_name);
-		hs_json_kstr(&j, "mode", hs_mode_name(s->mode));
-		hs_json_kuint(&j, "real_per_cpu_kb", s->real_per_cpu_kb);
-		hs_json_kuint(&j, "events_enabled", s->events_enabled);
-		hs_json_kuint(&j, "events_skipped", s->events_skipped);
-		if (s->skipped && s->events_skipped) {
-			/* Which events this run lacks, so nobody trusts coverage it does not have. */
-			hs_json_key(&j, "skipped");
-			hs_json_arr_begin(&j);
-			for (size_t k = 0; k < s->events_skipped; k++) {
-				const hs_skipped_event *e = &s->skipped[k];
-				char ev[256];
-				snprintf(ev, sizeof ev, "%s:%s", e->system, e->name ? e->name : "*");
-				hs_json_obj_begin(&j);
-				hs_json_kstr(&j, "event", ev);
-				hs_json_kbool(&j, "optional", e->optional);
-				hs_json_kstr(&j, "why", e->why);
-				hs_json_obj_end(&j);
-			}
-			hs_json_arr_end(&j);
-		}
-		if (s->mode == HS_MODE_FILE_CIRCULAR) {
-			hs_json_kuint(&j, "bytes_streamed", s->bytes_streamed);
-			hs_json_kuint(&j, "bytes_in_file", s->bytes_in_file);
-			hs_json_kuint(&j, "chunks_dropped", s->chunks_dropped);
-			hs_json_kuint(&j, "bytes_lost_disk", s->bytes_lost_disk);
-			hs_json_kuint(&j, "trigger_events_lost", s->trigger_events_lost);
-		} else {
-			hs_json_kuint(&j, "snapshots", s->snapshots);
-			hs_json_kuint(&j, "snapshot_events", s->snapshot_events);
-			hs_json_kuint(&j, "snapshot_entries", s->snapshot_entries);
-			hs_json_kuint(&j, "snapshot_events_dropped", s->snapshot_events_dropped);
-			hs_json_kuint(&j, "snapshot_raw_bytes", s->snapshot_raw_bytes);
-			hs_json_kuint(&j, "snapshot_bytes_dropped", s->snapshot_bytes_dropped);
-			hs_json_kuint(&j, "snapshot_file_bytes", s->snapshot_file_bytes);
-			hs_json_key(&j, "snapshot_s");
-			hs_json_double(&j, s->snapshot_s, 3);
-		}
-		if (plan->platform == HS_PLATFORM_WINDOWS) {
-			hs_json_kuint(&j, "etw_buffers", s->etw_buffers);
-			hs_json_kuint(&j, "etw_buffer_kb", s->etw_buffer_kb);
-			hs_json_kuint(&j, "etw_free_buffers", s->etw_free_buffers);
-			hs_json_kuint(&j, "etw_events_lost", s->etw_events_lost);
-			hs_json_kuint(&j, "etw_buffers_lost", s->etw_buffers_lost);
-			hs_json_kuint(&j, "etw_buffers_written", s->etw_buffers_written);
-		}
-		hs_json_key(&j, "cpus");
-		hs_json_arr_begin(&j);
-		for (unsigned c = 0; c < s->cpus; c++) {
-			const hs_cpu_stats *cs = &s->cpu[c];
-			hs_json_obj_begin(&j);
-			hs_json_kuint(&j, "cpu", c);
-			hs_json_kuint(&j, "entries", cs->entries);
-			hs_json_kuint(&j, "overrun", cs->overrun);
-			hs_json_kuint(&j, "commit_overrun", cs->commit_overrun);
-			hs_json_kuint(&j, "dropped", cs->dropped);
-			hs_json_kuint(&j, "read", cs->read);
-			hs_json_kuint(&j, "bytes", cs->bytes);
-			hs_json_obj_end(&j);
-		}
-		hs_json_arr_end(&j);
-		hs_json_obj_end(&j);
-	}
-	hs_json_arr_end(&j);
-	/* Triggers: what each saw and did, and every snapshot taken (docs/triggers.md). */
-	hs_json_key(&j, "triggers");
-	hs_json_arr_begin(&j);
-	for (size_t i = 0; te && i < hs_trigger_engine_count(te); i++) {
-		const hs_trigger_stats *tst = hs_trigger_engine_stats(te, i);
-		hs_json_obj_begin(&j);
-		hs_json_kstr(&j, "name", plan->triggers[i].trigger->name);
-		hs_json_kbool(&j, "armed", tst->armed);
-		hs_json_kuint(&j, "hits", tst->hits);
-		hs_json_kuint(&j, "fired", tst->fired);
-		hs_json_kuint(&j, "joined", tst->joined);
-		hs_json_kuint(&j, "ignored_warmup", tst->ignored_warmup);
-		hs_json_kuint(&j, "ignored_unarmed", tst->ignored_unarmed);
-		hs_json_kuint(&j, "dropped_rate", tst->dropped_rate);
-		hs_json_kuint(&j, "sampled_out", tst->sampled_out);
-		hs_json_kuint(&j, "cancelled", tst->cancelled);
-		hs_json_kuint(&j, "ignored_disarmed", tst->ignored_disarmed);
-		hs_json_kuint(&j, "not_worse", tst->not_worse);
-		hs_json_kuint(&j, "excused", tst->excused);
-		hs_json_kuint(&j, "last_fire_ns", tst->last_fire_ns);
-		hs_json_obj_end(&j);
-	}
-	hs_json_arr_end(&j);
-	hs_json_key(&j, "snapshots");
-	hs_snapshots_json(sn, &j);
-	/* The resolved plan as `engine --plan --json` prints it, placed last. */
-	char *pj = hs_plan_json(plan);
-	hs_json_key(&j, "plan");
-	hs_json_raw(&j, pj);
-	free(pj);
-	hs_json_obj_end(&j);
-	hs_sb_putc(&sb, '\n');
-	if (sb.oom) {
-		hs_sb_free(&sb);
-		return HS_ENOMEM;
-	}
-	return hs_os_write_file_synced(path, &sb);
 }
 
 /* ---- the run ---- */
@@ -451,6 +313,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	observer_ctx oc = {0};
 	hs_trigger_engine *te = NULL;
 	hs_snapshots *sn = NULL;
+	hs_capture *capture = NULL;
 	hs_counters *counters = NULL;
 	hs_run_status status = {0};
 	hs_live_catalog *cat = NULL;
@@ -549,7 +412,10 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	else if (hs_plan_print_text(plan, stdout) != HS_OK)
 		goto fail;
 	fflush(stdout);
-	write_manifest(manifest, rs, plan, rules_path, start, 0, ops, NULL, 0, NULL, NULL, 0);
+	/* run.json at start (end null), so a killed run still has one; again at the end (run/manifest.h) */
+	hs_run_manifest man = {.path = manifest, .rs = rs, .plan = plan, .rules_path = rules_path, .start = start,
+			       .ops = ops};
+	hs_run_manifest_write(&man);
 
 	/* Before the sessions start any thread: the socket's mode comes from a umask. */
 	ctl = hs_ctl_open(rs->run.dir, rs->name, dir, msg);
@@ -576,6 +442,10 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	hs_status tst = hs_trigger_engine_new(plan, start_ns, &te);
 	if (tst == HS_OK && !(sn = hs_snapshots_new(plan, dir, rules_hash, msg)))
 		tst = HS_ENOMEM;
+	/* Each complete snapshot gets its report from a worker below the loop (run/capture.h); without the
+	 * worker (said) the snapshots are taken as before. */
+	if (tst == HS_OK && (capture = hs_capture_new(rs, rules_path, HS_RUN_CAPTURE_REPORT(&rs->run), msg)))
+		hs_capture_attach(capture, sn);
 	if (tst == HS_OK)
 		tst = hs_run_status_init(&status, plan, hs_os_monotonic_ms(), start_ns);
 	/* Counter triggers, arm_while and the deadline probe read the machine (run/counters.h). */
@@ -659,6 +529,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 		hs_counters_poll(counters, te, hs_os_monotonic_ms(), clock_now(ops, b), &status);
 		if (!*stop)
 			take_due_snapshots(ops, b, te, sn, &manual_seen, false, &status, ctl);
+		hs_capture_tick(capture, sn, &status, jsonl);
 		uint64_t now = hs_os_monotonic_ms();
 		bool fresh = !status.updates || now - status.last_ms >= HS_STATUS_INTERVAL_MS;
 		if (fresh)
@@ -696,11 +567,22 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 			   dropped ? " (the reader did not keep up; the recording did not wait)" : "");
 	}
 	print_stats(msg, ops, b, oc.observed, observing, hs_os_monotonic_ms() - began);
+	hs_capture_drain(capture, sn); /* the snapshots' reports are in run.json too */
 	hs_os_set_busy("writing the run manifest");
-	if (write_manifest(manifest, rs, plan, rules_path, start, time(NULL), ops, b, oc.observed, te, sn,
-			   ok ? HS_EXIT_OK : HS_EXIT_RUN_FAILED) != HS_OK) {
+	man = (hs_run_manifest){.path = manifest, .rs = rs, .plan = plan, .rules_path = rules_path, .start = start,
+				.end = time(NULL), .exit_code = ok ? HS_EXIT_OK : HS_EXIT_RUN_FAILED, .ops = ops, .b = b,
+				.observed = oc.observed, .te = te, .sn = sn};
+	if (hs_run_manifest_write(&man) != HS_OK) {
 		hs_msg_say(msg, HS_MSG_ERROR, "run", "cannot write %s", manifest);
 		ok = false;
+	}
+	/* The final rings' report, into the run folder, and run.json says so (run/capture.h). */
+	hs_rundoc_report final;
+	hs_capture_finish(capture, dir, &final);
+	if (capture) {
+		man.report = &final;
+		if (hs_run_manifest_write(&man) != HS_OK)
+			hs_msg_say(msg, HS_MSG_WARN, "run", "cannot write the final report's state into %s", manifest);
 	}
 	hs_msg_say(msg, ok ? HS_MSG_INFO : HS_MSG_WARN, "run", "%s; run folder %s",
 		   ok ? "DONE, all files written" : "FAILED, see the messages above", dir);
@@ -721,6 +603,7 @@ fail:
 	hs_live_catalog_free(cat);
 	hs_sb_free(&oc.line);
 	free(oc.copies);
+	hs_capture_free(capture); /* before the snapshots: its worker is done with them */
 	hs_snapshots_free(sn);
 	hs_ctl_close(ctl); /* after run.json and the snapshots (their names are its); a stop client sees the end */
 	if (claimed)

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "hindsight/limits.h"
+#include "hindsight/rundoc.h"
 #include "run/os.h"
 #include "run/snapshots.h"
 #include "util/compat.h"
@@ -24,6 +25,8 @@ typedef struct {
 	uint64_t bytes;
 	bool ok, deleted;
 	const char *deleted_why; /* "keep" or "snapshots_max_mb" */
+	bool has_report;
+	hs_rundoc_report report; /* its capture-time report (strings in `arena`) */
 } snap_rec;
 
 struct hs_snapshots {
@@ -36,6 +39,11 @@ struct hs_snapshots {
 	size_t n, cap;
 	uint64_t *overrun_at_last; /* per session: ring overruns counted at the previous snapshot */
 	const hs_msg *msg;         /* borrowed */
+	/* the capture-time reports: snapshot.json's report state when taken, and who is told of a complete one */
+	const char *report_state;
+	hs_snapshots_taken_fn on_taken;
+	void *on_taken_ctx;
+	hs_arena arena; /* the records' report strings */
 };
 
 /* Messages for the user (source "trigger"). */
@@ -94,6 +102,7 @@ void hs_snapshots_free(hs_snapshots *sn)
 	free(sn->recs);
 	free(sn->dir);
 	free(sn->overrun_at_last);
+	hs_arena_free(&sn->arena);
 	free(sn);
 }
 
@@ -140,54 +149,49 @@ static uint64_t file_bytes(const char *path)
 	return stat(path, &st) ? 0 : (uint64_t)st.st_size;
 }
 
-/* One session's part of snapshot.json: its file and what the snapshot holds. */
-static void json_session(hs_snapshots *sn, hs_json *j, size_t i, const hs_session_status *s, const char *file,
-			 hs_status st)
+/* One session's part of snapshot.json: its file and what the snapshot holds (cpu_windows borrowed from s). */
+static void fill_session(hs_snapshots *sn, hs_rundoc_snap_session *o, size_t i, const hs_session_status *s,
+			 const char *file, hs_status st, hs_rundoc_cpu_window *windows)
 {
-	hs_json_obj_begin(j);
-	hs_json_kstr(j, "name", s->name);
-	hs_json_kstr(j, "mode", hs_mode_name(s->mode));
-	hs_json_kstr(j, "file", st == HS_OK ? file : NULL);
-	if (st != HS_OK)
-		hs_json_kstr(j, "error", hs_strerror(st));
+	memset(o, 0, sizeof *o);
+	o->name = s->name;
+	o->mode = hs_mode_name(s->mode);
+	o->file = st == HS_OK ? file : NULL;
+	o->error = st != HS_OK ? hs_strerror(st) : NULL;
 	uint64_t overrun = 0, lost = 0;
 	for (unsigned c = 0; c < s->cpus; c++) {
 		overrun += s->cpu[c].overrun;
 		lost += s->cpu[c].dropped + s->cpu[c].commit_overrun;
 	}
 	if (s->mode == HS_MODE_BUFFERING) {
-		hs_json_kuint(j, "events", s->snapshot_events);
-		hs_json_kuint(j, "ring_entries", s->snapshot_entries);
-		hs_json_kuint(j, "events_dropped_for_disk", s->snapshot_events_dropped);
-		hs_json_kuint(j, "raw_bytes", s->snapshot_raw_bytes);
-		hs_json_kuint(j, "file_bytes", s->snapshot_file_bytes);
-		hs_json_key(j, "seconds");
-		hs_json_double(j, s->snapshot_s, 3);
+		o->ring = true;
+		o->events = s->snapshot_events;
+		o->ring_entries = s->snapshot_entries;
+		o->events_dropped_for_disk = s->snapshot_events_dropped;
+		o->raw_bytes = s->snapshot_raw_bytes;
+		o->file_bytes = s->snapshot_file_bytes;
+		o->seconds = s->snapshot_s;
+		/* The window each CPU's part of the ring covers (trace clock, ns). */
+		if (s->snapshot_cpu_first_ns && s->snapshot_cpu_last_ns && windows) {
+			for (unsigned c = 0; c < s->cpus; c++)
+				windows[c] = (hs_rundoc_cpu_window){c, s->snapshot_cpu_first_ns[c], s->snapshot_cpu_last_ns[c]};
+			o->cpu_windows = windows;
+			o->n_cpu_windows = s->cpus;
+			o->has_cpu_windows = true;
+		}
 		/* The ring overwrote its oldest events since the previous snapshot:
 		 * its window starts later than that snapshot's end. */
-		/* The window each CPU's part of the ring covers (trace clock, ns). */
-		if (s->snapshot_cpu_first_ns && s->snapshot_cpu_last_ns) {
-			hs_json_key(j, "cpu_windows");
-			hs_json_arr_begin(j);
-			for (unsigned c = 0; c < s->cpus; c++) {
-				hs_json_obj_begin(j);
-				hs_json_kuint(j, "cpu", c);
-				hs_json_kuint(j, "first_ns", s->snapshot_cpu_first_ns[c]);
-				hs_json_kuint(j, "last_ns", s->snapshot_cpu_last_ns[c]);
-				hs_json_obj_end(j);
-			}
-			hs_json_arr_end(j);
-		}
-		hs_json_kbool(j, "wrapped", overrun > sn->overrun_at_last[i] || s->etw_buffers_lost);
-		hs_json_kuint(j, "overwritten_since_previous", overrun - sn->overrun_at_last[i]);
+		o->has_wrapped = true;
+		o->wrapped = overrun > sn->overrun_at_last[i] || s->etw_buffers_lost;
+		o->overwritten_since_previous = overrun - sn->overrun_at_last[i];
 		sn->overrun_at_last[i] = overrun;
 	} else {
-		hs_json_kuint(j, "bytes_in_file", s->bytes_in_file);
-		hs_json_kuint(j, "chunks_dropped", s->chunks_dropped);
-		hs_json_kuint(j, "bytes_lost_disk", s->bytes_lost_disk);
-		hs_json_kuint(j, "events_lost", lost + overrun + s->etw_events_lost);
+		o->key_file = true;
+		o->bytes_in_file = s->bytes_in_file;
+		o->chunks_dropped = s->chunks_dropped;
+		o->bytes_lost_disk = s->bytes_lost_disk;
+		o->events_lost = lost + overrun + s->etw_events_lost;
 	}
-	hs_json_obj_end(j);
 }
 
 /* Deletes snapshot r (retention) and says so. */
@@ -338,62 +342,82 @@ hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_back
 			free(path);
 		}
 
-	/* snapshot.json */
-	hs_strbuf sb = {0};
+	/* snapshot.json, through its one writer (hindsight/rundoc.h) */
+	hs_strbuf sb = {0}, tj = {0};
 	hs_json j;
 	char iso[64];
-	hs_json_init(&j, &sb);
-	hs_json_obj_begin(&j);
-	hs_json_kuint(&j, "snapshot", r->seq);
-	hs_json_key(&j, "trigger");
 	if (f->trigger != SIZE_MAX) {
+		hs_json_init(&j, &tj);
 		hs_plan_trigger_json(plan, &plan->triggers[f->trigger], &j);
-	} else { /* the built-in manual trigger: nothing in the rules */
-		hs_json_obj_begin(&j);
-		hs_json_kstr(&j, "name", f->name);
-		hs_json_kstr(&j, "kind", hs_trigger_kind_name(f->kind));
-		hs_json_obj_end(&j);
 	}
-	hs_json_key(&j, "hit");
-	hs_json_raw(&j, f->evidence_json);
-	hs_json_kstr(&j, "clock", "the sessions' trace clock (ns)");
-	hs_json_kuint(&j, "first_hit_ns", f->first_hit_ns);
-	hs_json_kuint(&j, "last_hit_ns", f->last_hit_ns);
-	hs_json_kuint(&j, "hits", f->hits);
-	/* How many incidents it stands for: 1 / the trigger's chance (issue 22). */
-	hs_json_key(&j, "weight");
-	hs_json_double(&j, f->weight > 0 ? f->weight : 1.0, 3);
-	hs_json_kuint(&j, "detect_ns", f->detect_ns);
-	hs_json_key(&j, "detection_latency_ms");
-	hs_json_double(&j, f->detect_ns >= f->first_hit_ns ? (double)(f->detect_ns - f->first_hit_ns) / 1e6 : 0.0, 3);
-	hs_json_kuint(&j, "due_ns", f->due_ns);
-	hs_json_kuint(&j, "taken_ns", taken_ns);
+	hs_rundoc_snapshot d = {
+		.snapshot = r->seq,
+		.trigger_json = f->trigger != SIZE_MAX ? hs_sb_cstr(&tj) : NULL,
+		.hit_json = f->evidence_json,
+		.clock = "the sessions' trace clock (ns)",
+		.first_hit_ns = f->first_hit_ns,
+		.last_hit_ns = f->last_hit_ns,
+		.hits = f->hits,
+		/* How many incidents it stands for: 1 / the trigger's chance (issue 22). */
+		.weight = f->weight > 0 ? f->weight : 1.0,
+		.detect_ns = f->detect_ns,
+		.detection_latency_ms =
+			f->detect_ns >= f->first_hit_ns ? (double)(f->detect_ns - f->first_hit_ns) / 1e6 : 0.0,
+		.due_ns = f->due_ns,
+		.taken_ns = taken_ns,
+		.taken_at = iso,
+		.marker_written = mst == HS_OK,
+		.rules_hash = sn->rules_hash,
+		.backend = ops->name,
+		.has_report = sn->report_state != NULL,
+		.report = {.state = sn->report_state, .pid = -1},
+	};
+	if (f->trigger == SIZE_MAX) { /* the built-in manual trigger: nothing in the rules */
+		hs_json_init(&j, &tj);
+		hs_json_obj_begin(&j);
+		hs_json_kstr(&j, HS_RUNDOC_TRIGGER_NAME, f->name);
+		hs_json_kstr(&j, HS_RUNDOC_TRIGGER_KIND, hs_trigger_kind_name(f->kind));
+		hs_json_obj_end(&j);
+		d.trigger_json = hs_sb_cstr(&tj);
+	}
 	hs_os_iso_time(iso, sizeof(iso), time(NULL));
-	hs_json_kstr(&j, "taken_at", iso);
-	hs_json_kbool(&j, "marker_written", mst == HS_OK);
-	hs_json_kstr(&j, "rules_hash_fnv1a64", sn->rules_hash);
-	hs_json_kstr(&j, "backend", ops->name);
-	hs_json_key(&j, "sessions");
-	hs_json_arr_begin(&j);
+	hs_rundoc_snap_session *ss_doc = calloc(plan->n_sessions ? plan->n_sessions : 1, sizeof *ss_doc);
+	const char **names = calloc(r->n_files + 2, sizeof *names);
+	if (!ss_doc || !names) {
+		free(ss_doc);
+		free(names);
+		hs_sb_free(&tj);
+		goto fail;
+	}
 	for (size_t i = 0; i < plan->n_sessions; i++) {
 		const hs_session *s = plan->sessions[i].session;
 		const hs_session_status *ss;
 		if (s->mode == HS_MODE_SAMPLING || !s->output || ops->session_status(b, i, &ss) != HS_OK)
 			continue;
-		json_session(sn, &j, i, ss, s->output, sst[i]);
+		hs_rundoc_cpu_window *w = ss->cpus ? calloc(ss->cpus, sizeof *w) : NULL;
+		fill_session(sn, &ss_doc[d.n_sessions++], i, ss, s->output, sst[i], w);
+		if (w && !ss_doc[d.n_sessions - 1].cpu_windows)
+			free(w); /* the others are freed with the document below */
 	}
-	hs_json_arr_end(&j);
-	hs_json_key(&j, "files");
-	hs_json_arr_begin(&j);
+	d.sessions = ss_doc;
 	for (size_t i = 0; i < r->n_files; i++)
-		hs_json_str(&j, r->files[i]);
-	hs_json_str(&j, "snapshot.json");
-	hs_json_arr_end(&j);
-	hs_json_obj_end(&j);
-	hs_sb_putc(&sb, '\n');
+		names[d.n_files++] = r->files[i];
+	names[d.n_files++] = "snapshot.json";
+	d.files = names;
+	hs_status wst = hs_rundoc_snapshot_write(&d, &sb);
+	for (size_t i = 0; i < d.n_sessions; i++)
+		free(ss_doc[i].cpu_windows);
+	free(ss_doc);
+	free(names);
+	hs_sb_free(&tj);
+	if (wst != HS_OK) {
+		hs_sb_free(&sb);
+		free(sst);
+		goto fail;
+	}
 	free(sst);
 	json_path = printf_new("%s/snapshot.json", partial);
-	if (!json_path || sb.oom || !add_file(r, "snapshot.json")) {
+	if (!json_path || !add_file(r, "snapshot.json")) {
 		hs_sb_free(&sb);
 		goto fail;
 	}
@@ -413,12 +437,19 @@ hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_back
 		goto fail;
 	}
 	r->ok = true;
+	if (sn->report_state) {
+		r->has_report = true;
+		r->report = (hs_rundoc_report){.state = sn->report_state, .pid = -1};
+	}
 	say(sn, HS_MSG_INFO, "trigger %s fired: snapshot %s (%.1f MB, %" PRIu64 " hits, %.2f s); recording goes on",
 	    f->name, r->folder, (double)r->bytes / 1048576.0, f->hits,
 	    (double)(hs_os_monotonic_ms() - t_start) / 1000.0);
 	free(partial);
 	free(json_path);
 	retention(sn, r);
+	/* retention never deletes the one just taken; its report is made from here (the capture-time report) */
+	if (sn->on_taken)
+		sn->on_taken(sn->on_taken_ctx, r->seq, r->trigger, r->folder);
 	return HS_OK;
 fail:
 	/* Nothing half written keeps a final name: the partial folder goes. */
@@ -433,19 +464,52 @@ fail:
 	return st;
 }
 
-void hs_snapshots_json(const hs_snapshots *sn, hs_json *j)
+size_t hs_snapshots_entries(const hs_snapshots *sn, hs_arena *a, hs_rundoc_snapshot_entry **out)
 {
-	hs_json_arr_begin(j);
-	for (size_t i = 0; sn && i < sn->n; i++) {
+	*out = hs_arena_alloc(a, (sn && sn->n ? sn->n : 1) * sizeof **out);
+	for (size_t i = 0; *out && sn && i < sn->n; i++) {
 		const snap_rec *r = &sn->recs[i];
-		hs_json_obj_begin(j);
-		hs_json_kuint(j, "snapshot", r->seq);
-		hs_json_kstr(j, "trigger", r->trigger);
-		hs_json_kstr(j, "folder", r->folder);
-		hs_json_kbool(j, "complete", r->ok);
-		hs_json_kuint(j, "bytes", r->bytes);
-		hs_json_kstr(j, "deleted", r->deleted ? r->deleted_why : NULL);
-		hs_json_obj_end(j);
+		(*out)[i] = (hs_rundoc_snapshot_entry){
+			.snapshot = r->seq,
+			.trigger = r->trigger,
+			.folder = r->folder,
+			.complete = r->ok,
+			.bytes = r->bytes,
+			.deleted = r->deleted ? r->deleted_why : NULL,
+			.has_report = r->has_report,
+			.report = r->report,
+		};
 	}
-	hs_json_arr_end(j);
+	return *out && sn ? sn->n : 0;
+}
+
+void hs_snapshots_set_reports(hs_snapshots *sn, const char *state, hs_snapshots_taken_fn fn, void *ctx)
+{
+	sn->report_state = state;
+	sn->on_taken = fn;
+	sn->on_taken_ctx = ctx;
+}
+
+static const char *keep_str(hs_snapshots *sn, const char *s)
+{
+	return s ? hs_arena_strdup(&sn->arena, s) : NULL;
+}
+
+void hs_snapshots_set_report(hs_snapshots *sn, unsigned seq, const hs_rundoc_report *rep)
+{
+	for (size_t i = 0; i < sn->n; i++) {
+		snap_rec *r = &sn->recs[i];
+		if (r->seq != seq)
+			continue;
+		r->has_report = true;
+		r->report = *rep;
+		r->report.state = keep_str(sn, rep->state);
+		r->report.path = keep_str(sn, rep->path);
+		r->report.verdict = keep_str(sn, rep->verdict);
+		r->report.verdict_more = keep_str(sn, rep->verdict_more);
+		r->report.kind = keep_str(sn, rep->kind);
+		r->report.comm = keep_str(sn, rep->comm);
+		r->report.error = keep_str(sn, rep->error);
+		return;
+	}
 }

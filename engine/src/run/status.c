@@ -243,6 +243,19 @@ void hs_run_status_json(const hs_run_status *s, hs_json *j)
 	hs_json_kuint(j, "key_events_observed", s->key_events_observed);
 	hs_json_kuint(j, "snapshots_taken", s->snapshots_taken);
 	hs_json_kuint(j, "snapshots_failed", s->snapshots_failed);
+	/* the newest snapshot's capture-time report (run/capture.h): its verdict and where the report is */
+	hs_json_key(j, "last_snapshot");
+	if (s->last_snapshot.present) {
+		hs_json_obj_begin(j);
+		hs_json_kuint(j, "snapshot", s->last_snapshot.seq);
+		hs_json_kstr(j, "trigger", s->last_snapshot.trigger);
+		hs_json_kstr(j, "folder", s->last_snapshot.folder);
+		hs_json_key(j, "report");
+		hs_rundoc_report_json(j, &s->last_snapshot.report);
+		hs_json_obj_end(j);
+	} else {
+		hs_json_null(j);
+	}
 	hs_json_key(j, "events_jsonl");
 	if (s->jsonl) {
 		hs_json_obj_begin(j);

@@ -9,6 +9,7 @@
 #include "hindsight/backend.h"
 #include "hindsight/json.h"
 #include "hindsight/plan.h"
+#include "hindsight/rundoc.h"
 #include "hindsight/trigger.h"
 
 /*
@@ -93,6 +94,14 @@ typedef struct {
 	bool jsonl;
 	uint64_t jsonl_lines, jsonl_dropped;
 	uint64_t updates; /* how many times gathered (0: never) */
+	/* The newest snapshot whose capture-time report is done (run/capture.h): the live view pins its verdict,
+	 * engine ctl status says it. Strings borrowed from the capture module until its next result. */
+	struct {
+		bool present;
+		unsigned seq;
+		const char *trigger, *folder;
+		hs_rundoc_report report;
+	} last_snapshot;
 
 	hs_run_session_status *sessions;
 	size_t n_sessions;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hindsight/rundoc.h"
 #include "trigger/trigger_int.h"
 
 /* A field as a string: a string field as it is, an integer one in decimal. */
@@ -103,7 +104,7 @@ void hs_trig_cond_evidence(hs_trig *t, const hs_key_event *ev, hs_json *j)
 		return;
 	char buf[HS_TRIGGER_FIELD_BYTES];
 	if (tr->n_where) {
-		hs_json_key(j, "where");
+		hs_json_key(j, HS_RUNDOC_HIT_WHERE);
 		hs_json_obj_begin(j);
 		for (size_t i = 0; i < tr->n_where; i++) {
 			const hs_trigger_cond *c = &tr->where[i];
@@ -129,15 +130,15 @@ void hs_trig_evidence_begin(const hs_trigger_engine *te, const hs_trig *t, const
 	hs_json_kstr(j, "trigger", t->name);
 	hs_json_kstr(j, "kind", hs_trigger_kind_name(t->kind));
 	if (ev) {
-		hs_json_kuint(j, "ts_ns", ev->ts_ns);
+		hs_json_kuint(j, HS_RUNDOC_HIT_TS, ev->ts_ns); /* keys a report reads: hindsight/rundoc.h */
 		const char *session = ev->session < te->plan->n_sessions && te->plan->sessions[ev->session].session
 					      ? te->plan->sessions[ev->session].session->name
 					      : NULL;
 		hs_json_kstr(j, "session", session);
 		hs_json_kuint(j, "cpu", ev->cpu);
-		hs_json_kint(j, "pid", ev->pid);
-		hs_json_kstr(j, "system", ev->system);
-		hs_json_kstr(j, "event", ev->name);
+		hs_json_kint(j, HS_RUNDOC_HIT_PID, ev->pid);
+		hs_json_kstr(j, HS_RUNDOC_HIT_SYSTEM, ev->system);
+		hs_json_kstr(j, HS_RUNDOC_HIT_EVENT, ev->name);
 	}
 	if (!t->pt)
 		return; /* the built-in manual trigger has no behaviour values */

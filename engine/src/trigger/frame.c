@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hindsight/rundoc.h"
 #include "trigger/trigger_int.h"
 
 /* The string field of the ftrace marker event (ftrace/print) that holds the
@@ -179,14 +180,14 @@ int hs_frame_feed(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, cha
 void hs_frame_evidence(const hs_trig *t, const hs_frame_hit *hit, hs_json *j)
 {
 	const hs_trigger *tr = t->pt->trigger;
-	hs_json_kint(j, "frame_pid", hit->pid);
+	hs_json_kint(j, HS_RUNDOC_HIT_FRAME_PID, hit->pid); /* keys a report reads: hindsight/rundoc.h */
 	if (hit->present)
 		hs_json_kstr(j, "present", hit->present); /* provider/event: no slice name */
 	else
-		hs_json_kstr(j, "slice", hit->slice);
-	hs_json_key(j, "frame_ms");
+		hs_json_kstr(j, HS_RUNDOC_HIT_SLICE, hit->slice);
+	hs_json_key(j, HS_RUNDOC_HIT_FRAME_MS);
 	hs_json_double(j, hit->frame_ms, 3);
-	hs_json_key(j, "median_ms");
+	hs_json_key(j, HS_RUNDOC_HIT_MEDIAN_MS);
 	hs_json_double(j, hit->median_ms, 3);
 	hs_json_key(j, "threshold_ms");
 	hs_json_double(j, tr->threshold_ms, 3);

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hindsight/rundoc.h"
 #include "hindsight/strbuf.h"
 #include "trigger/trigger_int.h"
 
@@ -220,9 +221,9 @@ static char *evidence(hs_trigger_engine *te, hs_trig *t, const hs_hit *h)
 	hs_json_obj_begin(&j);
 	hs_trig_evidence_begin(te, t, h->ev, &j);
 	if (!h->ev)
-		hs_json_kuint(&j, "ts_ns", h->ts);
+		hs_json_kuint(&j, HS_RUNDOC_HIT_TS, h->ts);
 	if (h->reason)
-		hs_json_kstr(&j, "reason", h->reason);
+		hs_json_kstr(&j, HS_RUNDOC_HIT_REASON, h->reason);
 	if (t->pt && t->pt->trigger->has_chance) {
 		hs_json_key(&j, "chance");
 		hs_json_double(&j, t->pt->trigger->chance, 6);
