@@ -2,11 +2,13 @@
 /*
  * Records a small ring (sched events under a fork/exec load), freezes and
  * drains it into memfds the way a snapshot does, then writes the same pages
- * twice: through libtracecmd's tracecmd_append_cpu_data (the old writer) and
- * through the parallel-compressed BUFFER section (hs_dat_opts.zcpu). Both
- * files must give byte-identical `trace-cmd report` output (stderr too) and
- * hold exactly the drained events, read back through libtracecmd. Done for all
- * CPUs and again with CPU 1 left empty (a CPU without data is not listed).
+ * three times: through libtracecmd's tracecmd_append_cpu_data (the old
+ * writer), through the parallel-compressed BUFFER section (hs_dat_opts.zcpu),
+ * and through it with the headers prepared ahead (hs_dat_opts.prep). All must
+ * give byte-identical `trace-cmd report` output (stderr too) and hold exactly
+ * the drained events, read back; the compressor's own event count must equal
+ * kbuffer's. Done for all CPUs and again with CPU 1 left empty (a CPU without
+ * data is not listed).
  * usage: test_snapshot_compat DIR   (root, tracefs)
  */
 #include <errno.h>
@@ -143,35 +145,56 @@ static int compare(const char *dir, const char *tag, int cpus, const int *fds, c
 	o.zcpu = z;
 	o.page_size = subbuf;
 	hs_status s2 = hs_dat_write_opts(own, cpus, files, &o);
-	for (int c = 0; c < cpus; c++)
+	/* A third time with the headers prepared ahead (hs_dat_prep, as a ring
+	 * snapshot writes them): the same report again. */
+	char prep[4096];
+	snprintf(prep, sizeof(prep), "%s/%s-prep.dat", dir, tag);
+	hs_dat_opts po = {.clock = "local", .compress = true, .kallsyms = true};
+	hs_status s3 = hs_dat_prep_new(dir, &po, &o.prep);
+	if (s3 == HS_OK)
+		s3 = hs_dat_write_opts(prep, cpus, files, &o);
+	/* The snapshot's own event count (datz.c) against kbuffer's. */
+	uint64_t zev = 0;
+	for (int c = 0; c < cpus; c++) {
+		zev += z[c].events;
 		hs_datz_free(&z[c]);
-	if (s1 != HS_OK || s2 != HS_OK) {
-		fprintf(stderr, "FAIL: %s: writing: libtracecmd %s, own %s\n", tag, hs_strerror(s1), hs_strerror(s2));
+	}
+	if (s1 != HS_OK || s2 != HS_OK || s3 != HS_OK) {
+		fprintf(stderr, "FAIL: %s: writing: libtracecmd %s, own %s, prepared headers %s\n", tag, hs_strerror(s1),
+			hs_strerror(s2), hs_strerror(s3));
 		return 1;
 	}
-	uint64_t n1 = dat_events(lib), n2 = dat_events(own);
+	if (zev != want) {
+		fprintf(stderr, "FAIL: %s: the compressor counted %" PRIu64 " events, kbuffer %" PRIu64 "\n", tag, zev,
+			want);
+		fails++;
+	}
+	uint64_t n1 = dat_events(lib), n2 = dat_events(own), n3 = dat_events(prep);
 	printf("%s: %" PRIu64 " events drained; libtracecmd's file %" PRIu64 " events (%" PRIu64 " bytes), "
-	       "ours %" PRIu64 " events (%" PRIu64 " bytes)\n",
-	       tag, want, n1, lib_bytes, n2, o.file_bytes);
-	if (n1 != want || n2 != want) {
+	       "ours %" PRIu64 " events, with prepared headers %" PRIu64 " events (%" PRIu64 " bytes)\n",
+	       tag, want, n1, lib_bytes, n2, n3, o.file_bytes);
+	if (n1 != want || n2 != want || n3 != want) {
 		fprintf(stderr, "FAIL: %s: event counts differ from the ring's\n", tag);
 		fails++;
 	}
-	if (report(lib) || report(own)) {
-		fprintf(stderr, "FAIL: %s: trace-cmd report failed (see %s.err, %s.err)\n", tag, lib, own);
+	if (report(lib) || report(own) || report(prep)) {
+		fprintf(stderr, "FAIL: %s: trace-cmd report failed (see %s.err, %s.err, %s.err)\n", tag, lib, own, prep);
 		return fails + 1;
 	}
-	snprintf(a, sizeof(a), "%s.txt", lib);
-	snprintf(b, sizeof(b), "%s.txt", own);
-	if (same(a, b)) {
-		fprintf(stderr, "FAIL: %s: trace-cmd report differs: diff %s %s\n", tag, a, b);
-		fails++;
-	}
-	snprintf(a, sizeof(a), "%s.err", lib);
-	snprintf(b, sizeof(b), "%s.err", own);
-	if (same(a, b)) {
-		fprintf(stderr, "FAIL: %s: trace-cmd report's warnings differ: diff %s %s\n", tag, a, b);
-		fails++;
+	const char *mine[2] = {own, prep};
+	for (int k = 0; k < 2; k++) {
+		snprintf(a, sizeof(a), "%s.txt", lib);
+		snprintf(b, sizeof(b), "%s.txt", mine[k]);
+		if (same(a, b)) {
+			fprintf(stderr, "FAIL: %s: trace-cmd report differs: diff %s %s\n", tag, a, b);
+			fails++;
+		}
+		snprintf(a, sizeof(a), "%s.err", lib);
+		snprintf(b, sizeof(b), "%s.err", mine[k]);
+		if (same(a, b)) {
+			fprintf(stderr, "FAIL: %s: trace-cmd report's warnings differ: diff %s %s\n", tag, a, b);
+			fails++;
+		}
 	}
 	return fails;
 }

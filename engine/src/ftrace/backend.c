@@ -378,6 +378,9 @@ static hs_status ftrace_start(const hs_plan *plan, const char *run_dir, const hs
 		hs_ftrace_detect_trace_on(&b->s[i]);
 		tracefs_trace_on(b->s[i].inst);
 	}
+	/* The first snapshot's .dat headers, in the background (snapshot.c). */
+	for (size_t i = 0; i < b->n; i++)
+		hs_ftrace_snapshot_prepare(b, &b->s[i], 0);
 	*out = b;
 	return HS_OK;
 fail:
@@ -1066,6 +1069,7 @@ static hs_status ftrace_stop(hs_backend *b)
 		return HS_OK;
 	for (size_t i = 0; i < b->n; i++) {
 		session *s = &b->s[i];
+		hs_ftrace_snapshot_unprepare(s);
 		if (s->inst && s->ps->session->mode == HS_MODE_FILE_CIRCULAR) {
 			/* Stop producing, take everything left, and write the file once more.
 			 * The detection instance goes off right after the session (the
@@ -1096,6 +1100,7 @@ static void ftrace_free(hs_backend *b)
 		return;
 	for (size_t i = 0; i < b->n; i++) {
 		session *s = &b->s[i];
+		hs_ftrace_snapshot_unprepare(s);
 		rebuild_collect(s, true);
 		close_session(b, s);
 		hs_ftrace_detect_free(s);

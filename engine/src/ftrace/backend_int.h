@@ -44,6 +44,7 @@ typedef struct {
 	hs_ftrace_events ev;
 	int marker_fd; /* the instance's trace_marker, for mark(); -1 when closed */
 	hs_ftrace_detect *det; /* file-circular a trigger watches: its detection instance, or NULL */
+	struct hs_snap_prep *prep; /* buffering: the next snapshot's headers, being or already written (snapshot.c) */
 } session;
 
 struct hs_backend {
@@ -106,6 +107,13 @@ void hs_ftrace_stream_until(hs_backend *b, atomic_bool *done);
  * files' rewrites and the manifest (computed by the caller, which owns those
  * sessions' counters). */
 hs_status hs_ftrace_snapshot_ring(hs_backend *b, session *s, const char *path, bool final, uint64_t reserve);
+/* Writes buffering session s's next snapshot headers in the background, at
+ * the snapshot threads' priority, after `delay_s` unless a snapshot wants them
+ * sooner; nothing when some are already prepared. Calling thread: the one
+ * that takes snapshots (a snapshot prepares the next itself). */
+void hs_ftrace_snapshot_prepare(hs_backend *b, session *s, double delay_s);
+/* Waits for and frees what hs_ftrace_snapshot_prepare started (stop, free). */
+void hs_ftrace_snapshot_unprepare(session *s);
 /* Free bytes on the file system of `path`, less `reserve` (0 when not more). */
 uint64_t hs_ftrace_room_for(const char *path, uint64_t reserve);
 

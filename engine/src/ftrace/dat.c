@@ -3,10 +3,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <traceevent/event-parse.h>
@@ -23,8 +26,6 @@
  * append_buffer_cpu_data changed its arguments between 2.x and 3.x.
  */
 struct tracecmd_output;
-struct tracecmd_compression;
-struct tracecmd_msg_handle;
 struct tracecmd_output *tracecmd_output_create_fd(int fd);
 void tracecmd_set_quiet(struct tracecmd_output *handle, bool set_quiet);
 void tracecmd_set_out_clock(struct tracecmd_output *handle, const char *clock);
@@ -40,11 +41,6 @@ struct tracecmd_option;
 struct tracecmd_option *tracecmd_add_option(struct tracecmd_output *handle, unsigned short id, int size,
 					    const void *data);
 void tracecmd_output_close(struct tracecmd_output *handle);
-struct tracecmd_compression *tracecmd_compress_alloc(const char *name, const char *version, int fd,
-						     struct tep_handle *tep, struct tracecmd_msg_handle *msg);
-void tracecmd_compress_destroy(struct tracecmd_compression *handle);
-int tracecmd_compress_copy_from(struct tracecmd_compression *handle, int fd, int chunk_size,
-				unsigned long long *read_size, unsigned long long *write_size);
 
 /* ---- comm names ----
  * libtracecmd reads saved_cmdlines twice (once to size it, once to copy it)
@@ -87,29 +83,41 @@ static void comms_merge(const char *text)
 	}
 }
 
-/* A memfd holding saved_cmdlines' format ("pid comm\n") for every known pid. */
-static int comms_file(void)
+/* Writers run in several threads (a key-event file's rewrite, a ring
+ * snapshot, the headers prepared for the next one): the table is theirs in turn. */
+static pthread_mutex_t g_comms_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Fills `fd` (a memfd, rewritten from its start) with saved_cmdlines' format
+ * ("pid comm\n") for every known pid, after merging the kernel's list. */
+static int comms_fill(int fd)
 {
+	int ret = -1;
+	pthread_mutex_lock(&g_comms_mu);
 	char *text = tracefs_instance_file_read(NULL, "saved_cmdlines", NULL);
 	if (text)
 		comms_merge(text);
 	free(text);
-	if (!g_comms)
-		return -1;
-	int fd = memfd_create("hs-cmdlines", MFD_CLOEXEC);
-	if (fd < 0)
-		return -1;
+	if (!g_comms || lseek(fd, 0, SEEK_SET) < 0 || ftruncate(fd, 0))
+		goto out;
 	FILE *f = fdopen(dup(fd), "w");
-	if (!f) {
-		close(fd);
-		return -1;
-	}
+	if (!f)
+		goto out;
 	for (size_t i = 0; i < HS_LINUX_COMM_CACHE; i++)
 		if (g_comms[i].pid)
 			fprintf(f, "%d %s\n", g_comms[i].pid, g_comms[i].comm);
-	if (fclose(f)) {
+	ret = fclose(f) ? -1 : 0;
+out:
+	pthread_mutex_unlock(&g_comms_mu);
+	return ret;
+}
+
+/* A memfd holding the comm table (comms_fill), or -1. */
+static int comms_file(void)
+{
+	int fd = memfd_create("hs-cmdlines", MFD_CLOEXEC);
+	if (fd >= 0 && comms_fill(fd)) {
 		close(fd);
-		return -1;
+		fd = -1;
 	}
 	return fd;
 }
@@ -176,23 +184,7 @@ void hs_dat_remove_dir(const char *dir)
 	rmdir(dir);
 }
 
-/* ---- our own BUFFER section ----
- * What libtracecmd's tracecmd_append_cpu_data writes in a v7 file (trace-output.c,
- * out_write_cpu_data), with CPU data compressed beforehand in parallel (datz.c)
- * instead of one CPU after another in the calling thread:
- *   the CPU count option, the pending options (an options section);
- *   the BUFFER section: header (id 3, flags 1 = compressed, no description
- *   string: libtracecmd's string table is private, and readers do not use it),
- *   each CPU's chunks at a page-aligned offset;
- *   the BUFFER option (section offset, name "" = top instance, clock, page
- *   size, CPUs with data: id, offset, compressed size without the count), in a
- *   new options section that the previous one links to.
- * libtracecmd's close then writes its string table, as always. */
-
-#define DAT_SECTION_BUFFER 3 /* TRACECMD_OPTION_BUFFER: section and option id */
-#define DAT_SECTION_COMPRESSED 1
-
-static int write_all(int fd, const void *p, size_t n)
+static int write_all_fd(int fd, const void *p, size_t n)
 {
 	while (n) {
 		ssize_t w = write(fd, p, n);
@@ -208,6 +200,92 @@ static int write_all(int fd, const void *p, size_t n)
 	}
 	return 0;
 }
+
+/* ---- kernel symbols ----
+ * libtracecmd reads /proc/kallsyms twice (its size, then its bytes: 5 MB the
+ * kernel formats each time), and fails with "error in size of file" when a
+ * module comes or goes in between. The writers read it once into a memfd and
+ * again only when /proc/modules changed (the only way the symbols change
+ * after boot); libtracecmd then copies the memfd. */
+
+static pthread_mutex_t g_ksyms_mu = PTHREAD_MUTEX_INITIALIZER;
+static int g_ksyms_fd = -1;
+static uint64_t g_ksyms_modules; /* FNV-1a of /proc/modules when g_ksyms_fd was read */
+
+static uint64_t hash_file(const char *path)
+{
+	uint64_t h = 1469598103934665603ull;
+	char buf[8192];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* no modules (a kernel without them): the symbols never change */
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
+	close(fd);
+	return h;
+}
+
+/* A memfd with /proc/kallsyms' text, or -1 (a read error, or addresses the
+ * kernel hides: libtracecmd then reads the file itself, lifting kptr_restrict
+ * for it as it does). */
+static int ksyms_read(void)
+{
+	int in = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC), out = memfd_create("hs-kallsyms", MFD_CLOEXEC);
+	char buf[65536];
+	ssize_t n;
+	bool first = true, ok = in >= 0 && out >= 0;
+	while (ok && (n = read(in, buf, sizeof(buf))) > 0) {
+		if (first && (n < 16 || !strncmp(buf, "0000000000000000", 16)))
+			ok = false;
+		first = false;
+		ok = ok && write_all_fd(out, buf, (size_t)n) == 0;
+	}
+	ok = ok && !first && n == 0;
+	if (in >= 0)
+		close(in);
+	if (!ok && out >= 0) {
+		close(out);
+		out = -1;
+	}
+	return out;
+}
+
+/* A new fd of the cached symbols (the caller closes it), or -1. */
+static int ksyms_fd(void)
+{
+	pthread_mutex_lock(&g_ksyms_mu);
+	uint64_t h = hash_file("/proc/modules");
+	if (g_ksyms_fd < 0 || h != g_ksyms_modules) {
+		int fd = ksyms_read();
+		if (fd >= 0) {
+			if (g_ksyms_fd >= 0)
+				close(g_ksyms_fd);
+			g_ksyms_fd = fd;
+			g_ksyms_modules = h;
+		}
+	}
+	int r = g_ksyms_fd >= 0 ? fcntl(g_ksyms_fd, F_DUPFD_CLOEXEC, 0) : -1;
+	pthread_mutex_unlock(&g_ksyms_mu);
+	return r;
+}
+
+/* ---- our own BUFFER section ----
+ * What libtracecmd's tracecmd_append_cpu_data writes in a v7 file (trace-output.c,
+ * out_write_cpu_data), with CPU data compressed beforehand in parallel (datz.c)
+ * instead of one CPU after another in the calling thread:
+ *   the CPU count option, the pending options (an options section);
+ *   the BUFFER section: header (id 3, flags 1 = compressed, no description
+ *   string: libtracecmd's string table is private, and readers do not use it),
+ *   each CPU's chunks at a page-aligned offset;
+ *   the BUFFER option (section offset, name "" = top instance, clock, page
+ *   size, CPUs with data: id, offset, compressed size without the count), in a
+ *   new options section that the previous one links to.
+ * libtracecmd's close then writes its string table, as always. */
+
+#define DAT_SECTION_BUFFER 3 /* TRACECMD_OPTION_BUFFER: section and option id */
+#define DAT_SECTION_COMPRESSED 1
 
 /* `fd` shares its file offset with libtracecmd's handle (a dup), so what it
  * writes lands where libtracecmd expects the next section. */
@@ -228,7 +306,7 @@ static int write_buffer_section(struct tracecmd_output *h, int fd, int ncpu, con
 	memcpy(hdr + 2, &flags, 2);
 	memcpy(hdr + 4, &desc, 4);
 	memcpy(hdr + 8, &size, 8);
-	if (write_all(fd, hdr, sizeof(hdr)))
+	if (write_all_fd(fd, hdr, sizeof(hdr)))
 		goto fail;
 	uint32_t page = (uint32_t)page_size, with_data = 0;
 	memcpy(opt + at, &sec_u, 8);
@@ -248,12 +326,15 @@ static int write_buffer_section(struct tracecmd_output *h, int fd, int ncpu, con
 		uint64_t off = ((uint64_t)pos + page_size - 1) & ~((uint64_t)page_size - 1);
 		if (lseek(fd, (off_t)off, SEEK_SET) < 0)
 			goto fail;
-		if (!z[c].raw) /* libtracecmd lists only CPUs with data */
+		/* libtracecmd lists only CPUs with data; a cut keeps the newest chunks. */
+		uint64_t kept = hs_datz_kept_bytes(&z[c]);
+		if (!kept)
 			continue;
-		if (write_all(fd, z[c].data, z[c].len))
+		uint32_t count = (uint32_t)(z[c].n - z[c].first);
+		if (write_all_fd(fd, &count, 4) || write_all_fd(fd, z[c].data + z[c].chunks[z[c].first].off, kept))
 			goto fail;
 		uint32_t cpu = (uint32_t)c;
-		uint64_t wsize = z[c].len - 4; /* libtracecmd's size leaves out the chunk count */
+		uint64_t wsize = kept; /* libtracecmd's size leaves out the chunk count */
 		memcpy(opt + at, &cpu, 4);
 		memcpy(opt + at + 4, &off, 8);
 		memcpy(opt + at + 12, &wsize, 8);
@@ -279,25 +360,210 @@ fail:
 
 /* ---- the writer ---- */
 
+/* A libtracecmd handle on `fd` with everything before the comms written:
+ * file header, compression, event formats, kernel symbols, printk formats.
+ * NULL on failure (*step says which; `fd` is then still the caller's). */
+static struct tracecmd_output *open_headers(int fd, const char *fake, const hs_dat_opts *o, const char *algo,
+					    const char **step)
+{
+	int ks = -1;
+	char kpath[64];
+	*step = "creating";
+	struct tracecmd_output *h = tracecmd_output_create_fd(fd);
+	if (!h)
+		return NULL;
+	tracecmd_set_quiet(h, true);
+	if (o->clock)
+		tracecmd_set_out_clock(h, o->clock);
+	if (fake && tracecmd_output_set_trace_dir(h, fake) < 0)
+		goto fail;
+	*step = "setting the compression of";
+	if (o->compress && tracecmd_output_set_compression(h, algo) < 0)
+		goto fail;
+	/* An empty kallsyms section instead of /proc/kallsyms: the headers would
+	 * otherwise be rewritten at 5 MB on every flush of a key-event file. With
+	 * them, the copy read once per module change (ksyms_fd). */
+	*step = "leaving kernel symbols out of";
+	if (!o->kallsyms && tracecmd_output_set_kallsyms(h, "/dev/null") < 0)
+		goto fail;
+	*step = "reading the kernel symbols for";
+	if (o->kallsyms && (ks = ksyms_fd()) >= 0) {
+		snprintf(kpath, sizeof(kpath), "/proc/self/fd/%d", ks);
+		if (tracecmd_output_set_kallsyms(h, kpath) < 0)
+			goto fail;
+	}
+	*step = "writing the headers of";
+	if (tracecmd_output_write_headers(h, o->events) < 0)
+		goto fail;
+	if (ks >= 0)
+		close(ks);
+	return h;
+fail:
+	if (ks >= 0)
+		close(ks);
+	/* The handle would close fd; the caller owns it on failure. */
+	int keep = dup(fd);
+	tracecmd_output_close(h);
+	if (keep >= 0) {
+		dup2(keep, fd);
+		close(keep);
+	}
+	return NULL;
+}
+
+/*
+ * Headers written ahead of time. A ring snapshot's headers (formats, 5 MB of
+ * kernel symbols, printk formats, all compressed) took 0.35-0.49 s of one CPU
+ * here, more than the drain; they do not change between snapshots, so the
+ * handle that wrote them into a memfd is kept, and the next snapshot copies
+ * those bytes into its file and moves the handle onto it (dup2 over the
+ * handle's descriptor, at the same offset) before libtracecmd goes on with
+ * the comms and options. libtracecmd keeps no file offsets of its own besides
+ * the ones it seeks back to inside what it writes later, and the first
+ * options section's link, which lands in the copied header at the same place.
+ * Resuming through libtracecmd's reader (tracecmd_get_output_handle_fd)
+ * instead parses the symbols back: 0.2 s.
+ */
+struct hs_dat_prep {
+	struct tracecmd_output *h;
+	int hfd;     /* the handle's descriptor number: the memfd until a write swaps in its file */
+	int comm_fd; /* what the private tracing directory's saved_cmdlines links to */
+	char *fake;  /* that directory's path (the handle has it), or NULL */
+	bool fake_made; /* it exists, made by us: only while the headers or a write need it */
+	uint64_t bytes;
+};
+
+void hs_dat_prep_free(hs_dat_prep *p)
+{
+	if (!p)
+		return;
+	if (p->h)
+		tracecmd_output_close(p->h); /* closes hfd */
+	else if (p->hfd >= 0)
+		close(p->hfd);
+	if (p->comm_fd >= 0)
+		close(p->comm_fd);
+	if (p->fake_made)
+		hs_dat_remove_dir(p->fake);
+	free(p->fake);
+	free(p);
+}
+
+uint64_t hs_dat_prep_bytes(const hs_dat_prep *p)
+{
+	return p ? p->bytes : 0;
+}
+
+hs_status hs_dat_prep_new(const char *near, const hs_dat_opts *o, hs_dat_prep **out)
+{
+	hs_status st = HS_ENOMEM;
+	const char *step = "allocating";
+	hs_dat_prep *p = calloc(1, sizeof(*p));
+	hs_dat_opts m = *o;
+	*out = NULL;
+	if (!p)
+		goto fail;
+	p->hfd = p->comm_fd = -1;
+	m.compress = true;
+	st = HS_EIO;
+	if ((p->comm_fd = comms_file()) >= 0)
+		p->fake_made = (p->fake = fake_tracing_dir(near, p->comm_fd)) != NULL;
+	step = "creating";
+	if ((p->hfd = memfd_create("hs-dat-headers", MFD_CLOEXEC)) < 0)
+		goto fail;
+	if (!(p->h = open_headers(p->hfd, p->fake, &m, "zstd", &step)))
+		goto fail;
+	/* Not left in the run folder between snapshots (an engine killed then
+	 * would leave it): the write that uses these headers makes it again,
+	 * with only what libtracecmd still reads from it, saved_cmdlines. */
+	if (p->fake)
+		hs_dat_remove_dir(p->fake);
+	off_t end = lseek(p->hfd, 0, SEEK_CUR);
+	if (end <= 0 || end != lseek(p->hfd, 0, SEEK_END))
+		goto fail;
+	p->bytes = (uint64_t)end;
+	*out = p;
+	return HS_OK;
+fail:
+	hs_msg_say(o->msg, HS_MSG_WARN, "ftrace", "failed %s the .dat headers prepared for the next snapshot: %s", step,
+		   strerror(errno));
+	hs_dat_prep_free(p);
+	return st;
+}
+
+/* Makes the prepared headers' private tracing directory again, with the
+ * comms read now. A folder of that name made by anyone else in between is
+ * not ours to read: mkdir fails, and the write goes without the preparation. */
+static int prep_ready(hs_dat_prep *p)
+{
+	if (p->comm_fd >= 0)
+		comms_fill(p->comm_fd); /* on failure the table of the preparation stays */
+	if (!p->fake)
+		return 0;
+	char link[4200], to[64];
+	snprintf(link, sizeof(link), "%s/saved_cmdlines", p->fake);
+	snprintf(to, sizeof(to), "/proc/self/fd/%d", p->comm_fd);
+	if (mkdir(p->fake, 0700))
+		return -1;
+	p->fake_made = true;
+	return symlink(to, link);
+}
+
+/* Puts the prepared headers into `fd` (the new file, empty) and the handle on
+ * it. Returns the handle, or NULL (errno set). */
+static struct tracecmd_output *take_prep(hs_dat_prep *p, int fd)
+{
+	off_t off = 0;
+	while ((uint64_t)off < p->bytes) {
+		ssize_t n = sendfile(fd, p->hfd, &off, (size_t)(p->bytes - (uint64_t)off));
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return NULL;
+		}
+	}
+	if (dup2(fd, p->hfd) < 0)
+		return NULL;
+	struct tracecmd_output *h = p->h;
+	p->h = NULL;
+	p->hfd = -1; /* the handle's again, now the file */
+	return h;
+}
+
 hs_status hs_dat_write_opts(const char *path, int ncpu, char *const *cpu_files, hs_dat_opts *o)
 {
 	hs_status st = HS_EIO;
 	struct tracecmd_output *h = NULL;
+	hs_dat_prep *prep = o->prep;
 	size_t n = strlen(path);
 	char *tmp = malloc(n + 5), *dirbuf = strdup(path), *dirbuf2 = strdup(path), *fake = NULL;
 	const char *step = "allocating";
 	int fd = -1, keep = -1, comm_fd = -1, err = 0;
+	o->prep = NULL; /* consumed, whatever happens */
 	o->err = 0;
 	o->header_bytes = o->file_bytes = 0;
+	o->sync_s = 0;
+	o->prepared = false;
 	if (!tmp || !dirbuf || !dirbuf2) {
 		st = HS_ENOMEM;
 		goto fail;
 	}
 	memcpy(tmp, path, n);
 	memcpy(tmp + n, ".tmp", 5);
+	if (prep && (o->header_only || !o->zcpu || !o->compress)) {
+		errno = EINVAL;
+		goto fail;
+	}
 	if (!o->header_only)
 		unlink(tmp);
-	if ((comm_fd = comms_file()) >= 0)
+	if (prep && prep_ready(prep)) {
+		hs_msg_say(o->msg, HS_MSG_WARN, "ftrace", "cannot use the prepared headers for %s (%s): writing them now",
+			   path, strerror(errno));
+		hs_dat_prep_free(prep);
+		prep = NULL;
+	}
+	o->prepared = prep != NULL;
+	if (!prep && (comm_fd = comms_file()) >= 0)
 		fake = fake_tracing_dir(dirname(dirbuf2), comm_fd);
 	step = "creating";
 	/* Our own fd: 0600 like everything in a run folder (libtracecmd's create
@@ -306,28 +572,18 @@ hs_status hs_dat_write_opts(const char *path, int ncpu, char *const *cpu_files, 
 			    : open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0 || (keep = dup(fd)) < 0)
 		goto fail;
-	h = tracecmd_output_create_fd(fd);
-	if (!h)
+	/* Compression: libtracecmd's best algorithm ("any": zstd when it was
+	 * built with it); zstd by name when the CPU data comes compressed by us
+	 * (datz.c), as the prepared headers always are. */
+	if (prep) {
+		step = "writing the prepared headers into";
+		if (!(h = take_prep(prep, fd)))
+			goto fail;
+		close(fd);
+	} else if (!(h = open_headers(fd, fake, o, o->zcpu ? "zstd" : "any", &step))) {
 		goto fail;
+	}
 	fd = -1; /* the handle owns it */
-	tracecmd_set_quiet(h, true);
-	if (o->clock)
-		tracecmd_set_out_clock(h, o->clock);
-	if (fake && tracecmd_output_set_trace_dir(h, fake) < 0)
-		goto fail;
-	/* libtracecmd's best algorithm ("any": zstd when it was built with it);
-	 * zstd by name when the CPU data comes compressed by us (datz.c). */
-	step = "setting the compression of";
-	if (o->compress && tracecmd_output_set_compression(h, o->zcpu ? "zstd" : "any") < 0)
-		goto fail;
-	/* An empty kallsyms section instead of /proc/kallsyms: the headers would
-	 * otherwise be rewritten at 5 MB on every flush of a key-event file. */
-	step = "leaving kernel symbols out of";
-	if (!o->kallsyms && tracecmd_output_set_kallsyms(h, "/dev/null") < 0)
-		goto fail;
-	step = "writing the headers of";
-	if (tracecmd_output_write_headers(h, o->events) < 0)
-		goto fail;
 	step = "writing the command lines of";
 	if (tracecmd_write_cmdlines(h) < 0)
 		goto fail;
@@ -360,8 +616,12 @@ hs_status hs_dat_write_opts(const char *path, int ncpu, char *const *cpu_files, 
 	 * storm beside a game; the rename then publishes a complete file. */
 	step = "syncing";
 	struct stat sb;
+	struct timespec s0, s1;
+	clock_gettime(CLOCK_MONOTONIC, &s0);
 	if (fdatasync(keep) || fstat(keep, &sb))
 		goto fail;
+	clock_gettime(CLOCK_MONOTONIC, &s1);
+	o->sync_s = (double)(s1.tv_sec - s0.tv_sec) + (double)(s1.tv_nsec - s0.tv_nsec) / 1e9;
 	o->file_bytes = (uint64_t)sb.st_size;
 	close(keep);
 	keep = -1;
@@ -389,6 +649,7 @@ fail:
 out:
 	if (keep >= 0)
 		close(keep);
+	hs_dat_prep_free(prep);
 	if (fake) {
 		hs_dat_remove_dir(fake);
 		free(fake);
@@ -420,32 +681,6 @@ hs_status hs_dat_check_cpu_bytes(uint64_t per_cpu_bytes, char *why, size_t why_l
 			 (unsigned long long)(per_cpu_bytes >> 20), (unsigned long long)(HS_LINUX_DAT_MAX_CPU_BYTES >> 20),
 			 (unsigned long long)(HS_LINUX_DAT_MAX_CPU_BYTES >> 20));
 	return HS_ELIMIT;
-}
-
-double hs_dat_compression_ratio(int fd, uint64_t off, uint64_t len, size_t subbuf)
-{
-	double ratio = 1.0;
-	struct tep_handle *tep = tep_alloc();
-	int out = memfd_create("hs-sample", MFD_CLOEXEC);
-	struct tracecmd_compression *c = NULL;
-	unsigned long long rsize = len, wsize = 0;
-	if (!tep || out < 0 || !len)
-		goto out;
-	if (!(c = tracecmd_compress_alloc(NULL, NULL, out, tep, NULL)))
-		goto out; /* no compression: the data is written as it is */
-	/* The same chunking as libtracecmd's own CPU-data copy (10 pages). */
-	if (lseek(fd, (off_t)off, SEEK_SET) == (off_t)-1 ||
-	    tracecmd_compress_copy_from(c, fd, (int)(10 * subbuf), &rsize, &wsize) < 0 || !rsize)
-		goto out;
-	ratio = (double)wsize / (double)rsize;
-out:
-	if (c)
-		tracecmd_compress_destroy(c);
-	if (out >= 0)
-		close(out);
-	if (tep)
-		tep_free(tep);
-	return ratio;
 }
 
 uint64_t hs_dat_count_events(const void *buf, size_t len, size_t subbuf)

@@ -28,18 +28,49 @@ struct hs_dat_event_list {
 hs_status hs_dat_write(const char *path, const char *clock, int ncpu, char *const *cpu_files,
 		       struct hs_dat_event_list *events, bool kallsyms, const hs_msg *msg);
 
-/* One CPU's data in trace.dat v7's compressed chunk layout (datz.c): the
- * chunk count, then per chunk its compressed and raw sizes and one zstd frame. */
+/* One CPU's data in trace.dat v7's compressed chunk layout (datz.c): per
+ * chunk its compressed and raw sizes and one zstd frame, back to back (the
+ * writer puts the chunk count in front), with an index. */
+typedef struct {
+	uint64_t off;              /* in data: the chunk's 8-byte header */
+	uint32_t zlen, raw;        /* its zstd frame's bytes; raw bytes (whole pages) */
+	uint32_t events;           /* ring events in its pages */
+	uint64_t first_ts, last_ts; /* its first and last event's time (0 without events) */
+} hs_datz_chunk;
+
 typedef struct {
 	unsigned char *data;
 	size_t len, cap;
-	uint64_t raw; /* uncompressed bytes (whole pages) */
+	uint64_t raw;          /* uncompressed bytes (whole pages) */
+	uint64_t events;       /* in all chunks */
+	hs_datz_chunk *chunks; /* [n] */
+	size_t n, ncap;
+	size_t first;          /* the first chunk written (a cut keeps the newest); 0 after compressing */
+	void *cctx;            /* the compressor (ZSTD_CCtx), kept for the next chunk */
+	struct kbuffer *kb;    /* to read the chunks' event times */
 } hs_datz;
 
-/* Compresses `bytes` of ring pages into `z` (reused: its buffer grows), in
- * chunks of HS_LINUX_DAT_CHUNK_PAGES pages at zstd `level`. Thread-safe. */
+/* Starts `z` over (reused: its buffers stay) for chunks at zstd `level`. */
+hs_status hs_datz_begin(hs_datz *z, int level);
+/* Compresses one chunk of whole sub-buffers (`bytes` a multiple of `subbuf`,
+ * at most HS_LINUX_DAT_CHUNK_PAGES of them but for a last, shorter one), and
+ * counts its events (hs_dat_page_events). One thread per hs_datz. */
+hs_status hs_datz_add(hs_datz *z, const unsigned char *pages, size_t bytes, size_t subbuf);
+/* hs_datz_begin, then `bytes` of ring pages in chunks of HS_LINUX_DAT_CHUNK_PAGES. */
 hs_status hs_datz_compress(const unsigned char *pages, uint64_t bytes, size_t subbuf, int level, hs_datz *z);
+/* Compressed bytes (chunk headers included, the count not), raw bytes and
+ * events of the chunks kept, [first, n). */
+uint64_t hs_datz_kept_bytes(const hs_datz *z);
+uint64_t hs_datz_kept_raw(const hs_datz *z);
+uint64_t hs_datz_kept_events(const hs_datz *z);
 void hs_datz_free(hs_datz *z);
+
+/* Events in one ring sub-buffer of `subbuf` bytes, the way libtraceevent's
+ * kbuffer counts them (datz.c says why not through it). */
+unsigned hs_dat_page_events(const unsigned char *page, size_t subbuf);
+
+/* A .dat's headers written ahead of time (dat.c): see hs_dat_opts.prep. */
+typedef struct hs_dat_prep hs_dat_prep;
 
 /* hs_dat_write with every knob; the outputs are filled on failure too. */
 typedef struct {
@@ -58,20 +89,33 @@ typedef struct {
 	 * stops, to learn header_bytes before deciding how much ring data fits a
 	 * nearly full disk; nothing is created at `path`. */
 	bool header_only;
+	/* Headers prepared by hs_dat_prep_new, used instead of writing them now
+	 * (zcpu and compress required, not header_only). Consumed by
+	 * hs_dat_write_opts, success or not: it frees it and sets this NULL. */
+	hs_dat_prep *prep;
 	const hs_msg *msg;
 	int err;               /* out: errno of the failure, 0 on success */
 	uint64_t header_bytes; /* out: bytes before the CPU data (headers, kallsyms, comms) */
 	uint64_t file_bytes;   /* out: the finished file's size */
+	double sync_s;         /* out: seconds in the final fdatasync */
+	bool prepared;         /* out: `prep` was used (else the headers were written then) */
 } hs_dat_opts;
 hs_status hs_dat_write_opts(const char *path, int ncpu, char *const *cpu_files, hs_dat_opts *o);
+
+/* Writes what hs_dat_write_opts writes before the comms (file header, event
+ * formats, kernel symbols, printk formats; zstd-compressed) into memory, for
+ * a later write of o->clock, o->events and o->kallsyms (the other fields are
+ * unused; o->msg hears of a failure). `near`: a folder for the private tracing
+ * directory libtracecmd reads the comms from (NULL: $TMPDIR or /tmp). The
+ * result holds a memfd, that directory and a handle until freed or used. */
+hs_status hs_dat_prep_new(const char *near, const hs_dat_opts *o, hs_dat_prep **out);
+/* The prepared bytes (0 for NULL). */
+uint64_t hs_dat_prep_bytes(const hs_dat_prep *p);
+void hs_dat_prep_free(hs_dat_prep *p);
 
 /* HS_ELIMIT (and a sentence in `why`) when a CPU's data is more than
  * libtracecmd can write into one .dat (HS_LINUX_DAT_MAX_CPU_BYTES). */
 hs_status hs_dat_check_cpu_bytes(uint64_t per_cpu_bytes, char *why, size_t why_len);
-
-/* Compressed bytes per raw byte for `len` bytes of `fd` from `off`, with the
- * compression hs_dat_write_opts uses; 1.0 when there is none. */
-double hs_dat_compression_ratio(int fd, uint64_t off, uint64_t len, size_t subbuf);
 
 /* Removes a directory and the files (links) directly in it. */
 void hs_dat_remove_dir(const char *dir);
