@@ -1011,13 +1011,31 @@ static void test_deadline_probe(void)
 		} else {
 			CHECK_EQ_INT(st->excused, 2);
 			CHECK_EQ_INT(hs_trigger_engine_next_due(te), last + 4 * SEC);
-			/* The debugger let go; it is still frozen: now it is a hang. */
+			/* Still held at +4 s: the deadline counts from then. */
+			CHECK(!next_fire(te, last + 4 * SEC, &fire));
+			CHECK_EQ_INT(hs_trigger_engine_next_due(te), last + 6 * SEC);
+			/* Let go before +6 s (when, nobody saw): a whole deadline from +6 s to draw again. */
 			pc.answer = HS_PROBE_RUNNING;
-			CHECK(!next_fire(te, last + 3 * SEC, &fire));
-			CHECK(next_fire(te, last + 4 * SEC, &fire));
+			CHECK(!next_fire(te, last + 6 * SEC, &fire));
+			CHECK_EQ_INT(hs_trigger_engine_next_due(te), last + 8 * SEC);
+			/* Still no frame: now it is a hang, its own. */
+			CHECK(next_fire(te, last + 8 * SEC, &fire));
+			CHECK_EQ_INT(fire.first_hit_ns, last + 8 * SEC);
 			CHECK_CONTAINS(fire.evidence_json, "\"probe\": \"running\"");
-			CHECK_EQ_INT(pc.asked, 3);
+			CHECK_EQ_INT(pc.asked, 5);
+			CHECK_EQ_INT(st->excused, 2);
 			free(fire.evidence_json);
+			/* A debugger's hold that ends with a frame: no hang. */
+			ts = last + 20 * SEC;
+			frames(te, 7, &ts, 100);
+			last = LAST(ts);
+			pc.answer = HS_PROBE_DEBUGGED;
+			CHECK(!next_fire(te, last + 2 * SEC, &fire));
+			ts = last + 5 * SEC;
+			frames(te, 7, &ts, 10);
+			pc.answer = HS_PROBE_RUNNING;
+			CHECK(!next_fire(te, ts + SEC, &fire));
+			CHECK_EQ_INT(st->fired, 1);
 		}
 		hs_trigger_engine_free(te);
 	}

@@ -162,8 +162,7 @@ static void ended(hs_trigger_engine *te, hs_trig *t, hs_dl_pid *p, uint64_t ts, 
 		dl_hit h = {.p = p, .ended_by = by, .end_ns = ts, .median_ms = median_ms(t->dl, p)};
 		hs_trig_hit(te, t, &(hs_hit){.ts = ts, .force = true, .extra = dl_evidence, .ctx = &h});
 	}
-	p->hung = p->done = false;
-	p->ask_ns = 0;
+	p->hung = p->done = p->held = false;
 }
 
 static const char *probe_name(hs_trigger_probe r)
@@ -192,12 +191,21 @@ static void judge(hs_trigger_engine *te, hs_trig *t, hs_dl_pid *p, uint64_t due,
 		forget(p);
 		return;
 	}
+	if (p->held && pr != HS_PROBE_DEBUGGED) {
+		/* The debugger let go since the last look, at a moment no one saw:
+		 * a whole deadline from now to draw again before it is a hang. */
+		p->held = false;
+		p->from_ns = now > due ? now : due;
+		return;
+	}
 	if (pr == HS_PROBE_DEBUGGED && t->pt->trigger->ignore_debugger) {
-		/* Asked again a deadline later: a debugger that lets go of a hung
-		 * process leaves it hung. */
-		if (!p->ask_ns)
+		/* Held by a debugger: the deadline counts again from now, so a
+		 * process the debugger lets go of has a whole deadline to draw
+		 * (a hang then is its own, and still caught). */
+		if (!p->held)
 			t->st.excused++;
-		p->ask_ns = add_sat(now > due ? now : due, d->deadline_ns);
+		p->held = true;
+		p->from_ns = now > due ? now : due;
 		return;
 	}
 	p->done = true;
@@ -212,8 +220,6 @@ static uint64_t due_of(const hs_dl_state *d, const hs_dl_pid *p)
 {
 	if (!p->pid || !p->last_ns || p->done)
 		return UINT64_MAX;
-	if (p->ask_ns)
-		return p->ask_ns;
 	return add_sat(p->from_ns, d->deadline_ns);
 }
 
@@ -245,7 +251,6 @@ void hs_dl_cancel(hs_trig *t, uint64_t ts)
 		hs_dl_pid *p = &t->dl->pids[i];
 		if (p->pid && p->last_ns && p->last_ns <= ts && !p->done) {
 			p->done = true; /* a loading screen: this stop is expected */
-			p->ask_ns = 0;
 		}
 	}
 }
@@ -285,7 +290,7 @@ static void frame(hs_trigger_engine *te, hs_trig *t, int pid, const char *sys, u
 		return;
 	if (p->last_ns && ts < p->last_ns)
 		return; /* out of order */
-	if (p->done || p->ask_ns)
+	if (p->done || p->held)
 		ended(te, t, p, ts, "frame");
 	hs_trig_clear(t, ts); /* a frame: the condition is clear (another process's hang is a new incident) */
 	p->starts[p->next] = ts;

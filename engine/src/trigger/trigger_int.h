@@ -55,7 +55,7 @@ typedef struct {
 	uint64_t frames;       /* frames seen */
 	uint64_t last_ns;      /* the newest frame; 0: none */
 	uint64_t from_ns;      /* the deadline counts from here: the newest frame or suspend event */
-	uint64_t ask_ns;       /* a debugger held it: ask the probe again at this time (0: not asked) */
+	bool held;             /* a debugger held it when its deadline passed (the deadline restarted then) */
 	bool done;             /* this freeze was judged (a hit, or not a hang): wait for the next frame */
 	bool hung;             /* this freeze made a hit: its end is a resume snapshot */
 	uint64_t hung_at_ns;   /* when the deadline passed */
