@@ -39,7 +39,7 @@ void rd_write(hs_json *j, const rd_table *t, const void *obj)
 		case RD_BOOL: hs_json_bool(j, *CAT(obj, f->off, bool)); break;
 		case RD_DOUBLE: hs_json_double(j, *CAT(obj, f->off, double), f->digits); break;
 		case RD_STRS: {
-			const char *const *v = *CAT(obj, f->off, const char *const *);
+			const char *const *v = *(const char *const *const *)((const char *)obj + f->off);
 			size_t n = *CAT(obj, f->n_off, size_t);
 			hs_json_arr_begin(j);
 			for (size_t k = 0; k < n; k++)
@@ -49,7 +49,7 @@ void rd_write(hs_json *j, const rd_table *t, const void *obj)
 		}
 		case RD_OBJ: rd_write(j, f->sub, CAT(obj, f->off, char)); break;
 		case RD_ARR: {
-			const char *v = *CAT(obj, f->off, const char *);
+			const char *v = *(const char *const *)((const char *)obj + f->off);
 			size_t n = *CAT(obj, f->n_off, size_t);
 			hs_json_arr_begin(j);
 			for (size_t k = 0; k < n; k++)
