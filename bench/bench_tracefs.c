@@ -163,6 +163,27 @@ void bench_child_signals(void)
 	signal(SIGHUP, SIG_DFL);
 }
 
+pid_t bench_spawn_group_log(char *const argv[], const char *log)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		setpgid(0, 0);
+		bench_child_signals();
+		int fd = open(log ? log : "/dev/null", log ? O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC : O_WRONLY, 0600);
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (pid > 0) {
+		setpgid(pid, pid); /* both sides, so a kill right after fork hits the group */
+		g_load_pgid = pid;
+	}
+	return pid;
+}
+
 pid_t bench_spawn_group(char *const argv[], bool quiet)
 {
 	pid_t pid = fork();
@@ -182,6 +203,37 @@ pid_t bench_spawn_group(char *const argv[], bool quiet)
 		g_load_pgid = pid;
 	}
 	return pid;
+}
+
+bool bench_load_ended(char *why, size_t len)
+{
+	int ws = 0;
+	pid_t r = g_load_pgid > 0 ? waitpid(g_load_pgid, &ws, WNOHANG) : -1;
+	if (r == 0)
+		return false;
+	if (r < 0)
+		snprintf(why, len, "no load is running");
+	else if (WIFEXITED(ws))
+		snprintf(why, len, "the load ended with exit status %d", WEXITSTATUS(ws));
+	else if (WIFSIGNALED(ws))
+		snprintf(why, len, "the load was killed by signal %d", WTERMSIG(ws));
+	else
+		snprintf(why, len, "the load ended (status 0x%x)", ws);
+	return true;
+}
+
+void bench_print_tail(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	char buf[4096];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	if (n == sizeof(buf) - 1 && !fseek(f, -(long)(sizeof(buf) - 1), SEEK_END))
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	fprintf(stderr, "bench: %s:\n%s%s", path, buf, n && buf[n - 1] != '\n' ? "\n" : "");
 }
 
 bool bench_have_stress_ng(void)

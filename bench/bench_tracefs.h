@@ -47,6 +47,13 @@ void bench_dump_log(void);
 void bench_child_signals(void);
 /* Starts argv in a new process group (g_load_pgid); returns its pid. */
 pid_t bench_spawn_group(char *const argv[], bool quiet);
+/* The same, its output into the file `log` (NULL: nowhere). */
+pid_t bench_spawn_group_log(char *const argv[], const char *log);
+/* True (and why, in words) when the load generator g_load_pgid has ended;
+ * false while it runs. */
+bool bench_load_ended(char *why, size_t len);
+/* The last 4 KB of a file on stderr (a load generator's log, on failure). */
+void bench_print_tail(const char *path);
 bool bench_have_stress_ng(void);
 
 /* True when every CPU's ring of instance `name` has overwritten something: the ring is full. */

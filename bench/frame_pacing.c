@@ -273,25 +273,39 @@ static int run_frames(pid_t child, int go_w, hs_backend *b, size_t ring_i, round
 }
 
 /* Starts the load that fills the ring: stress-ng, or a fork/exec loop
- * without it. Before the recorder, for the same reason as the frame loop. */
-static void start_fill(double fill_s)
+ * without it. Before the recorder, for the same reason as the frame loop.
+ * Its output goes to load.log in the run directory, shown if it fails. */
+static bool start_fill(double fill_s, char *log, size_t log_len)
 {
 	char secs[32];
 	snprintf(secs, sizeof(secs), "%.0fs", fill_s + 30);
-	char *stress[] = {"stress-ng", "--switch", "2", "--fork", "2", "-t", secs, "--quiet", NULL};
+	snprintf(log, log_len, "%s/load.log", g_dir);
+	char *stress[] = {"stress-ng", "--switch", "2", "--fork", "2", "-t", secs, "--temp-path", g_dir, NULL};
 	char *shell[] = {"sh", "-c", "for i in 1 2; do (while :; do /bin/true; done) & done; wait", NULL};
-	bench_spawn_group(bench_have_stress_ng() ? stress : shell, true);
+	return bench_spawn_group_log(bench_have_stress_ng() ? stress : shell, log) > 0;
 }
 
-/* Waits until every CPU's ring has wrapped or fill_s pass, the key-event
- * session streaming the while as in the engine, then stops the load. */
-static void fill_ring(hs_backend *b, const char *ring_name, unsigned cpus, double fill_s, round_info *ri)
+/* Waits until every CPU's ring has wrapped, the key-event session streaming
+ * the while as in the engine, then stops the load. False (and why) when the
+ * load ended first or fill_s passed: the round would snapshot a ring that is
+ * not full, cheaper than the one it claims to measure. */
+static bool fill_ring(hs_backend *b, const char *ring_name, unsigned cpus, double fill_s, round_info *ri, char *why,
+		      size_t len)
 {
 	double t0 = bench_now_s();
-	while (!g_stop && bench_now_s() - t0 < fill_s && !(ri->wrapped = bench_ring_wrapped(ring_name, cpus)))
+	bool ended = false;
+	while (!g_stop && bench_now_s() - t0 < fill_s && !(ri->wrapped = bench_ring_wrapped(ring_name, cpus)) &&
+	       !(ended = bench_load_ended(why, len)))
 		hs_backend_poll(b, 200);
-	bench_stop_load();
+	if (!ended)
+		bench_stop_load();
+	else
+		g_load_pgid = 0;
 	ri->fill_s = bench_now_s() - t0;
+	if (!ri->wrapped && !ended)
+		snprintf(why, len, "not every CPU of %s had wrapped after %.0f s of load (raise --fill-sec)", ring_name,
+			 ri->fill_s);
+	return ri->wrapped;
 }
 
 /* ---- main ---- */
@@ -422,14 +436,21 @@ int main(int argc, char **argv)
 				break;
 			}
 			close(go[0]);
-			if (cond == SNAP)
-				start_fill(fill_s);
-			if (cond != OFF) {
+			char load_log[4200], why[256] = "";
+			if (cond == SNAP && !start_fill(fill_s, load_log, sizeof(load_log))) {
+				fprintf(stderr, "bench: cannot start the load: %s\n", strerror(errno));
+				rc = 1;
+			}
+			if (!rc && cond != OFF) {
 				bench_plan_init(&bp, plan, idx, n, "fp");
 				if (!(b = bench_backend_start(&bp)))
 					rc = 1;
-				else if (cond == SNAP)
-					fill_ring(b, bp.name[ring_k], cpus, fill_s, &ri);
+				else if (cond == SNAP && !fill_ring(b, bp.name[ring_k], cpus, fill_s, &ri, why, sizeof(why))) {
+					fprintf(stderr, "bench: INVALID: round %u: %s; no verdict\n", r + 1, why);
+					if (strstr(why, "load"))
+						bench_print_tail(load_log);
+					rc = 1;
+				}
 			}
 			bench_stop_load();
 			bench_nap(SETTLE_S);
@@ -456,6 +477,14 @@ int main(int argc, char **argv)
 			 * for the snapshot-window comparison at the end. */
 			round_frames *rf = &rfs[r * NCOND + (unsigned)cond];
 			samples round = {0};
+			/* A round whose game did not run, or whose snapshot did not
+			 * happen, measures nothing. */
+			if (fl->n < 2 || (cond == SNAP && ri.t_snap0 <= 0)) {
+				fprintf(stderr, "bench: INVALID: round %u %s: %s; no verdict\n", r + 1, cond_name[cond],
+					fl->n < 2 ? "the frame loop did not run" : "the snapshot did not happen");
+				rc = 1;
+				break;
+			}
 			int64_t first = fl->n ? fl->start[0] : 0, warm = first + (int64_t)(WARMUP_S * 1e9);
 			rf->at = calloc(fl->n ? fl->n : 1, sizeof(double));
 			rf->ms = calloc(fl->n ? fl->n : 1, sizeof(double));

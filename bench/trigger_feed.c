@@ -80,9 +80,31 @@ int main(void)
 		hs_trigger_engine_feed(te, &ev, 0);
 	}
 	double frames = n_frames / (now_s() - t0);
+	/* The rates mean something only if the markers went through the frame
+	 * path: one frame of 300 ms (over the 50 ms threshold and 3x the 2 ms
+	 * median) after the timed ones must be its one hit, and the event
+	 * triggers, which watch names the stream never has, must have none. */
+	uint64_t ts = 1000000000ull + (uint64_t)n_frames * 2083333;
+	kf.ctx = (void *)"B|4242|Frame 18\n";
+	ev.ts_ns = ts;
+	hs_trigger_engine_feed(te, &ev, 0);
+	ev.ts_ns = ts + 300000000ull; /* a frame is start to start */
+	hs_trigger_engine_feed(te, &ev, 0);
+	uint64_t other_hits = 0;
+	for (size_t i = 0; i + 1 < N_TRIGGERS; i++)
+		other_hits += hs_trigger_engine_stats(te, i)->hits;
+	uint64_t hits = hs_trigger_engine_stats(te, N_TRIGGERS - 1)->hits;
+	if (hits != 1 || other_hits) {
+		fprintf(stderr,
+			"trigger_feed: INVALID: the 300 ms frame made %" PRIu64 " frame_time hits (1 expected) and the "
+			"event triggers %" PRIu64 " (0 expected): the feed did not take the measured paths; no rates\n",
+			hits, other_hits);
+		hs_trigger_engine_free(te);
+		return 1;
+	}
 	printf("trigger_feed: %d triggers; no trigger watches the event: %.1f M events/s; frame_time markers: %.2f M "
-	       "events/s; hits %" PRIu64 "\n",
-	       N_TRIGGERS, fast / 1e6, frames / 1e6, hs_trigger_engine_stats(te, N_TRIGGERS - 1)->hits);
+	       "events/s (a 300 ms frame after them: %" PRIu64 " hit, as expected)\n",
+	       N_TRIGGERS, fast / 1e6, frames / 1e6, hits);
 	hs_trigger_engine_free(te);
 	return 0;
 }
