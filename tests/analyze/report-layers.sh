@@ -1,17 +1,31 @@
 #!/usr/bin/env bash
-# report-layers.sh: no circle of files in the report layer: from the library's own symbol tables (nm on
-# libhs_report.a), file A depends on file B when A uses a function or object B defines; tsort must find an order.
-# The cause attribution (report/cause/) is its own module and is checked the same way when it is in the archive.
-# usage: report-layers.sh LIBHS_REPORT.a
+# report-layers.sh: no circle of files in the report layer: from its object files' symbol tables (nm), file A
+# depends on file B when A uses a function or object B defines; tsort must find an order. The cause attribution
+# (report/cause/) is part of the layer's target and is checked the same way.
+# usage: report-layers.sh OBJECT.o... | LIBHS_REPORT.a
+#   Object files are named by their path (two model.c of different folders stay apart); an archive by member name.
 set -uo pipefail
-lib=$1
+(($# >= 1)) || { echo "usage: report-layers.sh OBJECT.o... | LIB.a" >&2; exit 2; }
 command -v nm >/dev/null && command -v tsort >/dev/null || { echo "report layers: SKIP: no nm or tsort"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# "member defined-symbol" and "member undefined-symbol" lines
-nm -A --defined-only "$lib" 2>/dev/null | awk '$(NF-1) ~ /^[TDRBC]$/ { split($1, a, ":"); print a[2], $NF }' | sort -k2 >"$tmp/def"
-nm -A --undefined-only "$lib" 2>/dev/null | awk '{ split($1, a, ":"); print a[2], $NF }' | sort -k2 >"$tmp/use"
-[[ -s $tmp/def ]] || { echo "report layers: FAIL: no symbols in $lib"; exit 1; }
+# "file defined-symbol" and "file undefined-symbol" lines
+if [[ $# == 1 && $1 == *.a ]]; then
+	nm -A --defined-only "$1" 2>/dev/null | awk '$(NF-1) ~ /^[TDRBC]$/ { split($1, a, ":"); print a[2], $NF }' >"$tmp/d"
+	nm -A --undefined-only "$1" 2>/dev/null | awk '{ split($1, a, ":"); print a[2], $NF }' >"$tmp/u"
+else
+	for o in "$@"; do
+		name=${o#*/src/}
+		nm --defined-only "$o" 2>/dev/null | awk -v f="$name" '$(NF-1) ~ /^[TDRBC]$/ { print f, $NF }'
+	done >"$tmp/d"
+	for o in "$@"; do
+		name=${o#*/src/}
+		nm --undefined-only "$o" 2>/dev/null | awk -v f="$name" '{ print f, $NF }'
+	done >"$tmp/u"
+fi
+sort -k2 "$tmp/d" >"$tmp/def"
+sort -k2 "$tmp/u" >"$tmp/use"
+[[ -s $tmp/def ]] || { echo "report layers: FAIL: no symbols in $*"; exit 1; }
 join -1 2 -2 2 "$tmp/use" "$tmp/def" | awk '$2 != $3 { print $2, $3 }' | sort -u >"$tmp/edges"
 n=$(wc -l <"$tmp/edges")
 if ! tsort "$tmp/edges" >/dev/null 2>"$tmp/loop"; then

@@ -17,7 +17,7 @@ endif()
 # No circle of files in the report layer (engine/src/report): its archive's symbol tables ordered by tsort.
 if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND NOT CMAKE_CROSSCOMPILING)
   add_test(NAME analyze:report_layers
-           COMMAND ${CMAKE_CURRENT_LIST_DIR}/report-layers.sh $<TARGET_FILE:hs_report>)
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/report-layers.sh $<TARGET_OBJECTS:hs_report> COMMAND_EXPAND_LISTS)
   set_tests_properties(analyze:report_layers PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77)
 endif()
 # The fixture's report.html in Debian's headless chromium via puppeteer-core (npm ci in tests/analyze/browser);
