@@ -59,10 +59,14 @@ hits=$(grep -nHo 'Microsoft-Windows-[A-Za-z0-9-]*' "${sources[@]}" | allowed)
 
 # 3. Every provider, system and event name the catalogs define, as a C string literal.
 mapfile -t names < <(grep -hoP '\b(?:name|system): \K[A-Za-z_][A-Za-z0-9_.-]{2,}' "$rules"/providers/*.yaml | sort -u)
-for n in "${names[@]}"; do
-	hits=$(grep -nHF "\"$n\"" "${sources[@]}" | allowed)
-	[[ -n $hits ]] && report "catalog name \"$n\"" "$hits"
-done
+# One grep for all names, then the hits grouped by name (the same line may name two).
+all=$(grep -nHF -f <(printf '"%s"\n' "${names[@]}") "${sources[@]}" | allowed)
+if [[ -n $all ]]; then
+	for n in "${names[@]}"; do
+		hits=$(grep -F "\"$n\"" <<<"$all")
+		[[ -n $hits ]] && report "catalog name \"$n\"" "$hits"
+	done
+fi
 
 # 4. Output and log file names (a base name with the extension of a run file),
 # looked for inside string literals only: char literals are removed first so
@@ -77,20 +81,19 @@ literals() {
 		sed -E "s/'(\\\\.|[^'\\\\])'//g" "$f" | grep -noP '"(?:[^"\\]|\\.)*"' | sed "s|^|$f:|"
 	done
 }
-file_names() { # keeps the hits (FILE:LINE:"LITERAL") that name a file, as above
-	local line lit tok
-	while IFS= read -r line; do
-		lit=${line#*:*:}
-		while IFS= read -r tok; do
-			[[ $tok =~ ^[A-Z][A-Z0-9_]*\. ]] && continue
-			[[ $lit == *" "* && ($tok == trace.dat || $tok == perf.data) ]] && continue
-			printf '%s\n' "$line"
-			break
-		done < <(grep -oP '(?<![A-Za-z0-9_%.-])[A-Za-z0-9_%.-]+\.(etl|dat|data|log)\b' <<<"$lit")
-	done
+file_names() { # keeps the hits (FILE:LINE:"LITERAL") that name a file, as above (one perl, not a fork a line)
+	perl -ne '
+		my ($lit) = /^[^:]*:[0-9]+:(.*)$/ or next;
+		for my $tok ($lit =~ /(?<![A-Za-z0-9_%.-])([A-Za-z0-9_%.-]+\.(?:etl|dat|data|log))\b/g) {
+			next if $tok =~ /^[A-Z][A-Z0-9_]*\./;
+			next if $lit =~ / / && ($tok eq "trace.dat" || $tok eq "perf.data");
+			print;
+			last;
+		}'
 }
-n_literals=$(literals | wc -l)
-hits=$(literals | file_names | allowed)
+lits=$(literals)
+n_literals=$(wc -l <<<"$lits")
+hits=$(file_names <<<"$lits" | allowed)
 [[ -n $hits ]] && report "file names (outputs are named by the rules)" "$hits"
 
 # 5. Session sizes, intervals and rates given a number in C.
