@@ -20,9 +20,6 @@ if(TARGET hs::tracefs)
   add_test(NAME tracedat:same_as_libtracecmd
            COMMAND tracedat_compare ${HS_TRACEDAT_SEEDS} ${CMAKE_CURRENT_SOURCE_DIR}/replay/fixture.dat
                    ${CMAKE_CURRENT_SOURCE_DIR}/analyze/wrap-fixture.dat ${CMAKE_CURRENT_SOURCE_DIR}/analyze/thread-fixture.dat)
-  # libtracecmd leaks a clock string it sscanf()s (tracecmd_parse_trace_clock); with the fast unwinder the leak's
-  # stack stops in libc and lsan.supp's "leak:libtracecmd.so" cannot see it is libtracecmd's.
-  set_tests_properties(tracedat:same_as_libtracecmd PROPERTIES ENVIRONMENT "ASAN_OPTIONS=fast_unwind_on_malloc=0")
 endif()
 
 # Damage: a fixed set of byte flips, number overwrites and truncations of each seed: read with problems or refused
@@ -34,12 +31,12 @@ if(TARGET hs::tracefs)
   set_tests_properties(tracedat:damage PROPERTIES TIMEOUT 600)
 endif()
 
-# Every analyze command that reads trace.dat (counts, summary, crash, estimate, report) on 50 damaged copies of real
+# Every analyze command that reads trace.dat (counts, summary, crash, estimate, report) on 40 damaged copies of real
 # files: exit 0, 1 or 2 with the reader's reason, never a signal or a sanitizer report (no root).
 if(TARGET hs::tracefs)
   add_test(NAME tracedat:analyze_damaged
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tracedat/check-damaged.sh $<TARGET_FILE:analyze>
-                   $<TARGET_FILE:tracedat_damage> ${PROJECT_SOURCE_DIR}/rules/stutter.yaml 10 ${HS_TRACEDAT_SEEDS}
+                   $<TARGET_FILE:tracedat_damage> ${PROJECT_SOURCE_DIR}/rules/stutter.yaml 8 ${HS_TRACEDAT_SEEDS}
                    ${CMAKE_CURRENT_SOURCE_DIR}/replay/fixture.dat)
   set_tests_properties(tracedat:analyze_damaged PROPERTIES TIMEOUT 900)
 endif()
