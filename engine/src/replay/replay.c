@@ -333,10 +333,8 @@ static hs_status load_tracedat(hs_replay *r, const char *path)
 		return HS_EINVAL;
 	}
 	hs_tracedat *td = NULL;
-	/* No probe child: the engine has threads by now (the main.log copier), and a
-	 * fork of a threaded process that then allocates can deadlock (it did under
-	 * ASan: the child waited forever on the allocator's lock). A damaged input
-	 * that crashes libtracecmd is found with `analyze counts FILE` first. */
+	/* The reader forks nothing (the engine has threads by now) and checks what
+	 * it reads: a damaged input gets problems, said below, never a crash. */
 	hs_status st = hs_tracedat_open_ex(path, false, &td);
 	if (st != HS_OK) {
 		say(r->msg, HS_MSG_ERROR, "cannot read %s: %s", path, hs_strerror(st));
