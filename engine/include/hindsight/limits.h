@@ -274,9 +274,9 @@
 /* trace.dat reading (engine/src/tracedat): what a file may make the reader
  * allocate or walk, so a damaged or hostile size gets a problem, not an
  * allocation of what it claims. A metadata section or blob (decompressed): event
- * formats are ~2 MB and saved comms ~0.7 MB on a 6.x kernel with every event
- * (kallsyms, 5 MB here, is skipped, never read). */
-#define HS_TRACEDAT_MAX_META_BYTES (64u << 20)
+ * formats are 2.1 MB with all 101 systems of this 6.x kernel, saved comms at
+ * most ~0.7 MB (32768 entries); kallsyms (5 MB here) is skipped, never read. */
+#define HS_TRACEDAT_MAX_META_BYTES (16u << 20)
 /* One decompressed chunk of CPU data: the engine writes 256 KB
  * (HS_LINUX_DAT_CHUNK_PAGES), trace-cmd 10 pages. */
 #define HS_TRACEDAT_MAX_CHUNK_BYTES (64u << 20)

@@ -1,5 +1,6 @@
 /* tracedat/parts.c: what trace.dat v6 and v7 share: the ring page layout, event formats, saved comms, buffers and their CPU ranges. */
 #if defined(__linux__) /* libtraceevent and libzstd: the trace.dat reader is Linux-only (reader.c has the stubs) */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,7 +232,25 @@ hs_status td_read_cmdlines(td_file *f, td_meta *m, td_cur *c)
 			   "the saved comms are cut or too large: tasks are named \"<...>\"");
 		return HS_OK;
 	}
-	tep_parse_saved_cmdlines(m->tep, text);
+	/* "PID COMM" lines (the kernel's saved_cmdlines), read here rather than by tep_parse_saved_cmdlines,
+	 * whose sscanf("%m[...]") leaked on damaged lines (fuzz:tracedat). A line that is not a pid, blanks and
+	 * a name is skipped, as that parser skips it. */
+	for (char *line = text, *next; line && *line; line = next) {
+		char *nl = strchr(line, '\n');
+		next = nl ? nl + 1 : NULL;
+		if (nl)
+			*nl = '\0';
+		char *p = line, *end = NULL;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		long pid = strtol(p, &end, 10);
+		if (end == p || pid < 0 || pid > INT_MAX || (*end != ' ' && *end != '\t'))
+			continue;
+		while (*end == ' ' || *end == '\t')
+			end++;
+		if (*end)
+			tep_register_comm(m->tep, end, (int)pid);
+	}
 	free(text);
 	return HS_OK;
 }
