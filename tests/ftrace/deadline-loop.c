@@ -93,8 +93,8 @@ int main(int argc, char **argv)
 	int bl = snprintf(b, sizeof(b), "B|%d|%s", (int)getpid(), name);
 	int el = snprintf(e, sizeof(e), "E|%d", (int)getpid());
 	uint64_t period = (uint64_t)(1e9 / hz), t0 = now_ns(), t = t0, prev = 0, gap = 0, gap_a = 0, gap_b = 0;
-	uint64_t freeze_at = t0 + (uint64_t)(pre * 1e9), end = freeze_at + (uint64_t)((busy ? freeze : 0) * 1e9) +
-							    (uint64_t)(post * 1e9);
+	uint64_t freeze_at = t0 + (uint64_t)(pre * 1e9),
+		 end = freeze_at + (uint64_t)((busy ? freeze : 0) * 1e9) + (uint64_t)(post * 1e9);
 	long n = 0;
 	int frozen = 0;
 	while (t < end) {

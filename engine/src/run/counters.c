@@ -16,8 +16,8 @@
 typedef struct {
 	int pid;
 	char name[64];
-	bool seen;         /* in the last scan */
-	bool primed;       /* process CPU: a previous reading exists */
+	bool seen;   /* in the last scan */
+	bool primed; /* process CPU: a previous reading exists */
 	uint64_t prev_cpu_ns, prev_ms;
 } proc_rd;
 
@@ -26,11 +26,11 @@ typedef struct {
 	size_t trigger;
 	const hs_trigger *tr;
 	const hs_counter_info *ci;
-	bool silent;       /* a replay: this counter reads the live machine, which a replay is not */
+	bool silent; /* a replay: this counter reads the live machine, which a replay is not */
 	intptr_t psi[HS_RULES_MAX_THRESHOLDS];
 	size_t n_psi;
-	uint64_t next_ms;  /* sampled: the next reading */
-	bool primed;       /* cpu_percent, key_drop_rate: a previous reading exists */
+	uint64_t next_ms; /* sampled: the next reading */
+	bool primed;      /* cpu_percent, key_drop_rate: a previous reading exists */
 	uint64_t prev_busy, prev_total, prev_ms, prev_lost, seen_updates;
 	hs_regex *process_re;
 	proc_rd procs[HS_TRIGGER_COUNTER_SERIES];
@@ -53,7 +53,7 @@ struct hs_counters {
 	size_t n_ctr;
 	arm_rd *arm;
 	size_t n_arm;
-	bool scans;        /* some trigger needs process names */
+	bool scans; /* some trigger needs process names */
 	uint64_t next_scan_ms;
 	uint64_t scans_done;
 	hs_trigger_engine *te;
@@ -91,13 +91,14 @@ static hs_status open_psi(hs_counters *c, ctr_rd *r)
 	for (size_t k = 0; k < tr->n_thresholds; k++) {
 		uint64_t stall_us = (uint64_t)(tr->thresholds[k] / 100.0 * (double)window_us + 0.5);
 		char err[256] = "";
-		hs_status st = hs_counters_os_psi_open(r->ci->psi, r->ci->psi_full, stall_us, window_us, &r->psi[k], err,
-						       sizeof err);
+		hs_status st = hs_counters_os_psi_open(r->ci->psi, r->ci->psi_full, stall_us, window_us, &r->psi[k],
+						       err, sizeof err);
 		if (st != HS_OK) {
-			hs_msg_say(c->msg, HS_MSG_ERROR, "counters",
-				   "trigger %s: cannot watch %s pressure (%s); the rules ask for a counter this machine "
-				   "cannot give, so nothing is recorded",
-				   tr->name, r->ci->psi, err);
+			hs_msg_say(
+				c->msg, HS_MSG_ERROR, "counters",
+				"trigger %s: cannot watch %s pressure (%s); the rules ask for a counter this machine "
+				"cannot give, so nothing is recorded",
+				tr->name, r->ci->psi, err);
 			return HS_EUNSUPPORTED;
 		}
 		r->n_psi++;
@@ -141,10 +142,11 @@ hs_status hs_counters_new(const hs_plan *plan, const char *run_dir, bool live, c
 		r->silent = !live && !r->ci->per_session;
 		if (r->silent) {
 			if (!silent_said)
-				hs_msg_say(c->msg, HS_MSG_WARN, "counters",
-					   "trigger %s: counter %s reads the live machine, which a replay is not: it stays "
-					   "silent (as every such counter of this run)",
-					   tr->name, r->ci->name);
+				hs_msg_say(
+					c->msg, HS_MSG_WARN, "counters",
+					"trigger %s: counter %s reads the live machine, which a replay is not: it stays "
+					"silent (as every such counter of this run)",
+					tr->name, r->ci->name);
 			silent_said = true;
 			continue;
 		}
@@ -314,8 +316,8 @@ static void read_sampled(hs_counters *c, ctr_rd *r, hs_trigger_engine *te, uint6
 				continue;
 			if (p->primed && now_ms > p->prev_ms && v >= p->prev_cpu_ns)
 				feed(te, r, now_ns, (now_ms - p->prev_ms) * 1000000u,
-				     100.0 * (double)(v - p->prev_cpu_ns) / ((double)(now_ms - p->prev_ms) * 1e6), p->pid,
-				     p->name);
+				     100.0 * (double)(v - p->prev_cpu_ns) / ((double)(now_ms - p->prev_ms) * 1e6),
+				     p->pid, p->name);
 			p->prev_cpu_ns = v;
 			p->prev_ms = now_ms;
 			p->primed = true;
@@ -365,8 +367,9 @@ void hs_counters_poll(hs_counters *c, hs_trigger_engine *te, uint64_t now_ms, ui
 		} else if (now_ms >= r->next_ms) {
 			read_sampled(c, r, te, now_ms, now_ns);
 			/* Every sample_ms; a loop that slept longer starts the count again. */
-			r->next_ms = r->next_ms && now_ms - r->next_ms < r->tr->sample_ms ? r->next_ms + r->tr->sample_ms
-											   : now_ms + r->tr->sample_ms;
+			r->next_ms = r->next_ms && now_ms - r->next_ms < r->tr->sample_ms
+					     ? r->next_ms + r->tr->sample_ms
+					     : now_ms + r->tr->sample_ms;
 		}
 	}
 }

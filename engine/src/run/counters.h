@@ -35,8 +35,7 @@ typedef struct hs_counters hs_counters;
  * rules ask for a reading this machine cannot give (no PSI, a refused
  * trigger): the rules are wrong for it, so the run must not start without
  * it; HS_ENOMEM. *out is NULL on failure. */
-hs_status hs_counters_new(const hs_plan *plan, const char *run_dir, bool live, const hs_msg *msg,
-			  hs_counters **out);
+hs_status hs_counters_new(const hs_plan *plan, const char *run_dir, bool live, const hs_msg *msg, hs_counters **out);
 void hs_counters_free(hs_counters *c);
 
 /* Gives te the probe, the events' delivery lag, a seed for chance and the

@@ -49,7 +49,8 @@ hs_status hs_counters_os_psi_open(const char *resource, bool full, uint64_t stal
 	int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s%s", path, strerror(errno),
-			 errno == ENOENT ? " (this kernel has no PSI: CONFIG_PSI off, or psi=0 on its command line)" : "");
+			 errno == ENOENT ? " (this kernel has no PSI: CONFIG_PSI off, or psi=0 on its command line)"
+					 : "");
 		return HS_EUNSUPPORTED;
 	}
 	int n = snprintf(text, sizeof text, "%s %" PRIu64 " %" PRIu64, full ? "full" : "some", stall_us, window_us);

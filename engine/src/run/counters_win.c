@@ -23,7 +23,10 @@ bool hs_counters_os_psi_fired(intptr_t handle)
 	return false;
 }
 
-void hs_counters_os_psi_close(intptr_t handle) { (void)handle; }
+void hs_counters_os_psi_close(intptr_t handle)
+{
+	(void)handle;
+}
 
 bool hs_counters_os_psi_line(const char *resource, bool full, char *buf, size_t cap)
 {
@@ -90,7 +93,8 @@ bool hs_counters_os_disk_free(const char *dir, uint64_t *bytes)
 	const hs_etw_api *api = hs_etw_api_get();
 	WCHAR wdir[MAX_PATH];
 	ULONGLONG avail;
-	if (!api->disk_free || hs_etw_widen(dir, wdir, MAX_PATH) != HS_OK || api->disk_free(wdir, &avail) != ERROR_SUCCESS)
+	if (!api->disk_free || hs_etw_widen(dir, wdir, MAX_PATH) != HS_OK ||
+	    api->disk_free(wdir, &avail) != ERROR_SUCCESS)
 		return false;
 	*bytes = avail;
 	return true;
