@@ -32,12 +32,14 @@ static void read_mounts(mounts *m)
 		char mp[256] = "", fstype[32] = "", super[512] = "";
 		if (sscanf(line, "%*s %*s %*s %*s %255s", mp) != 1 || sscanf(sep + 3, "%31s %*s %511s", fstype, super) < 1)
 			continue;
-		if (!strcmp(fstype, "cgroup2")) {
+		/* the v1 hierarchies' mount type is the v2 one's without its version digit */
+		static const char v2type[] = "cgroup2";
+		if (!strcmp(fstype, v2type)) {
 			if (!m->v2[0])
 				snprintf(m->v2, sizeof m->v2, "%s", mp);
 			continue;
 		}
-		if (strcmp(fstype, "cgroup") != 0)
+		if (strncmp(fstype, v2type, sizeof v2type - 2) != 0 || fstype[sizeof v2type - 2] != '\0')
 			continue;
 		/* super options name the controllers: rw,cpu,cpuacct */
 		char *save = NULL;

@@ -39,7 +39,23 @@ typedef struct {
 /* A culprit as a classifier sees it (ca_culprit_task fills it from the records). */
 typedef hs_cause_culprit ca_culprit;
 
-typedef struct ca_acc ca_acc;
+/* One (reason, culprit) sum. */
+typedef struct ca_acc {
+	const char *id;
+	ca_culprit who;
+	bool has_who;
+	char key[96]; /* the culprit's name, or its thing */
+	uint64_t ns;
+	int32_t tids[8];
+	size_t n_tids;
+	uint64_t biggest; /* the largest single claim, whose `what` is kept */
+	char what[160];
+	char ev[HS_CAUSE_MAX_EVIDENCE][240];
+	uint64_t ev_ns[HS_CAUSE_MAX_EVIDENCE]; /* the claim each line came with: the largest are kept */
+	size_t n_ev;
+	uint64_t claims;
+	char chain[400];
+} ca_acc;
 typedef struct ca_ctx ca_ctx;
 
 struct ca_ctx {
@@ -74,6 +90,9 @@ struct ca_ctx {
 	size_t n_cspans, cap_cspans;
 	bool oom;
 	struct ca_rx *rx; /* compiled `match:` patterns, shared by a chain's contexts */
+	/* runs the classifiers over the context's stretches (attribute.c's; a chain's context calls it through this,
+	 * so the files the classifiers call never call the table back) */
+	void (*run_all)(struct ca_ctx *c);
 };
 
 /* A classifier: the reason it gives and the states of the thread it looks at (1u << cm_state). It claims, from
@@ -97,6 +116,10 @@ uint64_t ca_free_in(const ca_ctx *c, uint64_t t0, uint64_t t1);
 /* What the waker did while the thread waited, as one clause ("it ran its own code for 110 ms (92 %)"), going
  * deeper while the vocabulary's chain_hops allows; "" when nothing is known. */
 void ca_chain(ca_ctx *c, int32_t waker, uint64_t t0, uint64_t t1, char *out, size_t cap);
+/* The vocabulary's reason of that id; the accumulators' order (most time first); a context's arrays freed. */
+const hs_cause_def *ca_def_of(const ca_ctx *c, const char *id);
+int ca_acc_cmp(const void *a, const void *b);
+void ca_free_ctx(ca_ctx *c);
 /* Keeps chain as the wake-up chain of the (id, who) claims (the first one given stays). */
 void ca_set_chain(ca_ctx *c, const char *id, const ca_culprit *who, const char *chain);
 

@@ -13,8 +13,17 @@
 
 enum { N_IDS = 65536 };
 
+/* Names repeat in every switch record: a small cache from a name's raw bytes to its interned id spares the
+ * cleaning and the hash map for all but the first of each. */
+enum { NAME_CACHE = 4096, NAME_BYTES = 32 };
+typedef struct {
+	char raw[NAME_BYTES];
+	uint32_t id;
+} name_slot;
+
 typedef struct {
 	cm_model *m;
+	name_slot *names; /* [NAME_CACHE] */
 	bool side;
 	int8_t *kind; /* [N_IDS]: cm_kind, -1 none, -2 not looked at yet */
 	bool *is_new; /* [N_IDS]: a wake record of a new task */
@@ -35,6 +44,29 @@ static uint32_t fstr(cm_model *m, const hs_event *e, const char *f)
 		return 0;
 	hs_utf8_clean(b, c, sizeof c);
 	return cm_intern(m, c);
+}
+
+/* A task name field (short, repeated): through the cache. */
+static uint32_t fname(dat_ctx *c, const hs_event *e, const char *f)
+{
+	char b[NAME_BYTES];
+	memset(b, 0, sizeof b);
+	if (!hs_event_field_str(e, f, b, sizeof b))
+		return 0;
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < NAME_BYTES && b[i]; i++)
+		h = (h ^ (unsigned char)b[i]) * 16777619u;
+	name_slot *s = &c->names[h & (NAME_CACHE - 1)];
+	if (s->id && !memcmp(s->raw, b, NAME_BYTES))
+		return s->id;
+	char clean[64];
+	hs_utf8_clean(b, clean, sizeof clean);
+	uint32_t id = cm_intern(c->m, clean);
+	if (id) {
+		memcpy(s->raw, b, NAME_BYTES);
+		s->id = id;
+	}
+	return id;
 }
 
 static int8_t kind_of(const hs_event *e, bool *is_new)
@@ -127,8 +159,8 @@ static int on_rec(const hs_tracedat_record *rec, void *vctx)
 		r.x = fint(&ev, "prev_state", 0);
 		r.y = fint(&ev, "prev_prio", -1);
 		r.z = (int32_t)fint(&ev, "next_prio", -1);
-		r.s = fstr(m, &ev, "prev_comm");
-		r.s2 = fstr(m, &ev, "next_comm");
+		r.s = fname(c, &ev, "prev_comm");
+		r.s2 = fname(c, &ev, "next_comm");
 		break;
 	case CM_WAKE:
 		if (c->is_new[id])
@@ -136,7 +168,7 @@ static int on_rec(const hs_tracedat_record *rec, void *vctx)
 		r.a = (int32_t)fint(&ev, "pid", -1);
 		r.b = (int32_t)fint(&ev, "target_cpu", -1);
 		r.y = fint(&ev, "prio", -1);
-		r.s = fstr(m, &ev, "comm");
+		r.s = fname(c, &ev, "comm");
 		break;
 	case CM_IRQ_IN:
 		r.a = -1; /* the handler's name says which; its number is not read */
@@ -243,7 +275,8 @@ hs_status cm_read_tracedat(cm_model *m, const char *path, bool side, char *why, 
 	dat_ctx c = {.m = m, .side = side};
 	c.kind = malloc(N_IDS * sizeof *c.kind);
 	c.is_new = calloc(N_IDS, sizeof *c.is_new);
-	if (!c.kind || !c.is_new) {
+	c.names = calloc(NAME_CACHE, sizeof *c.names);
+	if (!c.kind || !c.is_new || !c.names) {
 		st = HS_ENOMEM;
 		snprintf(why, why_cap, "out of memory reading %s", path);
 		goto done;
@@ -260,6 +293,7 @@ hs_status cm_read_tracedat(cm_model *m, const char *path, bool side, char *why, 
 done:
 	free(c.kind);
 	free(c.is_new);
+	free(c.names);
 	hs_tracedat_close(td);
 	return st;
 }
