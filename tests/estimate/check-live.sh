@@ -10,9 +10,12 @@ command -v node >/dev/null || { echo "FAIL: node is needed to check the JSON"; e
 tracing=/sys/kernel/tracing
 [[ -d $tracing/instances ]] || mount -t tracefs nodev $tracing 2>/dev/null
 [[ -d $tracing/instances ]] || { echo "SKIP: no tracefs"; exit 77; }
-# The profile's instance names: a running recorder owns them, and starting would remove its rings.
+# The profile's instance names: a live engine holds them (its lock, as tests/ftrace/lib.sh's held() asks), and
+# this run must not take its rings. A folder that no engine holds is a dead run's: the engine removes it and says so.
+. "$(dirname "$0")/../ftrace/lib.sh"
 for inst in $(sed -n 's/^ *logger_name: *\(hindsight_[A-Za-z0-9_.-]*\).*/\1/p' "$rules"); do
-	[[ -d $tracing/instances/$inst ]] && { echo "SKIP: instance $inst exists (a recorder is running)"; exit 77; }
+	held "$inst" && { echo "SKIP: instance $inst is held by a live engine (pid $(head -1 "/run/hindsight/$inst.lock" 2>/dev/null))"; exit 77; }
+	[[ -d $tracing/instances/$inst ]] && echo "note: instance $inst is left from a dead run; the engine removes it"
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
