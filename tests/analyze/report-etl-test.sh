@@ -100,8 +100,10 @@ printf '{"rules": "%s", "sessions": [{"name": "keyevents", "mode": "file"}, {"na
 analyze report "$run" >"$tmp/run.out" 2>&1 || bad "run folder: exit $?"
 head -3 "$tmp/run.out" | grep -q '^VERDICT: game.exe (pid 4242) crashed with exit status 0xC0000005' || { bad "run folder: verdict"; head -3 "$tmp/run.out"; }
 grep -q '^  keyevents.etl' "$tmp/run.out" && grep -q '^  snap.etl' "$tmp/run.out" || bad "run folder: both files in the coverage"
-[[ $(grep -c 'died of 0xC0000005 .*, after running 2.500 s' "$tmp/run.out") == 2 ]] && grep -q '0 programs started in the window; 2 more ended' "$tmp/run.out" ||
-	bad "run folder: the crash recorded by both files is not shown once (in its finding and the activity list)"
+# (the activity list is background to a crash: below the fold, its title only)
+[[ $(grep -c 'died of 0xC0000005 .*, after running 2.500 s' "$tmp/run.out") == 1 ]] &&
+	sed -n '/^BACKGROUND/,/^$/p' "$tmp/run.out" | grep -q '0 programs started in the window; 2 more ended' ||
+	bad "run folder: the crash recorded by both files is not shown once (in its finding; the activity list in the background)"
 [[ -f $run/keyevents.regions.xml && -f $run/snap.regions.xml ]] || bad "run folder: a regions file per .etl"
 
 # A truncated .etl (diaghub.kernel.1 cut at 100,000 bytes, inside its second buffer): exit 1, the reader's problems

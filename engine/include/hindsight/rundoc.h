@@ -42,6 +42,13 @@
 #define HS_RUNDOC_HIT_FRAME_MS "frame_ms"
 #define HS_RUNDOC_HIT_MEDIAN_MS "median_ms"
 #define HS_RUNDOC_HIT_REASON "reason"
+/* a deadline trigger's hit (a process that stopped making frames or heartbeats) */
+#define HS_RUNDOC_HIT_PHASE "phase"
+#define HS_RUNDOC_HIT_FREEZE_START "freeze_start_ns"
+#define HS_RUNDOC_HIT_FREEZE_END "freeze_end_ns"
+#define HS_RUNDOC_HIT_HANG_MS "hang_ms"
+#define HS_RUNDOC_HIT_DEADLINE_MS "deadline_ms"
+#define HS_RUNDOC_HIT_MEDIAN_FRAME_MS "median_frame_ms"
 
 /* The capture-time report of a snapshot (snapshot.json's and run.json's snapshots[] `report`). */
 typedef struct {
@@ -169,6 +176,11 @@ typedef struct {
 	const char *where; /* its where object as "field=value, ..." */
 	const char *reason; /* a manual snapshot's: who asked ("engine ctl snapshot", a signal) */
 	double frame_ms, median_ms;
+	/* deadline: "frozen" (still frozen when it fired) or "ended"; the freeze's start (the last frame or
+	 * heartbeat) and, ended, its end; 0 when not said */
+	const char *phase;
+	uint64_t freeze_start_ns, freeze_end_ns;
+	double hang_ms, deadline_ms, median_frame_ms;
 } hs_rundoc_hit_view;
 
 typedef struct {

@@ -9,7 +9,7 @@
 /* Run in this order: the marker may say what the trigger was before anything reads it; the order also breaks
  * ties of impact and time. A new detector is a file under find/ and a line here (docs/report.md lists them). */
 static const hs_rpt_detector *const detectors[] = {
-	&hs_rpt_find_trigger_marker, &hs_rpt_find_frame_hitch, &hs_rpt_find_crash,         &hs_rpt_find_killed,
+	&hs_rpt_find_trigger_marker, &hs_rpt_find_frame_hitch, &hs_rpt_find_freeze, &hs_rpt_find_crash,         &hs_rpt_find_killed,
 	&hs_rpt_find_oom_kill,       &hs_rpt_find_hang,        &hs_rpt_find_io_error,      &hs_rpt_find_gpu_reset,
 	&hs_rpt_find_device_removed, &hs_rpt_find_disconnect,  &hs_rpt_find_alert,         &hs_rpt_find_process_storm,
 	&hs_rpt_find_retransmit,     &hs_rpt_find_memory_stall, &hs_rpt_find_slow_syscall, &hs_rpt_find_silent_death,

@@ -62,6 +62,15 @@ static void read_snapshot_json(hs_report *r, const char *path, const char *dir)
 	snprintf(t->hit_where, sizeof t->hit_where, "%s", h->where ? h->where : "");
 	t->frame_ms = h->frame_ms;
 	t->median_ms = h->median_ms;
+	t->hit_tid = h->has_pid ? h->pid : -1;
+	if (h->freeze_start_ns) {
+		t->freeze = true;
+		t->freeze_start_ns = h->freeze_start_ns;
+		t->freeze_ended = h->phase && !strcmp(h->phase, "ended") && h->freeze_end_ns;
+		t->freeze_end_ns = t->freeze_ended ? h->freeze_end_ns : 0;
+		t->deadline_ms = h->deadline_ms;
+		t->median_frame_ms = h->median_frame_ms;
+	}
 	if (!t->first_hit_ns)
 		t->first_hit_ns = t->hit_ts;
 	/* the sessions: their files and what they lost */

@@ -11,6 +11,7 @@
 #include "hindsight/report.h"
 #include "hindsight/rules.h"
 #include "hindsight/strbuf.h"
+#include "report/cause/cause.h"
 
 /*
  * The layer's files and who calls whom (no two files call each other):
@@ -113,6 +114,8 @@ typedef struct {
 	char next[512]; /* what to look at next */
 	uint64_t ts;    /* the finding's moment (trace clock ns) */
 	int pid;
+	int tid; /* the thread it is about when not pid's main thread (a frame's writer), else 0 */
+	bool background; /* not tied to the moment (why.c): listed below every finding that is */
 	size_t *ev; /* evidence: indices into events */
 	size_t n_ev;
 	char **notes; /* collapsed repetitions and extra evidence lines */
@@ -174,6 +177,11 @@ typedef struct {
 	uint64_t first_hit_ns, hit_ts;
 	double detect_ms, frame_ms, median_ms;
 	char taken_at[48];
+	int64_t hit_tid; /* the thread the hit was logged in (a frame's writer), -1 */
+	/* a deadline trigger's freeze: its start (the last frame or heartbeat), its end when it ended (else 0) */
+	bool freeze, freeze_ended;
+	uint64_t freeze_start_ns, freeze_end_ns;
+	double deadline_ms, median_frame_ms;
 } hs_rpt_trigger;
 
 struct hs_report {
@@ -209,6 +217,13 @@ struct hs_report {
 	 * for, in the words a verdict says they found none of (find.c, before the detectors run) */
 	char absent[256];
 	hs_rpt_thread thread;
+	/* why.c: where the thread's time went (its cause analysis), the finding it explains (-1), the vocabulary
+	 * used (the rules' or causes_rules, loaded for it) */
+	hs_cause_result why;
+	int why_finding;
+	const hs_cause_vocab *why_vocab;
+	hs_ruleset *causes_rules;
+	hs_diags *causes_diags;
 	bool damaged;
 	bool oom; /* an allocation failed somewhere: hs_report_build returns HS_ENOMEM */
 	char clock[32];
@@ -266,5 +281,7 @@ void hs_rpt_settle(hs_report *r);
 void hs_rpt_find(hs_report *r);
 /* thread.c: fills r->thread from the file with the most scheduler records (a second, windowed read of it). */
 void hs_rpt_thread_build(hs_report *r);
+/* why.c: the cause analysis of r->thread over its window; the finding's cause and next step, and the verdict. */
+void hs_rpt_why_build(hs_report *r, const hs_ruleset *rules);
 
 #endif

@@ -2,6 +2,7 @@
 #ifndef HS_REPORT_RENDER_H
 #define HS_REPORT_RENDER_H
 
+#include "hindsight/json.h"
 #include "report/model.h"
 
 void hs_rpt_render_text(const hs_report *r, hs_strbuf *sb);
@@ -23,6 +24,15 @@ double hs_rpt_pct(uint64_t part, uint64_t whole);
 size_t hs_rpt_thread_lines(const hs_report *r, char lines[][400], size_t cap);
 /* The coverage box as the text shows it (the HTML shows the same lines), from its "COVERAGE" title. */
 void hs_rpt_coverage_text(const hs_report *r, hs_strbuf *sb);
+/* ---- render_why.c ---- */
+
+/* The WHY section's lines (a title, then the reasons with their evidence); 0 when no thread was chosen. */
+size_t hs_rpt_why_lines(const hs_report *r, char lines[][400], size_t cap);
+/* report.json's cause object of the explained finding (r->why analysed, with a reason). */
+void hs_rpt_json_cause(hs_json *j, const hs_report *r);
+/* report.html's lanes: the thread's state and reasons, who ran on its CPUs, its wake-ups. */
+void hs_rpt_html_why(hs_strbuf *sb, const hs_report *r);
+
 /* s with < > & " ' as character references, for HTML and XML (report.html, the WPA regions file). */
 void hs_rpt_markup_esc(hs_strbuf *sb, const char *s);
 

@@ -55,8 +55,9 @@ size_t hs_rpt_thread_lines(const hs_report *r, char lines[][400], size_t cap)
 	if (!t->present || cap < 12)
 		return 0;
 	fmt_dur(t->w1 - t->w0, d1, sizeof d1);
-	snprintf(lines[n++], 400, "%s (pid %d), the thread of the %s finding, over the %s before the moment%s",
-		 t->comm[0] ? t->comm : "?", t->pid, t->basis, d1,
+	bool freeze = !strcmp(t->basis, "app-hang");
+	snprintf(lines[n++], 400, "%s (pid %d), the thread of the %s finding, over the %s %s%s",
+		 t->comm[0] ? t->comm : "?", t->pid, t->basis, d1, freeze ? "of the freeze" : "before the moment",
 		 !strcmp(t->basis, "frame-hitch") ? " (the frame)" : "");
 	if (!t->analysed && t->why[0]) {
 		snprintf(lines[n++], 400, "no split: %s", t->why);

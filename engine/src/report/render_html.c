@@ -209,6 +209,12 @@ void hs_rpt_render_html(const hs_report *r, hs_strbuf *sb)
 		"svg .tlv line{vector-effect:non-scaling-stroke}svg .cl{font:10px sans-serif;fill:#555}\n"
 		"svg .held{fill:#cfe8cf}svg .gone{fill:#e4e4e4}svg .holec{fill:#e74c3c}svg .hole{fill:#e74c3c;opacity:.15}\n"
 		"#tl svg.tlv{cursor:grab}\n"
+		".whyb{border:1px solid #ddd;border-radius:6px;padding:.5em 1em}.whyb li{font-family:monospace;white-space:pre-wrap}\n"
+		"svg.why .lane{font:11px sans-serif;fill:#444}svg.why .wake{fill:#c0392b}\n"
+		".r0{fill:#c0392b;background:#c0392b}.r1{fill:#e67e22;background:#e67e22}.r2{fill:#2980b9;background:#2980b9}"
+		".r3{fill:#8e44ad;background:#8e44ad}.r4{fill:#16a085;background:#16a085}.r5{fill:#7f8c8d;background:#7f8c8d}"
+		".r6{fill:#d35400;background:#d35400}.r7{fill:#27ae60;background:#27ae60}.r8{fill:#95a5a6;background:#95a5a6}\n"
+		"details.bg{margin:1em 0}\n"
 		"</style></head><body>\n<h1>hindsight report</h1>\n<p>");
 	hs_rpt_markup_esc(sb, r->input);
 	hs_sb_append(sb, " (");
@@ -229,9 +235,32 @@ void hs_rpt_render_html(const hs_report *r, hs_strbuf *sb)
 		     " trace clock; the dashed line is the moment (%s s). Hover a tick for its event and story.</p>\n",
 		     m);
 	svg_timeline(r, sb);
-	hs_sb_printf(sb, "<h2>Findings (%zu)</h2>\n", r->n_findings);
+	/* why: the reasons, then the lanes of the thread, its CPUs and its wake-ups */
+	char wl[40][400];
+	size_t nwl = hs_rpt_why_lines(r, wl, 40);
+	if (nwl) {
+		hs_sb_append(sb, "<h2>Why</h2>\n<div class=\"whyb\" id=\"why\"><p>");
+		hs_rpt_markup_esc(sb, wl[0]);
+		hs_sb_append(sb, "</p>\n");
+		hs_rpt_html_why(sb, r);
+		hs_sb_append(sb, "<ul>");
+		for (size_t i = 1; i < nwl; i++) {
+			hs_sb_append(sb, "<li>");
+			hs_rpt_markup_esc(sb, wl[i]);
+			hs_sb_append(sb, "</li>");
+		}
+		hs_sb_append(sb, "</ul></div>\n");
+	}
+	size_t n_fg = 0;
+	for (size_t k = 0; k < r->n_findings; k++)
+		n_fg += !r->findings[k].background;
+	hs_sb_printf(sb, "<h2>Findings (%zu)</h2>\n", n_fg);
 	for (size_t k = 0; k < r->n_findings; k++) {
 		const hs_rpt_finding *f = &r->findings[k];
+		if (f->background && k == n_fg)
+			hs_sb_printf(sb, "<details class=\"bg\" id=\"background\"><summary>Background (%zu): not tied to the "
+					 "moment</summary>\n",
+				     r->n_findings - n_fg);
 		hs_sb_printf(sb, "<div class=\"f\" id=\"finding-%zu\"><h3>%zu. ", k + 1, k + 1);
 		hs_rpt_markup_esc(sb, f->title);
 		hs_sb_append(sb, " <span class=\"imp\">[");
@@ -277,6 +306,8 @@ void hs_rpt_render_html(const hs_report *r, hs_strbuf *sb)
 		hs_sb_append(sb, "<p><b>Next:</b> ");
 		hs_rpt_markup_esc(sb, f->next);
 		hs_sb_append(sb, "</p></div>\n");
+		if (f->background && k + 1 == r->n_findings)
+			hs_sb_append(sb, "</details>\n");
 	}
 	/* The thread: a bar of its states (inline style widths: no script), then the text's own lines. */
 	char tl[16][400];

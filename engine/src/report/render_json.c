@@ -140,8 +140,9 @@ void hs_rpt_render_json(const hs_report *r, hs_strbuf *sb)
 		if (r->verdict[i][0])
 			hs_json_str(&j, r->verdict[i]);
 	hs_json_arr_end(&j);
-	hs_json_kstr(&j, "cause", NULL);
-	hs_json_kstr(&j, "culprit", NULL);
+	const hs_cause_reason *top = r->why_finding == 0 ? hs_cause_top(&r->why) : NULL;
+	hs_json_kstr(&j, "cause", top ? top->id : NULL);
+	hs_json_kstr(&j, "culprit", top && top->has_culprit ? (top->culprit.is_task ? top->culprit.name : top->culprit.what) : NULL);
 	hs_json_obj_end(&j);
 	hs_json_key(&j, "trigger");
 	const hs_rpt_trigger *t = &r->trig;
@@ -214,6 +215,14 @@ void hs_rpt_render_json(const hs_report *r, hs_strbuf *sb)
 			hs_json_obj_end(&j);
 		}
 		hs_json_arr_end(&j);
+		if (f->tid > 0)
+			hs_json_kint(&j, "tid", f->tid);
+		if (f->background)
+			hs_json_kbool(&j, "background", true);
+		if ((int)k == r->why_finding && hs_cause_top(&r->why)) {
+			hs_json_key(&j, "cause");
+			hs_rpt_json_cause(&j, r);
+		}
 		hs_json_obj_end(&j);
 	}
 	hs_json_arr_end(&j);

@@ -32,11 +32,30 @@ void hs_rpt_render_text(const hs_report *r, hs_strbuf *sb)
 		     r->clock[0] ? r->clock : "trace's", m);
 	if (r->damaged)
 		hs_sb_printf(sb, "Some data could not be read: see COVERAGE before trusting what is missing.\n");
-	hs_sb_printf(sb, "\nFINDINGS (%zu, most severe first)\n", r->n_findings);
-	if (!r->n_findings)
+	char wl[40][400];
+	size_t nwl = hs_rpt_why_lines(r, wl, 40);
+	if (nwl) {
+		hs_sb_printf(sb, "\nWHY: %s\n", wl[0]);
+		for (size_t i = 1; i < nwl; i++)
+			hs_sb_printf(sb, "  %s\n", wl[i]);
+	}
+	size_t n_fg = 0;
+	for (size_t k = 0; k < r->n_findings; k++)
+		n_fg += !r->findings[k].background;
+	hs_sb_printf(sb, "\nFINDINGS (%zu, most severe first)\n", n_fg);
+	if (!n_fg)
 		hs_sb_printf(sb, "\n  none\n");
 	for (size_t k = 0; k < r->n_findings; k++) {
 		const hs_rpt_finding *f = &r->findings[k];
+		if (f->background) {
+			/* below the fold: what the machine did that the moment is not about, one line each */
+			if (k == n_fg)
+				hs_sb_printf(sb, "\nBACKGROUND (%zu, not tied to the moment: other processes, outside the window, "
+						 "no alert)\n",
+					     r->n_findings - n_fg);
+			hs_sb_printf(sb, "  %zu. %s  [%s, impact %d]\n", k + 1, f->title, f->kind, f->impact);
+			continue;
+		}
 		hs_sb_printf(sb, "\n%zu. %s  [%s, impact %d]\n", k + 1, f->title, f->kind, f->impact);
 		hs_sb_printf(sb, "   %s\n", f->text);
 		for (size_t i = 0; i < f->n_notes; i++)

@@ -104,6 +104,7 @@ hs_status hs_report_build(const hs_report_opts *o, hs_report **out)
 	hs_rpt_settle(r);
 	hs_rpt_find(r);
 	hs_rpt_thread_build(r);
+	hs_rpt_why_build(r, rules);
 	/* the regions files are named before rendering: the report names them */
 	for (size_t i = 0; i < r->n_files && r->n_regions < sizeof r->regions / sizeof r->regions[0]; i++)
 		if (r->files[i].etl && r->files[i].opened)
@@ -177,5 +178,8 @@ void hs_report_free(hs_report *r)
 	hs_rpt_model_free(r);
 	hs_rules_free(r->owned_rules);
 	hs_diags_free(r->owned_diags);
+	hs_cause_result_free(&r->why);
+	hs_rules_free(r->causes_rules);
+	hs_diags_free(r->causes_diags);
 	free(r);
 }

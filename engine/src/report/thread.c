@@ -348,8 +348,8 @@ static void users_by_comm(thr_ctx *c)
 	memcpy(t->users, all, t->n_users * sizeof *all);
 }
 
-static const char *const basis_kinds[] = {"crash",	  "killed",	   "oom-kill", "frame-hitch", "hang",
-					  "memory-stall", "slow-syscall", NULL};
+static const char *const basis_kinds[] = {"crash",        "killed",       "oom-kill", "frame-hitch", "app-hang",
+					  "hang",         "memory-stall", "slow-syscall", NULL};
 
 void hs_rpt_thread_build(hs_report *r)
 {
@@ -369,7 +369,7 @@ void hs_rpt_thread_build(hs_report *r)
 	if (!top)
 		return;
 	t->present = true;
-	t->pid = top->pid;
+	t->pid = top->tid > 0 ? top->tid : top->pid;
 	t->basis = top->kind;
 	/* a hang's finding is the watchdog's record: the hung task is its subject */
 	if (!strcmp(top->kind, "hang") && top->n_ev && r->events[top->ev[0]].v[0] > 0)
@@ -381,6 +381,11 @@ void hs_rpt_thread_build(hs_report *r)
 	uint64_t span = !strcmp(top->kind, "frame-hitch") && r->trig.frame_ms > 0 ? (uint64_t)(r->trig.frame_ms * 1e6)
 									     : HS_RPT_THREAD_WINDOW_NS;
 	t->w0 = t->w1 > span ? t->w1 - span : 0;
+	if (!strcmp(top->kind, "app-hang") && r->trig.freeze_start_ns) {
+		/* the freeze: from its last frame to its end, or, still frozen, as far as the recording goes */
+		t->w0 = r->trig.freeze_start_ns;
+		t->w1 = r->trig.freeze_ended ? r->trig.freeze_end_ns : r->win_last > r->moment ? r->win_last : r->moment;
+	}
 	/* the file with the scheduler's records */
 	for (size_t i = 0; i < r->n_files; i++)
 		if (r->files[i].opened && r->files[i].n_switch &&

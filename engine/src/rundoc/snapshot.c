@@ -56,6 +56,12 @@ static const rd_field hit_view_fields[] = {
 	F(H, reason, HS_RUNDOC_HIT_REASON, RD_STR),
 	F(H, frame_ms, HS_RUNDOC_HIT_FRAME_MS, RD_DOUBLE),
 	F(H, median_ms, HS_RUNDOC_HIT_MEDIAN_MS, RD_DOUBLE),
+	F(H, phase, HS_RUNDOC_HIT_PHASE, RD_STR),
+	F(H, freeze_start_ns, HS_RUNDOC_HIT_FREEZE_START, RD_U64),
+	F(H, freeze_end_ns, HS_RUNDOC_HIT_FREEZE_END, RD_U64),
+	F(H, hang_ms, HS_RUNDOC_HIT_HANG_MS, RD_DOUBLE),
+	F(H, deadline_ms, HS_RUNDOC_HIT_DEADLINE_MS, RD_DOUBLE),
+	F(H, median_frame_ms, HS_RUNDOC_HIT_MEDIAN_FRAME_MS, RD_DOUBLE),
 };
 #undef H
 static const rd_table hit_view = RD_TABLE(hs_rundoc_hit_view, hit_view_fields);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hindsight/rundoc.h"
 #include "trigger/trigger_int.h"
 
 /* The string field of the ftrace marker event (ftrace/print) that holds the
@@ -128,20 +129,20 @@ static void dl_evidence(const hs_trig *t, const void *ctx, hs_json *j)
 {
 	const dl_hit *h = ctx;
 	const hs_trigger *tr = t->pt->trigger;
-	hs_json_kstr(j, "phase", h->ended_by ? "ended" : "frozen");
+	hs_json_kstr(j, HS_RUNDOC_HIT_PHASE, h->ended_by ? "ended" : "frozen");
 	hs_json_kint(j, "pid", h->p->pid);
 	hs_json_kstr(j, "source", tr->source);
 	if (tr->slice)
 		hs_json_kstr(j, "slice", tr->slice);
 	if (h->p->system[0])
 		hs_json_kstr(j, "via", h->p->system);
-	hs_json_kuint(j, "freeze_start_ns", h->p->last_ns);
-	hs_json_key(j, "deadline_ms");
+	hs_json_kuint(j, HS_RUNDOC_HIT_FREEZE_START, h->p->last_ns);
+	hs_json_key(j, HS_RUNDOC_HIT_DEADLINE_MS);
 	hs_json_double(j, tr->deadline_ms, 3);
 	if (h->ended_by) {
-		hs_json_kuint(j, "freeze_end_ns", h->end_ns);
+		hs_json_kuint(j, HS_RUNDOC_HIT_FREEZE_END, h->end_ns);
 		hs_json_kstr(j, "ended_by", h->ended_by);
-		hs_json_key(j, "hang_ms");
+		hs_json_key(j, HS_RUNDOC_HIT_HANG_MS);
 		hs_json_double(j, (double)(h->end_ns - h->p->last_ns) / (double)HS_NS_PER_MS, 3);
 	} else {
 		hs_json_kstr(j, "probe", h->probe);
@@ -150,7 +151,7 @@ static void dl_evidence(const hs_trig *t, const void *ctx, hs_json *j)
 	hs_json_kuint(j, "active_frames", tr->active_frames);
 	hs_json_key(j, "active_s");
 	hs_json_double(j, tr->active_s, 3);
-	hs_json_key(j, "median_frame_ms");
+	hs_json_key(j, HS_RUNDOC_HIT_MEDIAN_FRAME_MS);
 	hs_json_double(j, h->median_ms, 3);
 }
 

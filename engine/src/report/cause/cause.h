@@ -124,6 +124,8 @@ const hs_cause_reason *hs_cause_top(const hs_cause_result *r);
 
 /* Fills a vocabulary template: {time} {share} {culprit} {cpu} {what} {chain} {thread} from reason k. */
 void hs_cause_fill(const hs_cause_result *r, const hs_cause_reason *k, const char *tmpl, char *out, size_t cap);
+/* "12.3 ms", "1.204 s", "340 us". */
+void hs_cause_fmt_ns(uint64_t ns, char *buf, size_t cap);
 /* "cpuhog (pid 9970, real-time priority 50)". */
 void hs_cause_culprit_text(const hs_cause_culprit *c, char *out, size_t cap);
 

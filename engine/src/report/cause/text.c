@@ -82,3 +82,8 @@ void hs_cause_fill(const hs_cause_result *r, const hs_cause_reason *k, const cha
 	}
 	out[o] = '\0';
 }
+
+void hs_cause_fmt_ns(uint64_t ns, char *buf, size_t cap)
+{
+	ca_fmt_ns(ns, buf, cap);
+}

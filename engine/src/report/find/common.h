@@ -56,7 +56,7 @@ void hs_rpt_find_shape(hs_report *r, hs_decoded_kind shape, const char *tag, con
 		       const hs_rpt_shape_words *w);
 
 /* The detectors, in the order find.c runs them (each file defines its own). */
-extern const hs_rpt_detector hs_rpt_find_trigger_marker, hs_rpt_find_frame_hitch, hs_rpt_find_crash,
+extern const hs_rpt_detector hs_rpt_find_trigger_marker, hs_rpt_find_frame_hitch, hs_rpt_find_freeze, hs_rpt_find_crash,
 	hs_rpt_find_killed, hs_rpt_find_oom_kill, hs_rpt_find_hang, hs_rpt_find_io_error, hs_rpt_find_gpu_reset,
 	hs_rpt_find_device_removed, hs_rpt_find_disconnect, hs_rpt_find_alert, hs_rpt_find_process_storm,
 	hs_rpt_find_retransmit, hs_rpt_find_memory_stall, hs_rpt_find_slow_syscall, hs_rpt_find_silent_death,

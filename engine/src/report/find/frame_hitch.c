@@ -19,6 +19,7 @@ static void find_hitch(hs_report *r)
 	hs_rpt_finding *f = hs_rpt_new_finding(r, "frame-hitch", 99, t->first_hit_ns, (int)t->hit_pid);
 	if (!f)
 		return;
+	f->tid = t->hit_tid > 0 ? (int)t->hit_tid : 0;
 	/* the slice starts that bound the long frame, and the engine's marker */
 	uint64_t from = t->first_hit_ns - (uint64_t)(t->frame_ms * 1e6) - 2000000u;
 	for (size_t i = 0; i < r->n_events; i++) {
