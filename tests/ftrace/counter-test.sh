@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# counter-test.sh: memory pressure caught through the kernel's PSI trigger file (issue 22): a page-cache reader in a
-# memory cgroup (v1) whose limit_in_bytes it presses against, under stress-ng --cpu 2 when installed, makes the
-# profile's psi_memory_some trigger (10% of 2 s) fire within seconds; before it, a quiet minute-fraction fires
-# nothing; recording goes on. The cgroup and the file are the test's own and are removed.
-# usage: counter-test.sh ENGINE PROFILE   (root; the profile is tests/ftrace/deadline.yaml, instances hindsight_test_dl_*)
+# counter-test.sh: memory pressure caught through the kernel's PSI trigger file (issue 22): two page-cache readers in
+# a memory cgroup (v1: this machine's memory controller; memory.high is cgroup v2's) whose limit_in_bytes they press
+# against, under stress-ng --cpu 2 when installed (HS_TEST_NO_STRESS=1: without), make the profile's psi_memory_some
+# trigger (10% of 2 s) fire within seconds; before it, 4 quiet seconds fire nothing; recording goes on. The cgroup and
+# the file are the test's own and are removed.
+# usage: counter-test.sh ENGINE PROFILE   (root; the profile is tests/ftrace/deadline.yaml,
+# instances hindsight_test_dl_*)
 set -uo pipefail
 engine=$1 profile=$2
 instances=(hindsight_test_dl_ring hindsight_test_dl_keys hindsight_test_dl_keys_trg)
@@ -46,9 +48,13 @@ sleep 4
 # The workload: a 256 MB file on disk (not tmpfs: page cache that reclaim can drop) read again and again by two
 # processes whose memory cgroup may hold 32 MB: every read charges pages past the limit, and the charge reclaims
 # (a memory stall, as PSI counts it) before it goes on.
-if command -v stress-ng >/dev/null; then
-	stress-ng --cpu 2 --timeout 60 >/dev/null 2>&1 &
+under=
+if [[ -z ${HS_TEST_NO_STRESS:-} ]] && command -v stress-ng >/dev/null; then
+	stress-ng --cpu 2 --timeout 120 >stress.txt 2>&1 &
 	stress=$!
+	sleep 1
+	kill -0 "$stress" 2>/dev/null || fail "stress-ng did not start: $(cat stress.txt)"
+	under=" under stress-ng"
 fi
 big=$(mktemp /var/tmp/hs_psi_big.XXXXXX)
 mkdir "$cg" || fail "cannot create $cg"
@@ -63,9 +69,12 @@ t0=$(date +%s%N)
 	wait
 ) &
 reader=$!
-wait_snapshots 1 30 mempressure || fail "no memory-pressure snapshot after 30 s against the cgroup's limit ($(grep some /proc/pressure/memory))"
+wait_snapshots 1 30 mempressure ||
+	fail "no memory-pressure snapshot after 30 s against the cgroup's limit ($(grep some /proc/pressure/memory))"
 t1=$(date +%s%N)
-echo "memory-pressure snapshot $(((t1 - t0) / 1000000)) ms after the reader started; $(grep some /proc/pressure/memory)"
+echo "memory-pressure snapshot$under $(((t1 - t0) / 1000000)) ms after the reader started;" \
+	"$(grep some /proc/pressure/memory)"
+[[ -z $stress ]] || kill -0 "$stress" 2>/dev/null || fail "stress-ng ended before the snapshot: the load missed it"
 while read -r p; do kill "$p" 2>/dev/null; done <"$cg/cgroup.procs"
 wait "$reader" 2>/dev/null
 reader=

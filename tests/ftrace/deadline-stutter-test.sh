@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # deadline-stutter-test.sh: the default profile, left running, catches a hang while it lasts (a 240 Hz atrace loop busy
-# 6 s without a frame: app-hang before the freeze ends, and its end) and memory pressure (a page-cache reader against a
-# 32 MB memory cgroup: memory-pressure), under stress-ng --cpu 2 when installed, and records on (issue 22).
+# 6 s without a frame: app-hang before the freeze ends, and its end) and memory pressure (two page-cache readers against
+# a 32 MB memory cgroup: memory-pressure), under stress-ng --cpu 2 when installed, and records on; the capture-time
+# reports name the hang and the memory stall (issue 22).
 # usage: deadline-stutter-test.sh ENGINE STUTTER_YAML DEADLINE_LOOP   (root; instances hindsight_stutter_*, skipped
 # when a real recorder holds them). HS_TEST_START_TIMEOUT (s, default 90): how long the engine may take to start.
 set -uo pipefail
@@ -82,8 +83,32 @@ reader=
 m=$(ls -d "$dir"/snapshots/[0-9]*-memory-pressure | head -1)
 echo "memory-pressure: $(jq -c '.hit | {value, step, detail}' "$m/snapshot.json")"
 kill -0 "$epid" 2>/dev/null || fail "the engine stopped: recording must go on"
+# Recording goes on after the snapshots: what the sessions read grows over 3 s, and no snapshot failed.
+st() { "$engine" ctl --rules "$profile" status --json || fail "engine ctl status exited $?"; }
+s1=$(st)
+sleep 3
+s2=$(st)
+read1=$(jq '[.sessions[].read // 0] | add' <<<"$s1") read2=$(jq '[.sessions[].read // 0] | add' <<<"$s2")
+echo "after the snapshots: sessions read $read1 -> $read2 in 3 s;" \
+	"$(jq -c '{snapshots_taken, snapshots_failed}' <<<"$s2")"
+((read2 > read1)) || fail "the sessions read nothing in the 3 s after the snapshots"
+jq -e '.snapshots_failed == 0' <<<"$s2" >/dev/null || fail "a snapshot failed: $(jq -c .last_snapshot <<<"$s2")"
 [[ -n $stress ]] && kill "$stress" && wait "$stress" 2>/dev/null
 stress=
+
+# The capture-time reports (written at nice 10 after each snapshot) name the hang and the pressure: the freeze's report
+# leads with an app-hang finding on the frozen process, the pressure's with a memory stall. HS_TEST_KEEP=DIR keeps both.
+hpid=$(jq -r .hit.pid "$f/snapshot.json")
+for s in "$f" "$m"; do
+	for _ in $(seq 600); do [[ -s $s/report.json ]] && break; sleep 0.1; done
+	[[ -s $s/report.json ]] || fail "no report in $s ($(jq -c .report "$s/snapshot.json"))"
+	echo "${s##*/}: $(head -3 "$s/report.txt")"
+	[[ -n ${HS_TEST_KEEP:-} ]] && cp -r "$s" "$HS_TEST_KEEP/"
+done
+jq -e --argjson p "$hpid" '.findings[0] | .kind == "app-hang" and .pid == $p' "$f/report.json" >/dev/null ||
+	fail "the freeze's report does not lead with pid $hpid's hang: $(jq -c '[.findings[] | {kind, pid}]' "$f/report.json")"
+jq -e '.findings[0].kind == "memory-stall"' "$m/report.json" >/dev/null ||
+	fail "the pressure's report does not lead with a memory stall: $(jq -c '[.findings[] | {kind, pid}]' "$m/report.json")"
 
 kill -INT "$epid"
 wait "$epid"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # deadline-test.sh: a hang caught while it lasts (issue 22): a 240 Hz atrace loop that stops drawing for 6 s, busy in
-# its own code and then stopped by SIGSTOP from another process (under stress-ng --cpu 2 when installed), gets a
-# snapshot before the freeze ends, at most deadline + 250 ms after its last frame, and a second one when it draws
-# again; a loop a debugger holds, one that exits and one that draws too slowly to be watched get none; recording goes on.
+# its own code and then stopped by SIGSTOP from another process, gets a snapshot before the freeze ends, at most
+# deadline + 250 ms after its last frame, and a second one when it draws again; a loop a debugger holds, one that exits
+# and one that draws too slowly to be watched get none; recording goes on. Every case runs under stress-ng --cpu 2
+# when it is installed (HS_TEST_NO_STRESS=1: without).
 # usage: deadline-test.sh ENGINE PROFILE DEADLINE_LOOP   (root; the profile is tests/ftrace/deadline.yaml,
 # instances hindsight_test_dl_*). HS_TEST_START_TIMEOUT (s, default 90): how long the engine may take to start.
 set -uo pipefail
@@ -68,18 +69,23 @@ check_hang() {
 		fail "$what: hang_ms $hang is not the gap of $(((b - a) / 1000000)) ms"
 }
 
+# Load on both CPUs for all three cases (about 60 s of them), started before the first and checked to be running.
+under=
+if [[ -z ${HS_TEST_NO_STRESS:-} ]] && command -v stress-ng >/dev/null; then
+	stress-ng --cpu 2 --timeout 180 >stress.txt 2>&1 &
+	stress=$!
+	sleep 1
+	kill -0 "$stress" 2>/dev/null || fail "stress-ng did not start: $(cat stress.txt)"
+	under=" under stress-ng"
+fi
+
 # 1. Busy: the loop spins in its own code for 6 s without a frame.
 "${rt[@]}" "$loop" frames 240 3 6 2 busy Frame >loop.txt || fail "deadline-loop failed"
 wait_snapshots 2 20 hang || fail "busy freeze: no freeze and resume snapshots"
-check_hang 1 "busy freeze"
+check_hang 1 "busy freeze$under"
 alive "the busy freeze"
 
-# 2. SIGSTOP from another process (this shell) for 6 s, under stress-ng on both CPUs.
-if command -v stress-ng >/dev/null; then
-	stress-ng --cpu 2 --timeout 60 >/dev/null 2>&1 &
-	stress=$!
-	sleep 1
-fi
+# 2. SIGSTOP from another process (this shell) for 6 s.
 "${rt[@]}" "$loop" frames 240 14 0 0 none Frame >loop.txt &
 lpid=$!
 sleep 3
@@ -89,12 +95,10 @@ kill -CONT "$lpid"
 wait "$lpid" || fail "deadline-loop (SIGSTOP) failed"
 lpid=
 wait_snapshots 4 20 hang || fail "SIGSTOP: no freeze and resume snapshots"
-check_hang 3 "SIGSTOP${stress:+ under stress-ng}"
+check_hang 3 "SIGSTOP$under"
 grep -q '"probe": "running"' "$(ls -d "$dir"/snapshots/[0-9]*-hang | sed -n 3p)/snapshot.json" ||
 	fail "SIGSTOP: the probe did not see a stopped process that no debugger holds"
 alive "the SIGSTOP freeze"
-[[ -n $stress ]] && kill "$stress" && wait "$stress" 2>/dev/null
-stress=
 
 # 3. Not hangs: a debugger holds the loop for 6 s (ignore_debugger: true); a loop that exits; one that made 7 frames
 # (fewer than active_frames) and then spins 6 s without one.
@@ -110,6 +114,11 @@ sleep 3
 n=$(snapshot_folders hang)
 ((n == 4)) || fail "a debugger's hold, an exit or a process with few frames made a hang snapshot ($n folders, want 4)"
 alive "the processes that were not hung"
+if [[ -n $stress ]]; then
+	kill -0 "$stress" 2>/dev/null || fail "stress-ng ended before the last case: the load did not cover it"
+	kill "$stress" && wait "$stress" 2>/dev/null
+	stress=
+fi
 
 # Ctrl+C: the final rings, and run.json counts the debugger's hold as excused.
 kill -INT "$epid"
