@@ -560,6 +560,9 @@
 /* Tasks a snapshot's tasks.json lists (run/tasks.h): a desktop runs a few
  * thousand threads; past this the table says it is not complete. */
 #define HS_TASKS_MAX 32768
+/* A snapshot's tasks.json the report reads (a few hundred bytes a task:
+ * HS_TASKS_MAX tasks are ~8 MB); a larger file is read up to this. */
+#define HS_REPORT_MAX_TASKS_BYTES (32 * 1024 * 1024)
 /* Evidence lines kept per reason. */
 #define HS_CAUSE_MAX_EVIDENCE 8
 

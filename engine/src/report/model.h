@@ -281,6 +281,8 @@ void hs_rpt_settle(hs_report *r);
 void hs_rpt_find(hs_report *r);
 /* thread.c: fills r->thread from the file with the most scheduler records (a second, windowed read of it). */
 void hs_rpt_thread_build(hs_report *r);
+/* tasks.c: a snapshot folder's tasks.json joined to r->why: culprits' exact policies, the thread's cgroup limits. */
+void hs_rpt_tasks_join(hs_report *r, const char *dir);
 /* why.c: the cause analysis of r->thread over its window; the finding's cause and next step, and the verdict. */
 void hs_rpt_why_build(hs_report *r, const hs_ruleset *rules);
 

@@ -135,7 +135,11 @@ static void why_build(hs_report *r, const hs_ruleset *rules)
 	}
 	r->why_vocab = voc;
 	r->why_finding = basis_finding(r);
+	if (r->input_kind && !strcmp(r->input_kind, "snapshot"))
+		hs_rpt_tasks_join(r, r->input);
 	const hs_cause_reason *top = hs_cause_top(&r->why);
+	if (top && top->def && top->def->verdict) /* again: the join may have named more */
+		hs_cause_fill(&r->why, top, top->def->verdict, r->why.clause, sizeof r->why.clause);
 	if (r->why_finding < 0 || !top)
 		return;
 	hs_rpt_finding *f = &r->findings[r->why_finding];

@@ -10,6 +10,7 @@
 
 #include "hindsight/limits.h"
 #include "hindsight/rundoc.h"
+#include "run/tasks.h"
 #include "run/os.h"
 #include "run/snapshots.h"
 #include "util/compat.h"
@@ -341,6 +342,19 @@ hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_back
 			}
 			free(path);
 		}
+
+	/* tasks.json: what the system says now of the tasks and cgroups the report will name (run/tasks.h); a
+	 * snapshot without it is still whole, the report then names culprits from the trace alone */
+	char *tasks_path = printf_new("%s/tasks.json", partial);
+	if (tasks_path) {
+		hs_status tst = hs_tasks_write(tasks_path, taken_ns);
+		if (tst == HS_OK && add_file(r, "tasks.json"))
+			r->bytes += file_bytes(tasks_path);
+		else if (tst != HS_OK && tst != HS_EUNSUPPORTED)
+			say(sn, HS_MSG_WARN, "trigger %s: tasks.json not written (%s); the snapshot is complete without it",
+			    f->name, hs_strerror(tst));
+		free(tasks_path);
+	}
 
 	/* snapshot.json, through its one writer (hindsight/rundoc.h) */
 	hs_strbuf sb = {0}, tj = {0};

@@ -36,13 +36,18 @@ static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 			if (r[i].t0 >= s->t1)
 				break;
 			if (r[i].tid == 0)
-				ca_claim(c, r[i].t0, r[i].t1, def->id, &k, "its CPU idle while it was runnable", ev);
+				ca_claim(c, r[i].t0, r[i].t1, def->id, &k, "its CPU stayed idle while it was ready", ev);
 		}
 	}
-	/* a task of the same or a weaker priority that held the CPU longer than a fair share allows: the thread
-	 * was not eligible to run */
+	/* a task of the same or a weaker priority that had the CPU, in all, longer than fair sharing lets one task
+	 * run while another of its weight waits (the scheduler gives the waiting one a turn within a slice or two):
+	 * the thread was not eligible. Then every such task's time in the stretch is the hold-back. */
 	if (my_prio < 100)
 		return; /* real-time threads are not bandwidth-throttled this way; their waits are contention */
+	enum { MAXT = 32 };
+	int32_t tids[MAXT];
+	uint64_t ns[MAXT];
+	size_t nt = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (r[i].t1 <= s->t0)
 			continue;
@@ -50,16 +55,38 @@ static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 			break;
 		if (r[i].tid <= 0 || r[i].tid == c->tid || r[i].prio < my_prio)
 			continue;
-		uint64_t a = r[i].t0 > s->t0 ? r[i].t0 : s->t0, b = r[i].t1 < s->t1 ? r[i].t1 : s->t1;
-		if ((double)(b - a) < unfair_ms * 1e6)
+		uint64_t d = ca_free_in(c, r[i].t0, r[i].t1);
+		size_t x = 0;
+		while (x < nt && tids[x] != r[i].tid)
+			x++;
+		if (x == nt && nt < MAXT) {
+			tids[nt] = r[i].tid;
+			ns[nt++] = 0;
+		}
+		if (x < nt)
+			ns[x] += d;
+	}
+	size_t top = 0;
+	for (size_t x = 1; x < nt; x++)
+		if (ns[x] > ns[top])
+			top = x;
+	if (!nt || (double)ns[top] < unfair_ms * 1e6)
+		return;
+	char ev[240], t[32];
+	ca_fmt_ns(ns[top], t, sizeof t);
+	const cm_task *hog = cm_task_find(c->m, tids[top]);
+	snprintf(ev, sizeof ev,
+		 "CPU %d ran %s (pid %d, of no higher priority than the thread's %d) for %s in all while the thread "
+		 "waited, never giving it a turn",
+		 s->cpu, hog ? cm_str(c->m, hog->comm) : "?", (int)tids[top], (int)my_prio, t);
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].t1 <= s->t0)
 			continue;
-		char ev[240], t[32];
-		ca_fmt_ns(b - a, t, sizeof t);
-		snprintf(ev, sizeof ev,
-			 "CPU %d ran %s (pid %d, prio %d, no higher than the thread's %d) for %s without giving the runnable "
-			 "thread a turn",
-			 s->cpu, cm_str(c->m, r[i].comm), (int)r[i].tid, (int)r[i].prio, (int)my_prio, t);
-		ca_claim(c, a, b, def->id, &k, "held back while a task of no higher priority ran", ev);
+		if (r[i].t0 >= s->t1)
+			break;
+		if (r[i].tid <= 0 || r[i].tid == c->tid || r[i].prio < my_prio)
+			continue;
+		ca_claim(c, r[i].t0, r[i].t1, def->id, &k, "a task of no higher priority kept its CPU", ev);
 	}
 }
 

@@ -13,6 +13,12 @@ void hs_cause_culprit_text(const hs_cause_culprit *c, char *out, size_t cap)
 	char pol[64] = "";
 	if (!strcmp(c->policy, "real-time"))
 		snprintf(pol, sizeof pol, ", real-time priority %d", (int)c->priority);
+	else if (!strcmp(c->policy, "fifo") || !strcmp(c->policy, "rr"))
+		snprintf(pol, sizeof pol, ", SCHED_%s priority %d", c->policy[0] == 'f' ? "FIFO" : "RR", (int)c->priority);
+	else if (!strcmp(c->policy, "batch") || !strcmp(c->policy, "idle"))
+		snprintf(pol, sizeof pol, ", SCHED_%s, nice %d", c->policy[0] == 'b' ? "BATCH" : "IDLE", (int)c->priority);
+	else if (!strcmp(c->policy, "deadline"))
+		snprintf(pol, sizeof pol, ", SCHED_DEADLINE");
 	else if (!strcmp(c->policy, "normal") && c->priority)
 		snprintf(pol, sizeof pol, ", nice %d", (int)c->priority);
 	char proc[64] = "";
