@@ -207,14 +207,31 @@ void hs_rpt_html_why(hs_strbuf *sb, const hs_report *r)
 			cpu_used[w->cpu_spans[i].cpu] = true;
 			ncpu++;
 		}
-	int lanes = 3 + ncpu;
+	int lanes = 4 + ncpu;
 	double H = lane * lanes + 30;
 	hs_sb_printf(sb, "<svg class=\"why\" width=\"%.0f\" height=\"%.0f\" role=\"img\" aria-label=\"where the thread's time went\">\n",
 		     W + left + 10, H);
-	const char *lane_names[3] = {"thread state", "reason", "woken by"};
-	for (int l = 0; l < 3; l++)
-		hs_sb_printf(sb, "<text x=\"4\" y=\"%.0f\" class=\"lane\">%s</text>\n", lane * (l == 2 ? 2 + ncpu : l) + 15,
+	const char *lane_names[4] = {"thread state", "reason", "woken by", "frames"};
+	for (int l = 0; l < 4; l++)
+		hs_sb_printf(sb, "<text x=\"4\" y=\"%.0f\" class=\"lane\">%s</text>\n", lane * (l >= 2 ? l + ncpu : l) + 15,
 			     lane_names[l]);
+	/* the frames: the thread's frame starts (its atrace slice starts the walk kept); a hitch's window is the long
+	 * frame, drawn as such */
+	double fy = lane * (3 + ncpu);
+	if (r->thread.basis && !strcmp(r->thread.basis, "frame-hitch"))
+		hs_sb_printf(sb, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"#fdecea\"><title>the long "
+				 "frame</title></rect>\n",
+			     left, fy + 2, W, lane - 4);
+	for (size_t i = 0; i < r->n_events; i++) {
+		const hs_rpt_event *e = &r->events[i];
+		if (e->shape != HS_DEC_MARKER || !e->v[0] || e->pid != (int)w->tid || e->ts + 1000 < a || e->ts > b + 1000)
+			continue;
+		double x = left + xat(e->ts, a, b, W);
+		hs_sb_printf(sb, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"#333\" stroke-width=\"2\"><title>",
+			     x, x, fy + 2, fy + lane - 2);
+		hs_rpt_markup_esc(sb, e->detail);
+		hs_sb_append(sb, "</title></line>\n");
+	}
 	/* the thread's state, from the stretches the reasons were claimed in */
 	for (size_t i = 0; i < w->n_spans; i++) {
 		const hs_cause_span *s = &w->spans[i];
