@@ -11,6 +11,8 @@
 #include "hindsight/report.h"
 #include "hindsight/rules.h"
 #include "hindsight/strbuf.h"
+#include "hindsight/arena.h"
+#include "hindsight/ynode.h"
 #include "report/cause/cause.h"
 
 /*
@@ -224,6 +226,10 @@ struct hs_report {
 	const hs_cause_vocab *why_vocab;
 	hs_ruleset *causes_rules;
 	hs_diags *causes_diags;
+	/* tasks.c: the snapshot's tasks.json, parsed (NULL when none) */
+	const hs_ynode *tasks_root;
+	hs_arena *tasks_arena;
+	hs_diags *tasks_diags;
 	bool damaged;
 	bool oom; /* an allocation failed somewhere: hs_report_build returns HS_ENOMEM */
 	char clock[32];
@@ -281,8 +287,11 @@ void hs_rpt_settle(hs_report *r);
 void hs_rpt_find(hs_report *r);
 /* thread.c: fills r->thread from the file with the most scheduler records (a second, windowed read of it). */
 void hs_rpt_thread_build(hs_report *r);
-/* tasks.c: a snapshot folder's tasks.json joined to r->why: culprits' exact policies, the thread's cgroup limits. */
-void hs_rpt_tasks_join(hs_report *r, const char *dir);
+/* tasks.c: a snapshot folder's tasks.json: read (kept in r), its tid -> tgid pairs (for threads the trace cannot
+ * put in their process), and joined to r->why: culprits' exact policies, the thread's cgroup limits. */
+bool hs_rpt_tasks_load(hs_report *r, const char *dir);
+size_t hs_rpt_tasks_tgids(const hs_report *r, int32_t (*out)[2], size_t cap);
+void hs_rpt_tasks_join(hs_report *r);
 /* why.c: the cause analysis of r->thread over its window; the finding's cause and next step, and the verdict. */
 void hs_rpt_why_build(hs_report *r, const hs_ruleset *rules);
 

@@ -181,5 +181,9 @@ void hs_report_free(hs_report *r)
 	hs_cause_result_free(&r->why);
 	hs_rules_free(r->causes_rules);
 	hs_diags_free(r->causes_diags);
+	if (r->tasks_arena)
+		hs_arena_free(r->tasks_arena);
+	free(r->tasks_arena);
+	hs_diags_free(r->tasks_diags);
 	free(r);
 }

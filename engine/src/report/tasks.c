@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "hindsight/arena.h"
+#include "hindsight/limits.h"
 #include "hindsight/diag.h"
 #include "hindsight/ynode.h"
 #include "report/model.h"
@@ -104,16 +105,16 @@ static void memory(char *buf, size_t cap, const char *path, const hs_ynode *cg)
 		snprintf(buf + o, cap - o, ", hit %lld times", fail);
 }
 
-void hs_rpt_tasks_join(hs_report *r, const char *dir)
+/* Reads DIR/tasks.json into r (kept until the report is freed); false when there is none. */
+bool hs_rpt_tasks_load(hs_report *r, const char *dir)
 {
-	hs_cause_result *w = &r->why;
-	if (!dir || !w->analysed)
-		return;
+	if (!dir)
+		return false;
 	char path[4096];
 	snprintf(path, sizeof path, "%s/tasks.json", dir);
 	FILE *f = fopen(path, "rb");
 	if (!f)
-		return;
+		return false;
 	char *text = NULL;
 	size_t len = 0, cap = 0;
 	char buf[65536];
@@ -132,35 +133,59 @@ void hs_rpt_tasks_join(hs_report *r, const char *dir)
 	}
 	fclose(f);
 	if (!text)
-		return;
-	hs_arena a = {0};
-	hs_diags *d = hs_diags_new();
+		return false;
+	r->tasks_arena = calloc(1, sizeof(hs_arena));
+	r->tasks_diags = hs_diags_new();
 	bool syntax = false;
-	const hs_ynode *root = d ? hs_yaml_parse(&a, "tasks.json", text, len, d, &syntax) : NULL;
-	if (root && !syntax && root->type == HS_Y_MAP) {
-		const hs_ynode *tasks = hs_ymap_get(root, "tasks"), *cgs = hs_ymap_get(root, "cgroups");
-		for (size_t i = 0; i < w->n_reasons; i++) {
-			hs_cause_reason *k = &w->reasons[i];
-			if (k->has_culprit && k->culprit.is_task) {
-				const hs_ynode *t = task_of(tasks, k->culprit.tid);
-				if (t)
-					policy(&k->culprit, t);
-			}
-			/* the limits behind the two reasons a cgroup explains */
-			const hs_ynode *me = task_of(tasks, w->tid);
-			const char *cpu = me ? str_of(me, "cpu_cgroup") : NULL, *mem = me ? str_of(me, "memory_cgroup") : NULL;
-			char extra[200] = "";
-			if (!strcmp(k->id, "cgroup-throttle") && cpu && cgroup_of(cgs, "cpu", cpu))
-				quota(extra, sizeof extra, cpu, cgroup_of(cgs, "cpu", cpu));
-			else if (!strcmp(k->id, "memory-stall") && mem && cgroup_of(cgs, "memory", mem))
-				memory(extra, sizeof extra, mem, cgroup_of(cgs, "memory", mem));
-			if (extra[0] && k->n_evidence < HS_CAUSE_MAX_EVIDENCE)
-				snprintf(k->evidence[k->n_evidence++], sizeof k->evidence[0], "%s (tasks.json)", extra);
-			if (extra[0] && !strcmp(k->id, "cgroup-throttle"))
-				snprintf(k->what, sizeof k->what, "%s", extra);
+	const hs_ynode *root = r->tasks_arena && r->tasks_diags
+				       ? hs_yaml_parse(r->tasks_arena, "tasks.json", text, len, r->tasks_diags, &syntax)
+				       : NULL;
+	free(text);
+	if (!root || syntax || root->type != HS_Y_MAP)
+		return false;
+	r->tasks_root = root;
+	return true;
+}
+
+size_t hs_rpt_tasks_tgids(const hs_report *r, int32_t (*out)[2], size_t cap)
+{
+	const hs_ynode *tasks = r->tasks_root ? hs_ymap_get(r->tasks_root, "tasks") : NULL;
+	size_t n = 0;
+	for (size_t i = 0; tasks && tasks->type == HS_Y_SEQ && i < tasks->n && n < cap; i++) {
+		long long tid, tgid;
+		if (int_of(tasks->items[i], "tid", &tid) && int_of(tasks->items[i], "tgid", &tgid)) {
+			out[n][0] = (int32_t)tid;
+			out[n][1] = (int32_t)tgid;
+			n++;
 		}
 	}
-	hs_diags_free(d);
-	hs_arena_free(&a);
-	free(text);
+	return n;
+}
+
+void hs_rpt_tasks_join(hs_report *r)
+{
+	hs_cause_result *w = &r->why;
+	if (!r->tasks_root || !w->analysed)
+		return;
+	const hs_ynode *tasks = hs_ymap_get(r->tasks_root, "tasks"), *cgs = hs_ymap_get(r->tasks_root, "cgroups");
+	const hs_ynode *me = task_of(tasks, w->tid);
+	const char *cpu = me ? str_of(me, "cpu_cgroup") : NULL, *mem = me ? str_of(me, "memory_cgroup") : NULL;
+	for (size_t i = 0; i < w->n_reasons; i++) {
+		hs_cause_reason *k = &w->reasons[i];
+		if (k->has_culprit && k->culprit.is_task) {
+			const hs_ynode *t = task_of(tasks, k->culprit.tid);
+			if (t)
+				policy(&k->culprit, t);
+		}
+		/* the limits behind the two reasons a cgroup explains */
+		char extra[200] = "";
+		if (!strcmp(k->id, "cgroup-throttle") && cpu && cgroup_of(cgs, "cpu", cpu))
+			quota(extra, sizeof extra, cpu, cgroup_of(cgs, "cpu", cpu));
+		else if (!strcmp(k->id, "memory-stall") && mem && cgroup_of(cgs, "memory", mem))
+			memory(extra, sizeof extra, mem, cgroup_of(cgs, "memory", mem));
+		if (extra[0] && k->n_evidence < HS_CAUSE_MAX_EVIDENCE)
+			snprintf(k->evidence[k->n_evidence++], sizeof k->evidence[0], "%s (tasks.json)", extra);
+		if (extra[0] && !strcmp(k->id, "cgroup-throttle"))
+			snprintf(k->what, sizeof k->what, "%s", extra);
+	}
 }

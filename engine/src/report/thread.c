@@ -385,6 +385,15 @@ void hs_rpt_thread_build(hs_report *r)
 		/* the freeze: from its last frame to its end, or, still frozen, as far as the recording goes */
 		t->w0 = r->trig.freeze_start_ns;
 		t->w1 = r->trig.freeze_ended ? r->trig.freeze_end_ns : r->win_last > r->moment ? r->win_last : r->moment;
+		/* still frozen when it fired: it may have recovered before the recording ended, at its next frame */
+		for (size_t i = 0; i < r->n_events && !r->trig.freeze_ended; i++) {
+			const hs_rpt_event *e = &r->events[i];
+			if (e->shape == HS_DEC_MARKER && e->v[0] && e->ts > t->w0 + 1000000u && e->ts < t->w1 &&
+			    !strncmp(e->detail, "B|", 2) && strtoll(e->detail + 2, NULL, 10) == top->pid) {
+				t->w1 = e->ts;
+				break;
+			}
+		}
 	}
 	/* the file with the scheduler's records */
 	for (size_t i = 0; i < r->n_files; i++)

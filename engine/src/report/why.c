@@ -121,7 +121,18 @@ static void why_build(hs_report *r, const hs_ruleset *rules)
 	for (size_t i = 0; i < r->n_files; i++)
 		if ((int)i != fi && r->files[i].opened && r->files[i].etl == r->files[fi].etl)
 			side[n_side++] = r->files[i].path;
+	/* tasks.json: the processes of threads the trace saw no creation of (they started before the recording) */
+	bool have_tasks = r->input_kind && !strcmp(r->input_kind, "snapshot") && hs_rpt_tasks_load(r, r->input);
+	int32_t(*tg)[2] = NULL;
+	size_t n_tg = 0;
+	if (have_tasks) {
+		tg = malloc(HS_TASKS_MAX * sizeof *tg);
+		if (tg)
+			n_tg = hs_rpt_tasks_tgids(r, tg, HS_TASKS_MAX);
+	}
 	hs_cause_input in = {.ring = r->files[fi].path,
+			     .tgids = (const int32_t(*)[2])tg,
+			     .n_tgids = n_tg,
 			     .side = side,
 			     .n_side = n_side,
 			     .ring_wrapped = r->files[fi].wrapped == 1,
@@ -129,14 +140,15 @@ static void why_build(hs_report *r, const hs_ruleset *rules)
 			     .w0 = t->w0,
 			     .w1 = t->w1,
 			     .vocab = voc};
-	if (hs_cause_analyse(&in, &r->why) == HS_ENOMEM) {
+	hs_status cst = hs_cause_analyse(&in, &r->why);
+	free(tg);
+	if (cst == HS_ENOMEM) {
 		r->oom = true;
 		return;
 	}
 	r->why_vocab = voc;
 	r->why_finding = basis_finding(r);
-	if (r->input_kind && !strcmp(r->input_kind, "snapshot"))
-		hs_rpt_tasks_join(r, r->input);
+	hs_rpt_tasks_join(r);
 	const hs_cause_reason *top = hs_cause_top(&r->why);
 	if (top && top->def && top->def->verdict) /* again: the join may have named more */
 		hs_cause_fill(&r->why, top, top->def->verdict, r->why.clause, sizeof r->why.clause);

@@ -326,6 +326,11 @@ hs_status hs_cause_analyse(const hs_cause_input *in, hs_cause_result *out)
 		(void)read_any(&m, in->side[i], true, w2, sizeof w2); /* a side file that fails costs names only */
 	}
 	cm_finish(&m);
+	for (size_t i = 0; i < in->n_tgids; i++) {
+		cm_task *t = (cm_task *)cm_task_find(&m, in->tgids[i][0]);
+		if (t && t->tgid < 0)
+			t->tgid = in->tgids[i][1];
+	}
 	st = ca_analyse_model(&m, in, out);
 	cm_free(&m);
 	return st;

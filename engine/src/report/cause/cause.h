@@ -113,6 +113,10 @@ typedef struct {
 	int32_t tid;
 	uint64_t w0, w1;
 	const hs_cause_vocab *vocab; /* required */
+	/* tid -> tgid pairs the system gave at capture time (a snapshot's tasks.json), for threads whose creation
+	 * the trace does not hold; the trace's own say wins. NULL: none. */
+	const int32_t (*tgids)[2];
+	size_t n_tgids;
 } hs_cause_input;
 
 /* HS_OK with out->analysed or out->why saying why not; HS_ENOMEM. */
