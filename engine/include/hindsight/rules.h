@@ -422,6 +422,62 @@ const hs_cause_def *hs_cause_vocab_find(const hs_cause_vocab *v, const char *id)
 /* A reason's param, or def when it has none of that name. */
 double hs_cause_param_get(const hs_cause_def *d, const char *name, double def);
 
+/*
+ * Fleet signatures (a catalog's `fleet:`, rules/fleet.yaml; docs/fleet.md): how a report names its incident so
+ * that the same incident on another machine, run, pid or path groups with it. Each symptom says which finding
+ * kinds (or, when no finding is strong enough, which trigger kinds) it is, and which fields after the symptom
+ * make its signature; names of culprits that name no one in particular are rewritten or dropped; interpreters
+ * are apps that run a script. `version` is report.json's sig_version: a change of grouping bumps it.
+ */
+typedef enum {
+	HS_FLEET_FIELD_APP,     /* the executable of the process the verdict is about */
+	HS_FLEET_FIELD_DETAIL,  /* the symptom's own word: a crash's signal or NTSTATUS */
+	HS_FLEET_FIELD_CAUSE,   /* the cause id of the explained finding */
+	HS_FLEET_FIELD_CULPRIT, /* the normalized culprit */
+	HS_FLEET_FIELD_OS,      /* linux or windows */
+	HS_FLEET_FIELD_COUNT
+} hs_fleet_field;
+
+/* The fields' names in the rules and in report.json, indexed by hs_fleet_field; NULL-terminated. */
+extern const char *const hs_fleet_field_names[];
+
+typedef struct {
+	const char *id;    /* report.json's signature.symptom: "crash" */
+	const char *story; /* one line: what the symptom is */
+	const char **findings; /* report finding kinds ("crash", "oom-kill", ...) whose strongest is this symptom */
+	const hs_pos *findings_pos;
+	size_t n_findings;
+	const char **triggers; /* trigger kinds ("manual", "counter") for a snapshot whose findings are all weak */
+	const hs_pos *triggers_pos;
+	size_t n_triggers;
+	hs_fleet_field fields[HS_FLEET_FIELD_COUNT]; /* after the symptom, in order, each once */
+	size_t n_fields;
+	hs_pos pos, id_pos;
+} hs_fleet_symptom;
+
+typedef struct {
+	const char *match; /* a PCRE2 pattern over the culprit's normalized name (digits as N, no paths) */
+	const char *as;    /* the name it becomes; NULL: it names no culprit (the signature says none) */
+	const char *story;
+	hs_pos pos, match_pos;
+} hs_fleet_culprit;
+
+typedef struct {
+	bool present;        /* some catalog has `fleet:` */
+	uint64_t version;    /* sig_version */
+	uint64_t min_impact; /* a strongest finding under this impact names no symptom: the trigger's kind does */
+	uint64_t covered_pct; /* quality "complete" needs the explained window covered at least this much */
+	const char *otherwise; /* the symptom when neither a finding nor the trigger names one */
+	const hs_fleet_symptom *symptoms;
+	size_t n_symptoms;
+	const hs_fleet_culprit *culprits; /* first match wins */
+	size_t n_culprits;
+	const char **interpreters; /* PCRE2 patterns over an app's name: an interpreter in front of a script */
+	const hs_pos *interpreters_pos;
+	size_t n_interpreters;
+	hs_pos pos, otherwise_pos;
+} hs_fleet_rules;
+
 typedef struct hs_ruleset hs_ruleset;
 
 struct hs_ruleset {
@@ -444,6 +500,7 @@ struct hs_ruleset {
 	size_t n_common_fields;
 	bool has_formats; /* some catalog carries `formats:` (Linux or Windows) */
 	hs_cause_vocab causes; /* the report's cause vocabulary, from a catalog's `causes:` */
+	hs_fleet_rules fleet;  /* the report's fleet signature rules, from a catalog's `fleet:` */
 	void *priv; /* arena and regex state */
 };
 

@@ -1479,8 +1479,9 @@ void hs_rules_check(hs_ruleset *rs, hs_diags *d)
 		return; /* the top file did not load far enough to judge it */
 	if (!rs->is_profile) {
 		/* A formats file (catalog-sync's, extract_fields.py's) describes fields, not providers; the causes
-		 * catalog describes the report's vocabulary. */
-		if (rs->n_providers == 0 && rs->n_files > 0 && !rs->has_formats && !rs->causes.present)
+		 * catalog describes the report's vocabulary, the fleet catalog its signatures. */
+		if (rs->n_providers == 0 && rs->n_files > 0 && !rs->has_formats && !rs->causes.present &&
+		    !rs->fleet.present)
 			hs_diag_add(d, HS_D_EMPTY, (hs_pos){rs->files[0], 0, 0}, NULL, "the catalog defines no providers");
 		return;
 	}

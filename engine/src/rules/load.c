@@ -1434,6 +1434,8 @@ static const hs_key catalog_keys[] = {
 	 .doc = "linux: the payload fields of ftrace events, read from a kernel (tools/catalogsync)"},
 	{"causes", HS_KEY_MAP, .sub = &hs_causes_t, .fn = hs_rules_cat_causes,
 	 .doc = "the report's cause vocabulary (rules/causes.yaml): one catalog has it"},
+	{"fleet", HS_KEY_MAP, .sub = &hs_fleet_t, .fn = hs_rules_cat_fleet,
+	 .doc = "how a report's fleet signature groups incidents (rules/fleet.yaml): one catalog has it"},
 	{0},
 };
 static const hs_keytable catalog_t = {"catalog", "a catalog", "/definitions/catalog", "Catalogs", &file_t,
@@ -1470,7 +1472,7 @@ const hs_keytable *const hs_rules_keytables[] = {
 	&file_t,        &catalog_t,   &provider_t,         &cat_event_t, &profile_t,
 	&run_t,         &platforms_t, &platform_section_t, &session_t,   &session_provider_t,
 	&stack_entry_t, &wl_entry_t,  &trigger_defaults_t, &trigger_t,   &formats_t,   &hs_causes_t, &hs_cause_t,
-	NULL,
+	&hs_fleet_t,   &hs_fleet_symptom_t, &hs_fleet_culprit_t, NULL,
 };
 
 /* ---- files and includes ---- */

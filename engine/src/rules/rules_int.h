@@ -53,4 +53,8 @@ bool hs_ftfilter_check(const char *filter, const hs_ruleset *rs, const hs_cat_ev
 extern const hs_keytable hs_causes_t, hs_cause_t;
 void hs_rules_cat_causes(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj);
 
+/* The fleet signature rules' tables and the catalog key that reads them (rules/fleet.c). */
+extern const hs_keytable hs_fleet_t, hs_fleet_symptom_t, hs_fleet_culprit_t;
+void hs_rules_cat_fleet(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj);
+
 #endif
