@@ -395,6 +395,12 @@
 /* analyze report: trace files read from one snapshot or run folder (a folder
  * holds one per session: two or three). */
 #define HS_REPORT_MAX_FILES 16
+/* report.json's fleet signature: at most this many bytes (Windows Error Reporting's limit for one bucket
+ * parameter; a DuckDB or ClickHouse key column stays short; docs/fleet.md). Longer is cut at a character. */
+#define HS_FLEET_SIGNATURE_MAX 255
+/* Linux names a task with at most 15 bytes (TASK_COMM_LEN 16 with its NUL): a fleet signature's app is cut to it
+ * so a process known by its exec's file name and one known only by its task name sign alike. */
+#define HS_LINUX_COMM_MAX 15
 /* analyze report: threads whose CPU time is counted one by one, the rest summed
  * as "others" (a 256 MB ring of a busy machine names a few thousand threads;
  * the table stays a fixed 8192 x 40 bytes). */

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "hindsight/event_decode.h"
+#include "hindsight/json.h"
 #include "hindsight/limits.h"
 #include "hindsight/report.h"
 #include "hindsight/rules.h"
@@ -17,8 +18,8 @@
 
 /*
  * The layer's files and who calls whom (no two files call each other):
- *   report.c (the public API) -> input.c, walk_tracedat.c, walk_etl.c, settle.c, find.c, thread.c, render_*.c,
- *                                write.c
+ *   report.c (the public API) -> input.c, walk_tracedat.c, walk_etl.c, settle.c, find.c, thread.c, why.c,
+ *                                signature.c, render_*.c, write.c
  *   find.c (the detector table, ranking, verdict) -> find/<kind>.c -> find/common.c
  *   render_html.c -> render_common.c; render_text.c -> render_common.c; render_json.c
  *   everything -> model.c (this header's functions)
@@ -186,6 +187,26 @@ typedef struct {
 	double deadline_ms, median_frame_ms;
 } hs_rpt_trigger;
 
+/* signature.c: the fleet signature, report.json's flat `signature` block (docs/fleet.md); "" is null. */
+typedef struct {
+	bool present;            /* fleet rules were found (the rules' own, else the shipped fleet.yaml) */
+	char note[200];          /* why there is none, or "" */
+	uint64_t sig_version;
+	char symptom[64];
+	char cause[64], culprit[96], detail[96];
+	char app[96], app_version[96], app_note[200];
+	char os[16], os_build[64], os_note[200];
+	char machine[24], host[72]; /* the machine that recorded it (an opaque id) and its name, when known */
+	char seen_at[48];        /* wall time of the incident (a snapshot's taken_at) */
+	double weight;           /* 1 / the trigger's chance */
+	char quality[16];        /* complete, partial, lossy, damaged */
+	uint64_t lost_events;
+	bool lost_unknown;       /* a ring lost events it could not count */
+	double covered_share;    /* of the explained window; < 0 when nothing was explained */
+	char signature[HS_FLEET_SIGNATURE_MAX + 1];
+	char bucket_id[17];      /* 16 hex digits */
+} hs_rpt_signature;
+
 struct hs_report {
 	hs_report_opts opts; /* strings borrowed for the build only; msg and progress until free */
 	char *input;         /* PATH as given */
@@ -230,6 +251,7 @@ struct hs_report {
 	const hs_ynode *tasks_root;
 	hs_arena *tasks_arena;
 	hs_diags *tasks_diags;
+	hs_rpt_signature sig; /* signature.c */
 	bool damaged;
 	bool oom; /* an allocation failed somewhere: hs_report_build returns HS_ENOMEM */
 	char clock[32];
@@ -294,5 +316,13 @@ size_t hs_rpt_tasks_tgids(const hs_report *r, int32_t (*out)[2], size_t cap);
 void hs_rpt_tasks_join(hs_report *r);
 /* why.c: the cause analysis of r->thread over its window; the finding's cause and next step, and the verdict. */
 void hs_rpt_why_build(hs_report *r, const hs_ruleset *rules);
+/* signature.c: the fleet signature of what was found (after why.c: it reads the cause), with the rules' fleet: or
+ * the shipped fleet.yaml. */
+void hs_rpt_signature_build(hs_report *r, const hs_ruleset *rules);
+/* signature.c: report.json's `signature` member (its key and value: the block, or null without fleet rules). */
+void hs_rpt_signature_json(const hs_report *r, hs_json *j);
+/* signature.c: report.txt's closing line ("signature: crash | hs_segv | SIGSEGV  (bucket ..., sig_version 1)"), or
+ * "" without fleet rules. */
+void hs_rpt_signature_line(const hs_report *r, char *out, size_t cap);
 
 #endif

@@ -144,6 +144,7 @@ void hs_rpt_render_json(const hs_report *r, hs_strbuf *sb)
 	hs_json_kstr(&j, "cause", top ? top->id : NULL);
 	hs_json_kstr(&j, "culprit", top && top->has_culprit ? (top->culprit.is_task ? top->culprit.name : top->culprit.what) : NULL);
 	hs_json_obj_end(&j);
+	hs_rpt_signature_json(r, &j); /* early in the file: a fleet scan reads no further */
 	hs_json_key(&j, "trigger");
 	const hs_rpt_trigger *t = &r->trig;
 	if (!t->present) {

@@ -104,4 +104,7 @@ void hs_rpt_render_text(const hs_report *r, hs_strbuf *sb)
 	}
 	hs_sb_putc(sb, '\n');
 	hs_rpt_coverage_text(r, sb);
+	char sig[HS_FLEET_SIGNATURE_MAX + 96];
+	hs_rpt_signature_line(r, sig, sizeof sig);
+	hs_sb_printf(sb, "\n%s\n", sig);
 }

@@ -105,6 +105,7 @@ hs_status hs_report_build(const hs_report_opts *o, hs_report **out)
 	hs_rpt_find(r);
 	hs_rpt_thread_build(r);
 	hs_rpt_why_build(r, rules);
+	hs_rpt_signature_build(r, rules);
 	/* the regions files are named before rendering: the report names them */
 	for (size_t i = 0; i < r->n_files && r->n_regions < sizeof r->regions / sizeof r->regions[0]; i++)
 		if (r->files[i].etl && r->files[i].opened)
