@@ -1,9 +1,23 @@
 #!/usr/bin/env bash
 # wine-run.sh: runs a Windows program under 64-bit Wine (the cross build's CTest emulator), keeping its exit status.
 # usage: wine-run.sh PROGRAM.exe [ARGS...]
+#        wine-run.sh --server-start | --server-stop   (the cross build's CTest fixture wine_server, tests/ci.cmake)
 # WINEPREFIX defaults to a per-user prefix in $TMPDIR, made to report Windows 10
 # once (the ETW code gates EVENT_FILTER_TYPE_EVENT_ID on Windows 8.1+).
 # HS_WINE and HS_WINESERVER override /usr/lib/wine/wine64 and wineserver64 (not on PATH).
+#
+# Why a fixture starts and stops the wineserver: a server that exits by itself
+# (its linger, -pN, runs out N s after the last program) closes its socket at
+# that moment, and a program that connected just then is reset: "wine client
+# error:0: recvmsg: Connection reset by peer", exit 1, no output. On a loaded
+# machine the server's loop runs late and the window is wide; that is how
+# estimate:etl_fixtures lost an `analyze counts` output in a CI run (reproduced by
+# stopping a -p2 server across its linger while a program connects: 2 of 3 runs
+# reset; with -p, none). So the tests share one server whose linger (15 min) is
+# longer than any gap between two tests' programs, started before them and
+# stopped after them; bounded, so that a run killed before --server-stop does
+# not leave it forever. Run by hand, outside CTest, each program starts (and a
+# few seconds later stops) a server of its own.
 set -uo pipefail
 
 wine=${HS_WINE:-/usr/lib/wine/wine64}
@@ -13,7 +27,7 @@ if [[ ! -x $wine ]]; then
 	exit 127
 fi
 if (($# == 0)); then
-	echo "usage: wine-run.sh PROGRAM.exe [ARGS...]" >&2
+	echo "usage: wine-run.sh PROGRAM.exe [ARGS...] | --server-start | --server-stop" >&2
 	exit 2
 fi
 export WINEPREFIX=${WINEPREFIX:-${TMPDIR:-/tmp}/hindsight-wineprefix-$(id -u)}
@@ -29,13 +43,27 @@ export WINEDLLOVERRIDES="mscoree,mshtml="
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wine-run.XXXXXX") || exit 125
 trap 'rm -rf "$tmp"' EXIT
 
-# A wineserver that outlives each program by 10 s: otherwise the server and
-# Wine's services stop and restart every few programs, 2-3 s each time. It
-# exits by itself; if one is running already, this returns at once.
-if [[ -x $wineserver ]]; then
-	mkdir -p "$WINEPREFIX" && "$wineserver" -p"${HS_WINESERVER_LINGER:-10}" </dev/null >/dev/null 2>&1
+# --server-stop: the fixture's cleanup: the prefix's server and every program
+# still attached to it (a test killed by its timeout) end here.
+if [[ $1 == --server-stop ]]; then
+	"$wineserver" -k 2>/dev/null
+	"$wineserver" -w 2>/dev/null
+	echo "wine-run.sh: the wineserver of $WINEPREFIX is stopped"
+	exit 0
 fi
-
+# --server-start: one server for all the tests, lingering 15 min after its last
+# program. A server already running for the prefix would keep its own linger, so
+# it is stopped first: the prefix is the build tree's own (tests/ci.cmake) and
+# only these tests use it.
+if [[ $1 == --server-start ]]; then
+	[[ -x $wineserver ]] || { echo "wine-run.sh: $wineserver not found" >&2; exit 127; }
+	mkdir -p "$WINEPREFIX" || exit 125
+	"$wineserver" -k 2>/dev/null && "$wineserver" -w 2>/dev/null
+	if ! "$wineserver" -p900 </dev/null >/dev/null 2>&1; then
+		echo "wine-run.sh: could not start a wineserver for $WINEPREFIX" >&2
+		exit 125
+	fi
+fi
 # First use of a prefix: create it and make it report Windows 10. Serialised,
 # so that parallel tests on a fresh prefix do it once.
 if [[ ! -f $WINEPREFIX/.hindsight-win10 ]]; then
@@ -52,6 +80,11 @@ if [[ ! -f $WINEPREFIX/.hindsight-win10 ]]; then
 			touch "$WINEPREFIX/.hindsight-win10"
 		fi
 	) 9>"$WINEPREFIX/.hindsight-init.lock" || exit 125
+fi
+
+if [[ $1 == --server-start ]]; then
+	echo "wine-run.sh: a wineserver for $WINEPREFIX runs until --server-stop (or 15 min after its last program)"
+	exit 0
 fi
 
 "$wine" "$@" >"$tmp/out" 2>"$tmp/err"

@@ -16,10 +16,12 @@ while read -r expected; do
 	rel=${rel%.counts}
 	etl=$fx/$rel
 	[[ -f $etl ]] || { echo "FAIL: $etl missing"; fail=1; continue; }
-	"$@" estimate "$etl" --rules "$rules" --json | tr -d '\r' >"$tmp/est.json"
+	"$@" estimate "$etl" --rules "$rules" --json 2>"$tmp/err" | tr -d '\r' >"$tmp/est.json"
 	rc=${PIPESTATUS[0]}
-	((rc == 0)) || { echo "FAIL $rel: analyze estimate exited $rc"; fail=1; continue; }
-	"$@" counts "$etl" | tr -d '\r' >"$tmp/counts.txt"
+	((rc == 0)) || { echo "FAIL $rel: analyze estimate exited $rc: $(head -c 2000 "$tmp/err")"; fail=1; continue; }
+	"$@" counts "$etl" 2>"$tmp/err" | tr -d '\r' >"$tmp/counts.txt"
+	rc=${PIPESTATUS[0]}
+	((rc == 0)) || { echo "FAIL $rel: analyze counts exited $rc: $(head -c 2000 "$tmp/err")"; fail=1; continue; }
 	node "$here/check-etl.js" "$etl" "$expected" "$tmp/counts.txt" "$tmp/est.json" || fail=1
 	n=$((n + 1))
 done < <(find "$fx/expected" -name '*.counts' | sort)

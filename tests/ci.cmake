@@ -1,0 +1,83 @@
+# ci.cmake: what lets the suite run in parallel without tests disturbing each other, and what the sanitizer build skips.
+# hs_ci_apply() runs at the end of every directory that registers tests (cmake_language(DEFER CALL hs_ci_apply)
+# at its top): CMake sets a test's properties only in the directory that added it. docs/ci.md has the CI's phases
+# and timings; this file is its tables.
+#
+# 1. Label "machine": a test that uses the machine's shared state (root, tracefs instances with fixed names,
+#    cgroups, perf_event_open, machine-wide event counts or timing). Every RUN_SERIAL test is one (its own file
+#    says RUN_SERIAL), and so is every test named in HS_CI_MACHINE below. .ci's run (run.sh --test) runs
+#    `ctest -L machine` with nothing else from the suite beside it, and the rest (`-LE machine`) in parallel.
+# 2. In a sanitizer build (HS_SANITIZE) the long root scenarios in HS_CI_SANITIZER_SKIP are DISABLED (ctest lists
+#    them as "Not Run (Disabled)"): they assert on latencies that ASan's slowdown stretches, and the code they
+#    drive is under the sanitizers through the unit tests, the fuzzers, the replays and the short root tests that
+#    stay (record, circular, ctl, lock, stale, snapshot writer, disk full, trigger to snapshot, estimate, launch).
+#    -DHS_SANITIZE_SCENARIOS=ON runs them too. (scenario:* and causes:verdicts are not registered at all in a
+#    sanitizer build: their own files say why.)
+# 3. Cross build under Wine: every test requires the fixture wine_server, one wineserver for the whole run that
+#    never exits by itself (scripts/wine-run.sh --server-start / --server-stop says why: a server that exits after
+#    its linger resets a program that connects at that moment, and its output is lost), in a prefix of this build
+#    tree's own (WINEPREFIX=<build>/wineprefix), so two build trees never share or stop each other's server.
+
+option(HS_SANITIZE_SCENARIOS "In a sanitizer build, also run the long root scenarios (tests/ci.cmake)" OFF)
+
+# Tests that use the machine but do not say RUN_SERIAL in their own file: "name regex :: why".
+set(HS_CI_MACHINE
+  "^perf:(engine_launch|launch_hot|launch_crash|launch_timeout|launch_args)$ :: perf_event_open sampling as root; sample counts and the launch timeout are timed"
+  "^ftrace:catalog_sync$ :: reads every event format under tracefs as root"
+)
+
+# Long root scenarios not repeated in a sanitizer build: "name regex :: why" (measured times in docs/ci.md).
+set(HS_CI_SANITIZER_SKIP
+  "^ftrace:(live|report|capture_report)$ :: tmux, cgroup OOM, frame loops: asserts shares and delays; the report code runs under ASan in analyze:* and unit:cause"
+  "^ftrace:(detect|triggers|stutter_triggers|trgbe)$ :: trigger latencies and key-event gaps under 250 ms; the trigger engine runs under ASan in unit:trigger and replay:triggers"
+  "^ftrace:(deadline|counter_psi|stutter_deadline)$ :: deadlines within 2 s and PSI windows; the same code in unit:trigger, unit:counters and replay:deadline"
+)
+
+if(CMAKE_CROSSCOMPILING AND CMAKE_CROSSCOMPILING_EMULATOR MATCHES "wine-run\\.sh$")
+  add_test(NAME wine:server_start COMMAND ${CMAKE_CROSSCOMPILING_EMULATOR} --server-start)
+  add_test(NAME wine:server_stop COMMAND ${CMAKE_CROSSCOMPILING_EMULATOR} --server-stop)
+  # A fresh prefix is made here (winecfg), 1-2 minutes on a loaded machine.
+  set_tests_properties(wine:server_start PROPERTIES FIXTURES_SETUP wine_server TIMEOUT 600)
+  set_tests_properties(wine:server_stop PROPERTIES FIXTURES_CLEANUP wine_server TIMEOUT 120)
+  set(HS_CI_WINE_FIXTURE ON CACHE INTERNAL "")
+else()
+  set(HS_CI_WINE_FIXTURE OFF CACHE INTERNAL "")
+endif()
+
+function(hs_ci_match name table out)
+  set(hit "")
+  foreach(row IN LISTS ${table})
+    string(FIND "${row}" " :: " bar)
+    string(SUBSTRING "${row}" 0 ${bar} re)
+    if(name MATCHES "${re}")
+      set(hit "${row}")
+      break()
+    endif()
+  endforeach()
+  set(${out} "${hit}" PARENT_SCOPE)
+endfunction()
+
+function(hs_ci_apply)
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  foreach(t IN LISTS tests)
+    get_test_property(${t} RUN_SERIAL serial)
+    hs_ci_match("${t}" HS_CI_MACHINE machine)
+    if(serial OR machine)
+      set_property(TEST ${t} APPEND PROPERTY LABELS machine)
+    endif()
+    if(HS_SANITIZE AND NOT HS_SANITIZE_SCENARIOS)
+      hs_ci_match("${t}" HS_CI_SANITIZER_SKIP skip)
+      if(skip)
+        set_property(TEST ${t} PROPERTY DISABLED ON)
+        set_property(TEST ${t} APPEND PROPERTY LABELS sanitizer_skipped)
+      endif()
+    endif()
+    if(HS_CI_WINE_FIXTURE)
+      set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT "WINEPREFIX=${CMAKE_BINARY_DIR}/wineprefix")
+      if(NOT t MATCHES "^wine:server_(start|stop)$")
+        set_property(TEST ${t} APPEND PROPERTY FIXTURES_REQUIRED wine_server)
+        set_property(TEST ${t} APPEND PROPERTY LABELS wine)
+      endif()
+    endif()
+  endforeach()
+endfunction()
