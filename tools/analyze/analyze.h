@@ -76,5 +76,7 @@ int analyze_cpu(const analyze_opts *o);
 int analyze_filter(const analyze_opts *o);
 int analyze_estimate(const analyze_opts *o);
 int analyze_report(const analyze_opts *o); /* report.c */
+/* fleet.c: `analyze fleet PATH...` parses its own arguments (several paths, --ndjson). */
+int analyze_fleet(int argc, char **argv, const char *argv0);
 
 #endif

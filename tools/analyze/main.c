@@ -25,6 +25,10 @@ static void usage(FILE *f)
 	      "                              what went wrong: a verdict, findings with evidence and a coverage box,\n"
 	      "                              for a snapshot folder, a run folder or a trace.dat; writes report.txt,\n"
 	      "                              report.json and report.html beside it (or in DIR); docs/report.md\n"
+	      "  fleet PATH... [--ndjson FILE|-] [--json] [--top N]\n"
+	      "                              the incidents of many reports grouped by their fleet signature: run and\n"
+	      "                              snapshot folders, report.json files, searched below; a snapshot without\n"
+	      "                              a report gets one; one flat row per report with --ndjson; docs/fleet.md\n"
 	      "\n"
 	      "Every command takes --json. --rules defaults to stutter.yaml.\n"
 	      "counts, summary, crash and estimate also read trace-cmd trace.dat files (recognised by their magic):\n"
@@ -109,6 +113,8 @@ int main(int argc, char **argv)
 		return argc < 2 ? HS_EXIT_USAGE : 0;
 	}
 	const char *cmd = argv[1];
+	if (!strcmp(cmd, "fleet")) /* several paths and its own options */
+		return analyze_fleet(argc - 2, argv + 2, argv[0]);
 	analyze_opts o = {.argv0 = argv[0]};
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];

@@ -401,6 +401,15 @@
 /* Linux names a task with at most 15 bytes (TASK_COMM_LEN 16 with its NUL): a fleet signature's app is cut to it
  * so a process known by its exec's file name and one known only by its task name sign alike. */
 #define HS_LINUX_COMM_MAX 15
+/* analyze fleet: the bytes of a report.json read before its signature block is looked for. The block follows the
+ * verdict (report.json's first 1-3 KB; a verdict is at most ~2 KB), so 64 KB finds it in one read and 10,000
+ * reports cost 10,000 small reads; a report whose block lies further (another layout) is then read whole. */
+#define HS_FLEET_HEAD_BYTES (64 * 1024)
+/* analyze fleet: the largest report.json read whole (the report layer keeps at most HS_REPORT_MAX_KEPT events, and
+ * its largest measured report.json is a few MB). */
+#define HS_FLEET_MAX_REPORT_BYTES (256u * 1024 * 1024)
+/* analyze fleet: folders deep below a PATH (a fleet's store is <host>/<run>/snapshots/<NNN>: 4 deep). */
+#define HS_FLEET_MAX_DEPTH 32
 /* analyze report: threads whose CPU time is counted one by one, the rest summed
  * as "others" (a 256 MB ring of a busy machine names a few thousand threads;
  * the table stays a fixed 8192 x 40 bytes). */
