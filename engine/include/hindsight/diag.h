@@ -180,7 +180,10 @@ typedef enum { HS_CLASS_STRUCTURAL, HS_CLASS_SEMANTIC } hs_diag_class;
 	  "A cause reason id is given twice, or two catalogs both carry a causes: vocabulary.")        \
 	X(HS_D_CAUSE_TEMPLATE, "HS161", ERROR, SEMANTIC, "cause-template",                          \
 	  "A cause's verdict or next template names a value the report does not fill, or has "       \
-	  "unbalanced braces.")                                                                       \
+	  "unbalanced braces.")                                                                      \
+	X(HS_D_CAUSE_REF, "HS162", ERROR, SEMANTIC, "cause-reference",                              \
+	  "A cause's outranks names no other reason of the vocabulary, or lacks "                    \
+	  "params.outrank_ratio.")                                                                     \
 	X(HS_D_FLEET_DUP, "HS170", ERROR, SEMANTIC, "fleet-duplicate",                              \
 	  "Fleet signature rules give a symptom id, a finding or trigger kind, or a signature field "  \
 	  "twice, or two catalogs both carry fleet:.")

@@ -403,6 +403,11 @@ typedef struct {
 	const int *windows_wait_reasons;
 	const hs_pos *windows_wait_reasons_pos;
 	size_t n_windows_wait_reasons;
+	/* reasons this one explains when both are found (a fork storm starves its CPU's old tasks' victims too):
+	 * it takes the verdict from them when it has at least params.outrank_ratio of their time */
+	const char **outranks;
+	const hs_pos *outranks_pos;
+	size_t n_outranks;
 	hs_pos pos, id_pos, match_pos;
 } hs_cause_def;
 

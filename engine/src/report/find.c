@@ -59,7 +59,13 @@ static void rank(hs_report *r)
 			continue;
 		bool near = f->ts + 2000000000ull >= t->first_hit_ns && f->ts <= t->first_hit_ns + 2000000000ull;
 		bool at = f->ts + 1000000u >= t->first_hit_ns && f->ts <= t->first_hit_ns + 1000000u;
-		if (near && (at || (t->hit_pid >= 0 && f->pid == t->hit_pid))) {
+		/* the finding that is the trigger's own symptom (the long frame, the freeze) leads what explains it (a
+		 * slow fsync, a memory stall of the same thread): the why below says how they join */
+		bool own = (!strcmp(f->kind, "frame-hitch") && !strcmp(t->kind, "frame_time")) ||
+			   (!strcmp(f->kind, "app-hang") && t->freeze);
+		if (own && near) {
+			f->impact = 102;
+		} else if (near && (at || (t->hit_pid >= 0 && f->pid == t->hit_pid))) {
 			f->impact = f->impact < 101 ? 101 : f->impact;
 		} else if (f->ts + 2000000000ull < t->first_hit_ns) {
 			char s[sizeof f->title + 64];

@@ -29,10 +29,8 @@ size_t hs_rpt_why_lines(const hs_report *r, char lines[][400], size_t cap)
 	char d[32], c[32];
 	hs_cause_fmt_ns(t->w1 > t->w0 ? t->w1 - t->w0 : 0, d, sizeof d);
 	if (!w->analysed) {
-		if (t->why[0])
-			return 0; /* the thread section says why there is nothing to split */
 		snprintf(lines[n++], 400, "where the time of %s (tid %d) went is not explained: %s", t->comm[0] ? t->comm : "?",
-			 t->pid, w->why[0] ? w->why : "no scheduler records");
+			 t->pid, t->why[0] ? t->why : w->why[0] ? w->why : "no scheduler records");
 		return n;
 	}
 	uint64_t cov = w->cov1 - w->cov0;
@@ -46,8 +44,14 @@ size_t hs_rpt_why_lines(const hs_report *r, char lines[][400], size_t cap)
 		hs_cause_fmt_ns(k->ns, tm, sizeof tm);
 		who(k, cul, sizeof cul);
 		bool say_what = k->has_culprit && k->what[0] && strcmp(k->what, cul) != 0;
-		snprintf(lines[n++], 400, "%5.1f %%  %10s  %-18s %s%s%s", 100.0 * k->share, tm, k->id, cul,
-			 say_what ? ": " : "", say_what ? k->what : "");
+		char us[64] = "";
+		if (w->has_usual) {
+			char u[32];
+			hs_cause_fmt_ns(k->usual_ns, u, sizeof u);
+			snprintf(us, sizeof us, " (usually %s a frame)", u);
+		}
+		snprintf(lines[n++], 400, "%5.1f %%  %10s  %-18s %s%s%s%s", 100.0 * k->share, tm, k->id, cul,
+			 say_what ? ": " : "", say_what ? k->what : "", us);
 		/* the evidence of the reasons that matter */
 		if (100.0 * k->share < (double)(r->why_vocab ? r->why_vocab->mention_pct : 0) && i > 0)
 			continue;

@@ -61,6 +61,36 @@ static int basis_finding(const hs_report *r)
 	return -1;
 }
 
+/* The newest run of normal frames of thread tid (starts at most 1.25 x the median apart, at least 4, at most 16)
+ * ending before w0: its first start in *a, its last in *b; the number of frames, 0 when there is none. */
+static unsigned normal_frames(const hs_report *r, int tid, uint64_t w0, double median_ms, uint64_t *a, uint64_t *b)
+{
+	uint64_t lim = (uint64_t)(1.25 * median_ms * 1e6), run_end = 0, prev = 0;
+	unsigned run = 0;
+	for (size_t i = r->n_events; i-- > 0;) {
+		const hs_rpt_event *e = &r->events[i];
+		if (e->ts >= w0 || e->shape != HS_DEC_MARKER || !e->v[0] || e->pid != tid || strncmp(e->detail, "B|", 2) != 0)
+			continue;
+		if (prev && prev - e->ts <= lim) {
+			if (!run)
+				run_end = prev;
+			run++;
+			*a = e->ts;
+			if (run == 16)
+				break;
+		} else if (run >= 4) {
+			break;
+		} else {
+			run = 0;
+		}
+		prev = e->ts;
+	}
+	if (run < 4)
+		return 0;
+	*b = run_end;
+	return run;
+}
+
 /* Findings the moment is not about go below the fold: when the strongest finding is about a thread, a finding
  * that is no alert (impact under 60), not about that thread's process, and either outside its window (2 s either
  * side) or only what every busy machine does (exit statuses, programs started) is background. The order within
@@ -140,6 +170,17 @@ static void why_build(hs_report *r, const hs_ruleset *rules)
 			     .w0 = t->w0,
 			     .w1 = t->w1,
 			     .vocab = voc};
+	/* a frame hitch against the thread's own normal frames: the newest run of them before the long one (frames
+	 * late already are part of the incident, not the usual) */
+	if (t->basis && !strcmp(t->basis, "frame-hitch") && r->trig.median_ms > 0) {
+		uint64_t a = 0, b = 0;
+		unsigned n = normal_frames(r, t->pid, t->w0, r->trig.median_ms, &a, &b);
+		if (n && b > a && a >= r->files[fi].first_ns) {
+			in.baseline_units = n;
+			in.baseline_ns = t->w0 - a;
+			in.baseline_end_ns = b;
+		}
+	}
 	hs_status cst = hs_cause_analyse(&in, &r->why);
 	free(tg);
 	if (cst == HS_ENOMEM) {
@@ -172,8 +213,11 @@ static void why_build(hs_report *r, const hs_ruleset *rules)
 		if (100.0 * k->share >= (double)voc->mention_pct) {
 			char tm[32];
 			hs_cause_fmt_ns(k->ns, tm, sizeof tm);
-			snprintf(also, sizeof also, "; also %s %s (%.0f %%)", k->def && k->def->title ? k->def->title : k->id,
-				 tm, 100.0 * k->share);
+			char who[160] = "";
+			if (k->has_culprit && !(k->culprit.is_task && k->culprit.tid == r->why.tid))
+				hs_cause_culprit_text(&k->culprit, who, sizeof who);
+			snprintf(also, sizeof also, "; also %s %s (%.0f %%)%s%s", k->def && k->def->title ? k->def->title : k->id,
+				 tm, 100.0 * k->share, who[0] ? ": " : "", who);
 		}
 	}
 	snprintf(r->verdict[0], sizeof r->verdict[0], "%s: %s%s.", sym, r->why.clause, also);

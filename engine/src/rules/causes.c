@@ -157,6 +157,24 @@ static void cz_wait_reasons(hs_keyread *r, const hs_key *k, const hs_ynode *n, c
 	d->n_windows_wait_reasons = o;
 }
 
+static void cz_outranks(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+{
+	(void)k, (void)n;
+	hs_cause_def *d = obj;
+	if (!ok || !v)
+		return;
+	hs_pos *pos = NULL;
+	const char **ids = NULL;
+	size_t c = hs_key_strlist(r, v, "outranks", &ids, &pos);
+	d->outranks = ids;
+	d->outranks_pos = pos;
+	d->n_outranks = c;
+	const hs_ynode *params = hs_ymap_get(n, "params");
+	if (c && (!params || params->type != HS_Y_MAP || !hs_ymap_get(params, "outrank_ratio")))
+		hs_diag_add(r->d, HS_D_CAUSE_REF, v->pos, "give params: {outrank_ratio: N}",
+			    "outranks needs params.outrank_ratio (the share of the outranked reason's time it must have)");
+}
+
 static const hs_key cause_keys[] = {
 	{"id", HS_KEY_IDENT, HS_KEY_REQUIRED, HS_AT(hs_cause_def, id), HS_POS_AT(hs_cause_def, id_pos),
 	 .doc = "the reason's id (kebab-case), as report.json gives it"},
@@ -169,6 +187,9 @@ static const hs_key cause_keys[] = {
 	{"match", HS_KEY_STR, 0, HS_AT(hs_cause_def, match), HS_POS_AT(hs_cause_def, match_pos), .fn = cz_match,
 	 .doc = "a PCRE2 pattern the reason's classifier reads (slice, task or system call names)"},
 	{"params", HS_KEY_MAP, 0, .fn = cz_params, .doc = "numbers the reason's classifier reads, by name"},
+	{"outranks", HS_KEY_LIST, HS_KEY_OF_STR, .fn = cz_outranks,
+	 .doc = "reasons this one explains when both are found: it takes the verdict from them with at least "
+		"params.outrank_ratio of their time"},
 	{"windows_wait_reasons", HS_KEY_LIST, HS_KEY_OF_STR, .fn = cz_wait_reasons,
 	 .doc = "Windows: the thread wait reasons (KWAIT_REASON names) whose waits are this reason"},
 	{0},
@@ -220,6 +241,16 @@ static void cz_reasons(hs_keyread *r, const hs_key *k, const hs_ynode *n, const 
 	}
 	voc->reasons = ds;
 	voc->n_reasons = o;
+	/* outranks names reasons of this vocabulary */
+	for (size_t i = 0; i < o; i++)
+		for (size_t x = 0; x < ds[i].n_outranks; x++) {
+			bool known = false;
+			for (size_t j = 0; j < o && !known; j++)
+				known = j != i && !strcmp(ds[j].id, ds[i].outranks[x]);
+			if (!known)
+				hs_diag_add(r->d, HS_D_CAUSE_REF, ds[i].outranks_pos[x], "name another reason of this vocabulary",
+					    "reason '%s' outranks '%s', which is not one", ds[i].id, ds[i].outranks[x]);
+		}
 }
 
 static const hs_key causes_keys[] = {

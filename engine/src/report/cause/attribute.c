@@ -296,6 +296,93 @@ hs_status ca_analyse_model(cm_model *m, const hs_cause_input *in, hs_cause_resul
 
 /* A file by its magic: a trace.dat starts with its own; anything else is read as an .etl, whose reader refuses what
  * is not one (its name's extension is not asked). */
+/* A reason that explains the dominant one takes the verdict from it (the vocabulary's outranks and
+ * params.outrank_ratio): reasons[k] moves to the front, the spans' indexes follow. */
+static void outrank(hs_cause_result *out, const hs_cause_vocab *voc)
+{
+	if (out->n_reasons < 2)
+		return;
+	const hs_cause_reason *top = &out->reasons[0];
+	for (size_t k = 1; k < out->n_reasons; k++) {
+		const hs_cause_reason *a = &out->reasons[k];
+		if (!a->def || !a->def->n_outranks || 100.0 * a->share < (double)voc->mention_pct)
+			continue;
+		double ratio = hs_cause_param_get(a->def, "outrank_ratio", -1);
+		bool names = false;
+		for (size_t x = 0; x < a->def->n_outranks && !names; x++)
+			names = !strcmp(a->def->outranks[x], top->id);
+		if (!names || ratio < 0 || (double)a->ns < ratio * (double)top->ns)
+			continue;
+		hs_cause_reason t = out->reasons[k];
+		memmove(&out->reasons[1], &out->reasons[0], k * sizeof out->reasons[0]);
+		out->reasons[0] = t;
+		for (size_t i = 0; i < out->n_spans; i++) {
+			int16_t ri = out->spans[i].reason;
+			if (ri == (int16_t)k)
+				out->spans[i].reason = 0;
+			else if (ri >= 0 && (size_t)ri < k)
+				out->spans[i].reason = (int16_t)(ri + 1);
+		}
+		if (out->reasons[0].def && out->reasons[0].def->verdict)
+			hs_cause_fill(out, &out->reasons[0], out->reasons[0].def->verdict, out->clause, sizeof out->clause);
+		return;
+	}
+}
+
+/* What is usual for the thread: the same analysis over the window before (its normal frames), per unit (a frame).
+ * The reasons are then ordered by what the window had beyond that, so the verdict names what was different (a
+ * loaded machine's usual waits for the CPU do not hide the fork storm that made this frame long). */
+static hs_status usual(cm_model *m, const hs_cause_input *in, hs_cause_result *out)
+{
+	hs_cause_input b = *in;
+	b.w1 = in->baseline_end_ns ? in->baseline_end_ns : in->w0;
+	b.w0 = in->w0 - in->baseline_ns;
+	hs_cause_result *br = calloc(1, sizeof *br);
+	if (!br)
+		return HS_ENOMEM;
+	br->tid = in->tid;
+	br->w0 = b.w0;
+	br->w1 = b.w1;
+	hs_status st = ca_analyse_model(m, &b, br);
+	if (st == HS_OK && br->analysed && br->cov1 > br->cov0) {
+		/* the units the covered part of the baseline holds */
+		double units = in->baseline_units * (double)(br->cov1 - br->cov0) / (double)(b.w1 - b.w0);
+		out->has_usual = units > 0;
+		for (size_t i = 0; i < out->n_reasons && units > 0; i++)
+			for (size_t k = 0; k < br->n_reasons; k++)
+				if (br->reasons[k].id == out->reasons[i].id)
+					out->reasons[i].usual_ns = (uint64_t)((double)br->reasons[k].ns / units);
+		/* by excess, the largest first (ties: by time); the spans name reasons by index, so they follow */
+		const char *old_ids[HS_CAUSE_MAX_REASONS];
+		for (size_t i = 0; i < out->n_reasons; i++)
+			old_ids[i] = out->reasons[i].id;
+		for (size_t a = 0; a < out->n_reasons; a++)
+			for (size_t z = a + 1; z < out->n_reasons; z++) {
+				const hs_cause_reason *x = &out->reasons[a], *y = &out->reasons[z];
+				int64_t ex = (int64_t)x->ns - (int64_t)x->usual_ns, ey = (int64_t)y->ns - (int64_t)y->usual_ns;
+				if (ey > ex || (ey == ex && y->ns > x->ns)) {
+					hs_cause_reason t = out->reasons[a];
+					out->reasons[a] = out->reasons[z];
+					out->reasons[z] = t;
+				}
+			}
+		for (size_t i = 0; i < out->n_spans; i++) {
+			int16_t ri = out->spans[i].reason;
+			if (ri < 0 || (size_t)ri >= out->n_reasons)
+				continue;
+			for (size_t k = 0; k < out->n_reasons; k++)
+				if (out->reasons[k].id == old_ids[ri])
+					out->spans[i].reason = (int16_t)k;
+		}
+		const hs_cause_reason *top = hs_cause_top(out);
+		if (top && top->def && top->def->verdict)
+			hs_cause_fill(out, top, top->def->verdict, out->clause, sizeof out->clause);
+	}
+	hs_cause_result_free(br);
+	free(br);
+	return st == HS_ENOMEM ? HS_ENOMEM : HS_OK;
+}
+
 static hs_status read_any(cm_model *m, const char *path, bool side, char *why, size_t cap)
 {
 	return hs_tracedat_sniff(path) ? cm_read_tracedat(m, path, side, why, cap) : cm_read_etl(m, path, side, why, cap);
@@ -311,7 +398,7 @@ hs_status hs_cause_analyse(const hs_cause_input *in, hs_cause_result *out)
 		snprintf(out->why, sizeof out->why, "no cause vocabulary in the rules (causes.yaml): the time is not explained");
 		return HS_OK;
 	}
-	uint64_t look = in->vocab->lookback_ms * 1000000ull;
+	uint64_t look = in->vocab->lookback_ms * 1000000ull + in->baseline_ns;
 	cm_model m;
 	cm_init(&m, in->w0 > look ? in->w0 - look : 0, in->w1);
 	char why[256] = "";
@@ -332,6 +419,10 @@ hs_status hs_cause_analyse(const hs_cause_input *in, hs_cause_result *out)
 			t->tgid = in->tgids[i][1];
 	}
 	st = ca_analyse_model(&m, in, out);
+	if (st == HS_OK && out->analysed && in->baseline_ns && in->baseline_units > 0 && in->w0 > in->baseline_ns)
+		st = usual(&m, in, out);
+	if (st == HS_OK && out->analysed)
+		outrank(out, in->vocab);
 	cm_free(&m);
 	return st;
 }

@@ -49,6 +49,7 @@ typedef struct {
 	const hs_cause_def *def;  /* its words, NULL when the vocabulary lacks it */
 	uint64_t ns;
 	double share;             /* of the covered window */
+	uint64_t usual_ns;        /* what the thread usually spends so per unit (a frame) before the window, 0 unknown */
 	bool has_culprit;
 	hs_cause_culprit culprit; /* the one that took most of this reason's time */
 	char what[160];           /* what it waited on: "fsync(fd 3), 12 writes to dev 254:0", "SIGSTOP", ... */
@@ -97,6 +98,7 @@ typedef struct {
 	hs_cause_reason reasons[HS_CAUSE_MAX_REASONS];
 	size_t n_reasons;     /* the largest first */
 	char clause[700];     /* the dominant reason's verdict clause, the vocabulary's template filled in */
+	bool has_usual;       /* a baseline was analysed: reasons are ordered by their excess over usual_ns */
 	hs_cause_span *spans;
 	size_t n_spans;
 	hs_cause_cpu_span *cpu_spans; /* the thread's CPUs while it waited or ran */
@@ -117,13 +119,18 @@ typedef struct {
 	 * the trace does not hold; the trace's own say wins. NULL: none. */
 	const int32_t (*tgids)[2];
 	size_t n_tgids;
+	/* The thread's usual: the window of baseline_ns before w0, holding baseline_units units (frames), analysed
+	 * the same way; the reasons are then ordered by what the window had beyond one unit's usual (0: not done). */
+	uint64_t baseline_ns;
+	double baseline_units;
+	uint64_t baseline_end_ns; /* the baseline ends here (its last unit's end), 0: at w0 */
 } hs_cause_input;
 
 /* HS_OK with out->analysed or out->why saying why not; HS_ENOMEM. */
 hs_status hs_cause_analyse(const hs_cause_input *in, hs_cause_result *out);
 void hs_cause_result_free(hs_cause_result *r);
 
-/* The dominant reason (reasons[0]) or NULL. */
+/* The dominant reason (reasons[0]: the largest, or with a baseline the largest beyond its usual) or NULL. */
 const hs_cause_reason *hs_cause_top(const hs_cause_result *r);
 
 /* Fills a vocabulary template: {time} {share} {culprit} {cpu} {what} {chain} {thread} from reason k. */

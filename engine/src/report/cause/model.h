@@ -32,7 +32,7 @@ typedef enum {
 	CM_SOFT_OUT,     /* a=vec */
 	CM_TIMER_START,  /* x=timer address, y=function address, a=1 hrtimer */
 	CM_TIMER_FIRE,   /* x=timer address, y=function address, a=1 hrtimer */
-	CM_BLOCK,        /* a=dev, x=sector, y=bytes; s=rwbs: I/O queued in pid's context */
+	CM_BLOCK,        /* a=dev, b=1 a request (0 a bio), x=sector, y=bytes; s=rwbs: I/O queued in pid's context */
 	CM_SIGNAL,       /* a=sig, b=target tid, y=result; s=target comm: pid sent it */
 	CM_RECLAIM_IN,   /* pid reclaims memory itself (direct or in its memory cgroup) */
 	CM_RECLAIM_OUT,  /* y=pages reclaimed */

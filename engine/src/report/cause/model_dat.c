@@ -21,37 +21,73 @@ typedef struct {
 	uint32_t id;
 } name_slot;
 
+/* The fields an event id's records are read by, located once (hs_tracedat_field_locate) and then read without a
+ * lookup by name: finding a field by name in every record (libtraceevent's field list and strcmp) was most of
+ * the read of a full ring. A kind reads at most 7 fields; more would be located on every record (loc_of). */
+enum { ID_FIELDS = 8 };
+typedef struct {
+	const char *name[ID_FIELDS];
+	hs_tracedat_field_loc loc[ID_FIELDS];
+	unsigned n;
+} id_fields;
+
 typedef struct {
 	cm_model *m;
 	name_slot *names; /* [NAME_CACHE] */
 	bool side;
 	int8_t *kind; /* [N_IDS]: cm_kind, -1 none, -2 not looked at yet */
 	bool *is_new; /* [N_IDS]: a wake record of a new task */
+	id_fields **fields; /* [N_IDS]: made on an id's first record of a kind */
+	const hs_tracedat_record *rec; /* the record being read, and its id's fields */
+	id_fields *cur;
+	hs_tracedat_field_loc spare;
 	hs_status st;
 } dat_ctx;
 
-static int64_t fint(const hs_event *e, const char *f, int64_t def)
+/* The field f of the current record's event; names are this file's literals, so a pointer compare finds them. */
+static const hs_tracedat_field_loc *loc_of(dat_ctx *c, const char *f)
 {
-	int64_t v;
-	return hs_event_field_int(e, f, &v) ? v : def;
+	id_fields *x = c->cur;
+	for (unsigned i = 0; i < x->n; i++)
+		if (x->name[i] == f)
+			return &x->loc[i];
+	for (unsigned i = 0; i < x->n; i++)
+		if (!strcmp(x->name[i], f))
+			return &x->loc[i];
+	hs_tracedat_field_loc *l = x->n < ID_FIELDS ? &x->loc[x->n] : &c->spare;
+	hs_tracedat_field_locate(c->rec, f, l); /* not found: a location that reads nothing */
+	if (x->n < ID_FIELDS)
+		x->name[x->n++] = f;
+	return l;
 }
 
-static uint32_t fstr(cm_model *m, const hs_event *e, const char *f)
+static bool fhas(dat_ctx *c, const char *f, int64_t *v)
+{
+	return hs_tracedat_loc_int(c->rec, loc_of(c, f), v);
+}
+
+static int64_t fint(dat_ctx *c, const char *f, int64_t def)
+{
+	int64_t v;
+	return fhas(c, f, &v) ? v : def;
+}
+
+static uint32_t fstr(dat_ctx *c, const char *f)
 {
 	char b[256];
-	char c[256];
-	if (!hs_event_field_str(e, f, b, sizeof b))
+	char cl[256];
+	if (!hs_tracedat_loc_str(c->rec, loc_of(c, f), b, sizeof b))
 		return 0;
-	hs_utf8_clean(b, c, sizeof c);
-	return cm_intern(m, c);
+	hs_utf8_clean(b, cl, sizeof cl);
+	return cm_intern(c->m, cl);
 }
 
 /* A task name field (short, repeated): through the cache. */
-static uint32_t fname(dat_ctx *c, const hs_event *e, const char *f)
+static uint32_t fname(dat_ctx *c, const char *f)
 {
 	char b[NAME_BYTES];
 	memset(b, 0, sizeof b);
-	if (!hs_event_field_str(e, f, b, sizeof b))
+	if (!hs_tracedat_loc_str(c->rec, loc_of(c, f), b, sizeof b))
 		return 0;
 	uint32_t h = 2166136261u;
 	for (size_t i = 0; i < NAME_BYTES && b[i]; i++)
@@ -85,7 +121,14 @@ static int8_t kind_of(const hs_event *e, bool *is_new)
 	case HS_DEC_SOFTIRQ_EXIT: return CM_SOFT_OUT;
 	case HS_DEC_TIMER_START: return CM_TIMER_START;
 	case HS_DEC_TIMER_EXPIRE: return CM_TIMER_FIRE;
-	case HS_DEC_BLOCK_QUEUE: return CM_BLOCK;
+	case HS_DEC_BLOCK_QUEUE: {
+		/* one I/O passes several records of this layout (queued, merged, a request got, inserted, issued): by the
+		 * kernel's naming, only a bio's queueing and a request's insertion count it, each in its submitter's
+		 * context; the rest would count it again */
+		size_t n = e->name ? strlen(e->name) : 0;
+		bool queue = n > 6 && !strcmp(e->name + n - 6, "_queue"), insert = n > 7 && !strcmp(e->name + n - 7, "_insert");
+		return queue || insert ? CM_BLOCK : -1;
+	}
 	case HS_DEC_SIG_GENERATE: return CM_SIGNAL;
 	case HS_DEC_RECLAIM_BEGIN: return CM_RECLAIM_IN;
 	case HS_DEC_RECLAIM_END: return CM_RECLAIM_OUT;
@@ -108,10 +151,11 @@ static int8_t kind_of(const hs_event *e, bool *is_new)
 }
 
 /* atrace text: "B|pid|name" starts a slice of pid, "E|pid" (or "E") ends its newest. */
-static bool slice_of(cm_model *m, const hs_event *e, cm_rec *r)
+static bool slice_of(dat_ctx *dc, cm_rec *r)
 {
+	cm_model *m = dc->m;
 	char b[192];
-	if (!hs_event_field_str(e, "buf", b, sizeof b))
+	if (!hs_tracedat_loc_str(dc->rec, loc_of(dc, "buf"), b, sizeof b))
 		return false;
 	if (b[0] == 'B' && b[1] == '|') {
 		char *end = NULL;
@@ -140,118 +184,127 @@ static int on_rec(const hs_tracedat_record *rec, void *vctx)
 	if (rec->ts > m->end_ts)
 		return 1; /* merged in time order: nothing after the window matters */
 	unsigned id = (unsigned)rec->id & (N_IDS - 1);
-	hs_event ev;
-	hs_event_from_tracedat(rec, &ev);
-	if (c->kind[id] == -2)
+	if (c->kind[id] == -2) { /* the event layer's view is needed once per id, not per record */
+		hs_event ev;
+		hs_event_from_tracedat(rec, &ev);
 		c->kind[id] = kind_of(&ev, &c->is_new[id]);
+	}
 	int8_t k = c->kind[id];
 	if (!c->side && rec->missed_events && rec->ts >= m->keep_from)
 		m->lost += rec->missed_events > 0 ? (uint64_t)rec->missed_events : 1;
 	if (k < 0)
 		return 0;
+	if (!c->fields[id] && !(c->fields[id] = calloc(1, sizeof *c->fields[id]))) {
+		c->st = HS_ENOMEM;
+		return 1;
+	}
+	c->rec = rec;
+	c->cur = c->fields[id];
 	cm_rec r = {.ts = rec->ts, .kind = (uint8_t)k, .cpu = rec->cpu >= 0 ? (uint16_t)rec->cpu : 0, .pid = rec->pid};
-	uint8_t flags = ev.payload && ev.payload_len > 2 ? ev.payload[2] : 0;
+	uint8_t flags = rec->data && rec->size > 2 ? ((const uint8_t *)rec->data)[2] : 0;
 	r.ctx = flags & 0x08 ? CM_CTX_HARDIRQ : flags & 0x10 ? CM_CTX_SOFTIRQ : CM_CTX_TASK;
 	switch ((cm_kind)k) {
 	case CM_SWITCH:
-		r.a = (int32_t)fint(&ev, "prev_pid", -1);
-		r.b = (int32_t)fint(&ev, "next_pid", -1);
-		r.x = fint(&ev, "prev_state", 0);
-		r.y = fint(&ev, "prev_prio", -1);
-		r.z = (int32_t)fint(&ev, "next_prio", -1);
-		r.s = fname(c, &ev, "prev_comm");
-		r.s2 = fname(c, &ev, "next_comm");
+		r.a = (int32_t)fint(c, "prev_pid", -1);
+		r.b = (int32_t)fint(c, "next_pid", -1);
+		r.x = fint(c, "prev_state", 0);
+		r.y = fint(c, "prev_prio", -1);
+		r.z = (int32_t)fint(c, "next_prio", -1);
+		r.s = fname(c, "prev_comm");
+		r.s2 = fname(c, "next_comm");
 		break;
 	case CM_WAKE:
 		if (c->is_new[id])
 			r.kind = CM_WAKE_NEW;
-		r.a = (int32_t)fint(&ev, "pid", -1);
-		r.b = (int32_t)fint(&ev, "target_cpu", -1);
-		r.y = fint(&ev, "prio", -1);
-		r.s = fname(c, &ev, "comm");
+		r.a = (int32_t)fint(c, "pid", -1);
+		r.b = (int32_t)fint(c, "target_cpu", -1);
+		r.y = fint(c, "prio", -1);
+		r.s = fname(c, "comm");
 		break;
 	case CM_IRQ_IN:
 		r.a = -1; /* the handler's name says which; its number is not read */
-		r.s = fstr(m, &ev, "name");
+		r.s = fstr(c, "name");
 		break;
-	case CM_IRQ_OUT: r.b = (int32_t)fint(&ev, "ret", 0); break;
+	case CM_IRQ_OUT: r.b = (int32_t)fint(c, "ret", 0); break;
 	case CM_SOFT_IN:
-	case CM_SOFT_OUT: r.a = (int32_t)fint(&ev, "vec", -1); break;
+	case CM_SOFT_OUT: r.a = (int32_t)fint(c, "vec", -1); break;
 	case CM_TIMER_START:
 	case CM_TIMER_FIRE:
 		r.a = 1;
-		r.x = fint(&ev, "hrtimer", 0);
-		r.y = fint(&ev, "function", 0);
+		r.x = fint(c, "hrtimer", 0);
+		r.y = fint(c, "function", 0);
 		break;
 	case CM_BLOCK: {
 		int64_t bytes;
-		r.a = (int32_t)fint(&ev, "dev", 0);
-		r.x = fint(&ev, "sector", 0);
-		if (!hs_event_field_int(&ev, "bytes", &bytes))
-			bytes = fint(&ev, "nr_sector", 0) * 512;
+		r.a = (int32_t)fint(c, "dev", 0);
+		r.x = fint(c, "sector", 0);
+		/* a request (rq insert/issue: it has bytes) or a bio (its sectors): one I/O is logged as both */
+		r.b = fhas(c, "bytes", &bytes);
+		if (!r.b)
+			bytes = fint(c, "nr_sector", 0) * 512;
 		r.y = bytes;
-		r.s = fstr(m, &ev, "rwbs");
+		r.s = fstr(c, "rwbs");
 		break;
 	}
 	case CM_SIGNAL:
-		r.a = (int32_t)fint(&ev, "sig", 0);
-		r.b = (int32_t)fint(&ev, "pid", -1);
-		r.y = fint(&ev, "result", 0);
-		r.s = fstr(m, &ev, "comm");
+		r.a = (int32_t)fint(c, "sig", 0);
+		r.b = (int32_t)fint(c, "pid", -1);
+		r.y = fint(c, "result", 0);
+		r.s = fstr(c, "comm");
 		break;
-	case CM_RECLAIM_OUT: r.y = fint(&ev, "nr_reclaimed", 0); break;
-	case CM_MEM_THROTTLE: r.y = fint(&ev, "usec_delayed", 0); break;
-	case CM_DIRTY_PAUSE: r.y = fint(&ev, "pause", 0); break;
+	case CM_RECLAIM_OUT: r.y = fint(c, "nr_reclaimed", 0); break;
+	case CM_MEM_THROTTLE: r.y = fint(c, "usec_delayed", 0); break;
+	case CM_DIRTY_PAUSE: r.y = fint(c, "pause", 0); break;
 	case CM_FORK:
-		r.a = (int32_t)fint(&ev, "parent_pid", -1);
-		r.b = (int32_t)fint(&ev, "child_pid", -1);
-		r.s = fstr(m, &ev, "child_comm");
+		r.a = (int32_t)fint(c, "parent_pid", -1);
+		r.b = (int32_t)fint(c, "child_pid", -1);
+		r.s = fstr(c, "child_comm");
 		break;
 	case CM_NEWTASK:
-		r.a = (int32_t)fint(&ev, "pid", -1);
-		r.x = fint(&ev, "clone_flags", 0);
-		r.s = fstr(m, &ev, "comm");
+		r.a = (int32_t)fint(c, "pid", -1);
+		r.x = fint(c, "clone_flags", 0);
+		r.s = fstr(c, "comm");
 		break;
 	case CM_EXEC:
-		r.a = (int32_t)fint(&ev, "pid", rec->pid);
-		r.s = fstr(m, &ev, "filename");
+		r.a = (int32_t)fint(c, "pid", rec->pid);
+		r.s = fstr(c, "filename");
 		break;
 	case CM_RENAME:
-		r.a = (int32_t)fint(&ev, "pid", rec->pid);
-		r.s = fstr(m, &ev, "newcomm");
+		r.a = (int32_t)fint(c, "pid", rec->pid);
+		r.s = fstr(c, "newcomm");
 		break;
 	case CM_EXIT:
-		r.a = (int32_t)fint(&ev, "pid", rec->pid);
-		r.b = (int32_t)fint(&ev, "group_dead", 0);
+		r.a = (int32_t)fint(c, "pid", rec->pid);
+		r.b = (int32_t)fint(c, "group_dead", 0);
 		break;
 	case CM_SYSCALL_IN:
 	case CM_SYSCALL_OUT: {
 		size_t pre = k == CM_SYSCALL_IN ? 10 : 9; /* "sys_enter_" / "sys_exit_" */
-		r.a = (int32_t)fint(&ev, "__syscall_nr", -1);
+		r.a = (int32_t)fint(c, "__syscall_nr", -1);
 		if (k == CM_SYSCALL_OUT) {
-			r.x = fint(&ev, "ret", 0);
+			r.x = fint(c, "ret", 0);
 		} else {
 			int64_t v;
-			r.x = hs_event_field_int(&ev, "fd", &v) ? v : hs_event_field_int(&ev, "op", &v) ? v : -1;
+			r.x = fhas(c, "fd", &v) ? v : fhas(c, "op", &v) ? v : -1;
 		}
-		if (ev.name && strlen(ev.name) > pre)
-			r.s = cm_intern(m, ev.name + pre);
+		if (rec->name && strlen(rec->name) > pre)
+			r.s = cm_intern(m, rec->name + pre);
 		break;
 	}
 	case CM_MIGRATE:
-		r.a = (int32_t)fint(&ev, "pid", -1);
-		r.b = (int32_t)fint(&ev, "dest_cpu", -1);
-		r.x = fint(&ev, "orig_cpu", -1);
+		r.a = (int32_t)fint(c, "pid", -1);
+		r.b = (int32_t)fint(c, "dest_cpu", -1);
+		r.x = fint(c, "orig_cpu", -1);
 		break;
 	case CM_FILE_FAULT:
-		r.a = (int32_t)fint(&ev, "s_dev", 0);
-		r.x = fint(&ev, "i_ino", 0);
-		r.y = fint(&ev, "index", 0);
+		r.a = (int32_t)fint(c, "s_dev", 0);
+		r.x = fint(c, "i_ino", 0);
+		r.y = fint(c, "index", 0);
 		break;
 	case CM_LOCK_IN:
-	case CM_LOCK_OUT: r.x = fint(&ev, "lock_addr", 0); break;
+	case CM_LOCK_OUT: r.x = fint(c, "lock_addr", 0); break;
 	case CM_SLICE_IN:
-		if (!slice_of(m, &ev, &r))
+		if (!slice_of(c, &r))
 			return 0;
 		break;
 	default: break;
@@ -276,7 +329,8 @@ hs_status cm_read_tracedat(cm_model *m, const char *path, bool side, char *why, 
 	c.kind = malloc(N_IDS * sizeof *c.kind);
 	c.is_new = calloc(N_IDS, sizeof *c.is_new);
 	c.names = calloc(NAME_CACHE, sizeof *c.names);
-	if (!c.kind || !c.is_new || !c.names) {
+	c.fields = calloc(N_IDS, sizeof *c.fields);
+	if (!c.kind || !c.is_new || !c.names || !c.fields) {
 		st = HS_ENOMEM;
 		snprintf(why, why_cap, "out of memory reading %s", path);
 		goto done;
@@ -294,6 +348,9 @@ done:
 	free(c.kind);
 	free(c.is_new);
 	free(c.names);
+	for (size_t i = 0; c.fields && i < N_IDS; i++)
+		free(c.fields[i]);
+	free(c.fields);
 	hs_tracedat_close(td);
 	return st;
 }

@@ -16,8 +16,11 @@ static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 	/* reads it queued since it got the CPU: the fault's I/O */
 	unsigned reads = 0;
 	int64_t bytes = 0;
+	bool bios = false;
+	for (size_t i = ca_rec_at(m, from); i < m->n && m->recs[i].ts <= s->t0 && !bios; i++)
+		bios = m->recs[i].kind == CM_BLOCK && m->recs[i].pid == c->tid && !m->recs[i].b;
 	for (size_t i = ca_rec_at(m, from); i < m->n && m->recs[i].ts <= s->t0; i++)
-		if (m->recs[i].kind == CM_BLOCK && m->recs[i].pid == c->tid) {
+		if (m->recs[i].kind == CM_BLOCK && m->recs[i].pid == c->tid && m->recs[i].b == !bios) {
 			reads++;
 			bytes += m->recs[i].y;
 		}
@@ -26,9 +29,9 @@ static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 		 (int)(r->a & 0xfffff), r->x);
 	ca_fmt_ns(s->t1 - s->t0, t, sizeof t);
 	if (reads)
-		snprintf(ev, sizeof ev, "the thread faulted on page %" PRId64 " of inode %" PRId64 ", queued %u reads (%" PRId64
-				       " bytes) and waited %s for them",
-			 r->y, r->x, reads, bytes, t);
+		snprintf(ev, sizeof ev, "the thread faulted on page %" PRId64 " of inode %" PRId64 ", queued %u reads (%.1f MB) and "
+				       "waited %s for them",
+			 r->y, r->x, reads, (double)bytes / 1048576.0, t);
 	else
 		snprintf(ev, sizeof ev, "the thread faulted on page %" PRId64 " of inode %" PRId64 " and waited %s", r->y, r->x, t);
 	ca_culprit k;

@@ -31,9 +31,13 @@ static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 	int32_t dev = 0;
 	char rw[8] = "";
 	uint64_t io_from = sc != SIZE_MAX ? m->recs[sc].ts : from;
+	/* one I/O is logged as a bio and as a request: count the bios when the ring has them, else the requests */
+	bool bios = false;
+	for (size_t i = ca_rec_at(m, io_from); i < m->n && m->recs[i].ts <= s->t1 && !bios; i++)
+		bios = m->recs[i].kind == CM_BLOCK && m->recs[i].pid == c->tid && !m->recs[i].b;
 	for (size_t i = ca_rec_at(m, io_from); i < m->n && m->recs[i].ts <= s->t1; i++) {
 		const cm_rec *r = &m->recs[i];
-		if (r->kind == CM_BLOCK && r->pid == c->tid) {
+		if (r->kind == CM_BLOCK && r->pid == c->tid && r->b == !bios) {
 			n_io++;
 			bytes += r->y;
 			dev = r->a;
@@ -42,8 +46,8 @@ static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 	}
 	char what[160] = "", ev[240], t[32], io[96] = "";
 	if (n_io)
-		snprintf(io, sizeof io, "%u %s requests (%" PRId64 " bytes) on dev %d:%d", n_io,
-			 rw[0] == 'R' ? "read" : strchr(rw, 'W') ? "write" : "I/O", bytes, (int)((dev >> 20) & 0xfff),
+		snprintf(io, sizeof io, "%u %ss (%.1f MB) on dev %d:%d", n_io,
+			 rw[0] == 'R' ? "read" : strchr(rw, 'W') ? "write" : "I/O", (double)bytes / 1048576.0, (int)((dev >> 20) & 0xfff),
 			 (int)(dev & 0xfffff));
 	if (sc != SIZE_MAX) {
 		const cm_rec *r = &m->recs[sc];
