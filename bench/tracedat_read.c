@@ -36,6 +36,7 @@ typedef struct {
 	double seconds;
 	uint64_t records;
 	uint64_t problems;
+	uint64_t reads, sum; /* the scheduler-field measures: fields read and a digest of their values */
 	int ok;
 } child_result;
 
@@ -46,6 +47,7 @@ typedef struct {
 	long max_rss_kb;
 	uint64_t records;
 	uint64_t problems;
+	uint64_t reads, sum;
 	bool failed;
 } measure;
 
@@ -151,6 +153,85 @@ static int run_hs_fields(const char *path, child_result *res)
 	return run_hs(path, res, true);
 }
 
+/* What the cause analysis reads of every scheduler record (report/cause/model_dat.c): a switch's seven fields, a
+ * wake-up's four; by name on every record (hs_tracedat_field_int/_str: a lookup in the event's format each
+ * time), or through locations made once per event id. Both find out once per id which of the names its event
+ * has, so they read the same fields; the digests of the values must be equal. */
+static const char *const sched_names[] = {"prev_pid", "next_pid", "prev_state", "prev_prio", "next_prio",
+					  "prev_comm", "next_comm", "pid", "target_cpu", "prio", "comm"};
+enum { N_SCHED = sizeof sched_names / sizeof sched_names[0], BENCH_IDS = 65536 };
+
+typedef struct {
+	bool located;
+	bool *seen;                   /* [BENCH_IDS] */
+	hs_tracedat_field_loc *locs;  /* [BENCH_IDS][N_SCHED]; id -1 where the event has no such field */
+	uint64_t count, reads, sum;
+} sched_ctx;
+
+static int read_sched(const hs_tracedat_record *r, void *vctx)
+{
+	sched_ctx *c = vctx;
+	c->count++;
+	if (r->id < 0 || r->id >= BENCH_IDS || r->system[0] != 's' || strcmp(r->system, "sched") != 0)
+		return 0;
+	hs_tracedat_field_loc *l = &c->locs[(size_t)r->id * N_SCHED];
+	if (!c->seen[r->id]) {
+		c->seen[r->id] = true;
+		for (size_t i = 0; i < N_SCHED; i++)
+			hs_tracedat_field_locate(r, sched_names[i], &l[i]);
+	}
+	for (size_t i = 0; i < N_SCHED; i++) {
+		if (l[i].id < 0)
+			continue;
+		int64_t v;
+		char b[32];
+		bool ok;
+		if (l[i].is_string) {
+			ok = c->located ? hs_tracedat_loc_str(r, &l[i], b, sizeof b)
+					: hs_tracedat_field_str(r, sched_names[i], b, sizeof b);
+			v = ok ? (int64_t)strlen(b) * 256 + (unsigned char)b[0] : 0;
+		} else {
+			ok = c->located ? hs_tracedat_loc_int(r, &l[i], &v) : hs_tracedat_field_int(r, sched_names[i], &v);
+		}
+		if (ok) {
+			c->reads++;
+			c->sum = (c->sum ^ (uint64_t)v) * 1099511628211ull;
+		}
+	}
+	return 0;
+}
+
+static int run_sched(const char *path, child_result *res, bool located)
+{
+	double t0 = now();
+	sched_ctx c = {.located = located};
+	c.seen = calloc(BENCH_IDS, sizeof *c.seen);
+	c.locs = calloc((size_t)BENCH_IDS * N_SCHED, sizeof *c.locs);
+	hs_tracedat *td = NULL;
+	hs_status st = c.seen && c.locs ? hs_tracedat_open(path, &td) : HS_ENOMEM;
+	if (st == HS_OK)
+		st = hs_tracedat_foreach(td, read_sched, &c);
+	res->seconds = now() - t0;
+	res->records = c.count;
+	res->reads = c.reads;
+	res->sum = c.sum;
+	res->problems = td ? hs_tracedat_problem_count(td) : 0;
+	hs_tracedat_close(td);
+	free(c.seen);
+	free(c.locs);
+	return st == HS_OK ? 0 : -1;
+}
+
+static int run_sched_by_name(const char *path, child_result *res)
+{
+	return run_sched(path, res, false);
+}
+
+static int run_sched_located(const char *path, child_result *res)
+{
+	return run_sched(path, res, true);
+}
+
 /* `trace-cmd report FILE > /dev/null`: the tool's whole job, printing included (opt-in: it is slow). */
 static int run_report(const char *path, child_result *res)
 {
@@ -216,6 +297,8 @@ static int run_child(measure *m, const char *path)
 		m->max_rss_kb = rss;
 	m->records = res.records;
 	m->problems = res.problems;
+	m->reads = res.reads;
+	m->sum = res.sum;
 	return 0;
 }
 
@@ -276,6 +359,8 @@ int main(int argc, char **argv)
 		{.name = "libtracecmd iterate (baseline)", .run = run_libtracecmd},
 		{.name = "hs_tracedat walk", .run = run_hs_walk},
 		{.name = "hs_tracedat walk + fields", .run = run_hs_fields},
+		{.name = "walk + sched fields by name", .run = run_sched_by_name},
+		{.name = "walk + sched fields located", .run = run_sched_located},
 		{.name = "trace-cmd report > /dev/null", .run = run_report},
 	};
 	size_t n_ms = sizeof ms / sizeof ms[0] - (report ? 0 : 1);
@@ -309,5 +394,28 @@ int main(int argc, char **argv)
 			       (unsigned long long)ms[i].records, (unsigned long long)base->records);
 			rc = 1;
 		}
+	/* Located against by-name: a ratio only when both read the same values of a file that has scheduler records. */
+	const measure *byname = &ms[3], *located = &ms[4];
+	if (byname->failed || located->failed) {
+		printf("located fields: INVALID: a measure failed\n");
+		rc = 1;
+	} else if (!byname->reads) {
+		printf("located fields: INVALID: the file has no sched records with the cause analysis's fields\n");
+		rc = 1;
+	} else if (byname->reads != located->reads || byname->sum != located->sum) {
+		printf("located fields: INVALID: %llu reads by name, %llu located, digests %016llx and %016llx differ\n",
+		       (unsigned long long)byname->reads, (unsigned long long)located->reads,
+		       (unsigned long long)byname->sum, (unsigned long long)located->sum);
+		rc = 1;
+	} else {
+		double walk = ms[1].failed ? 0 : ms[1].best;
+		printf("located fields: %llu field reads, the same values both ways; walk + reads %.2fx the by-name time",
+		       (unsigned long long)located->reads, located->best / byname->best);
+		if (walk > 0 && byname->best > walk && located->best > walk)
+			printf(", the reads alone %.2fx (%.1f ns a read against %.1f)", (located->best - walk) / (byname->best - walk),
+			       (located->best - walk) * 1e9 / (double)located->reads,
+			       (byname->best - walk) * 1e9 / (double)byname->reads);
+		printf("\n");
+	}
 	return rc;
 }

@@ -1,4 +1,4 @@
-/* fuzz_tracedat.c: libFuzzer target for the trace.dat reader: open, the merged walk, fields, a filter, problems. */
+/* fuzz_tracedat.c: libFuzzer target for the trace.dat reader: open, the merged walk, fields (by name and located), a filter, problems. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "hindsight/tracedat.h"
+#include "../tracedat/fieldcheck.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -19,6 +20,7 @@ static const char *const fields[] = {"pid", "prev_comm", "next_pid", "filename",
 typedef struct {
 	size_t n;
 	hs_tracedat_filter *filter;
+	fc_tally *fields; /* set for the first walk: every field by name and through a location (fieldcheck.h) */
 } walk;
 
 static int visit(const hs_tracedat_record *r, void *vctx)
@@ -45,6 +47,13 @@ static int visit(const hs_tracedat_record *r, void *vctx)
 	}
 	if (w->filter)
 		sink ^= (uint8_t)hs_tracedat_filter_match(w->filter, r);
+	/* Located fields read what the by-name accessors read, on a payload copy of exactly its size (ASan sees a
+	 * read past it), whatever the damaged format or payload says. */
+	if (w->fields) {
+		fc_record(w->fields, r, r->size, NULL);
+		if (w->fields->mismatches)
+			__builtin_trap();
+	}
 	(void)sink;
 	return ++w->n > 200000; /* a huge file of tiny records: enough */
 }
@@ -72,12 +81,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < info->n_instances; i++)
 			sink += strlen(info->instances[i]);
 		(void)sink;
-		walk w = {0};
+		fc_tally checked = {.label = "fuzz_tracedat"};
+		walk w = {.fields = &checked};
 		hs_tracedat_filter_new(td, "sched", "sched_switch", "prev_pid > 1 && next_comm ~ \"b*\"", &w.filter);
 		hs_tracedat_foreach(td, visit, &w);
 		/* A second walk reads the same damage again (problems are not listed twice). */
 		size_t first = w.n, problems = hs_tracedat_problem_count(td);
 		w.n = 0;
+		w.fields = NULL;
 		hs_tracedat_foreach(td, visit, &w);
 		if (first <= 200000 && w.n != first)
 			__builtin_trap();

@@ -22,6 +22,19 @@ if(TARGET hs::tracefs)
                    ${CMAKE_CURRENT_SOURCE_DIR}/analyze/wrap-fixture.dat ${CMAKE_CURRENT_SOURCE_DIR}/analyze/thread-fixture.dat)
 endif()
 
+# Located fields (hs_tracedat_field_locate, loc_int/loc_str) against the by-name accessors: every field of every
+# record of the seeds and fixtures (deadline-fixture.dat for ftrace/print's trailing text), on exact-size payload
+# copies, every cut and three overwrites of the first records of each event.
+if(TARGET hs::tracefs)
+  add_executable(tracedat_fieldloc ${CMAKE_CURRENT_SOURCE_DIR}/tracedat/fieldloc.c)
+  target_link_libraries(tracedat_fieldloc PRIVATE hindsight)
+  add_test(NAME tracedat:field_loc
+           COMMAND tracedat_fieldloc ${HS_TRACEDAT_SEEDS} ${CMAKE_CURRENT_SOURCE_DIR}/replay/fixture.dat
+                   ${CMAKE_CURRENT_SOURCE_DIR}/analyze/wrap-fixture.dat ${CMAKE_CURRENT_SOURCE_DIR}/analyze/thread-fixture.dat
+                   ${CMAKE_CURRENT_SOURCE_DIR}/replay/deadline-fixture.dat)
+  set_tests_properties(tracedat:field_loc PROPERTIES TIMEOUT 600)
+endif()
+
 # Damage: a fixed set of byte flips, number overwrites and truncations of each seed: read with problems or refused
 # with a reason, never a crash (the sanitizer build runs it too), and no cut that loses records silently.
 if(TARGET hs::tracefs)

@@ -109,6 +109,52 @@ bool hs_tracedat_event_field_int(const hs_tracedat *td, int id, const void *data
 bool hs_tracedat_event_field_str(const hs_tracedat *td, int id, const void *data, size_t size, const char *field,
 				 char *buf, size_t cap);
 
+/* Fields located once, read many times. The accessors above find a field by
+ * name in its event's format on every call (a list walk with strcmp); a reader
+ * of millions of records asks for the same few fields of the same few events,
+ * so it can locate each (event id, field) once and then read any record of
+ * that event through the location without a lookup. Reads give exactly what
+ * hs_tracedat_field_int / _str give (tests/tracedat/fieldloc.c compares them on
+ * every field of every record of the seeds). A location is a plain value owned
+ * by the caller; it stays valid while the reader is open, for records of the
+ * event id it was made for (a record of another id reads false). Every read
+ * checks the location against the record's own size, also for a __data_loc
+ * string whose place and length the payload states, so a damaged record or a
+ * hostile format never makes a read outside the payload. */
+typedef struct {
+	int id;            /* the event id it was located in; -1 when the field was not found */
+	uint32_t offset;   /* in the payload */
+	uint32_t size;     /* bytes: an integer's width, a char array's length, 4 for a __data_loc, 0 for a trailing
+			      char array of no declared size (ftrace/print's buf) */
+	bool is_int;       /* a number of 1, 2, 4 or 8 bytes: hs_tracedat_loc_int reads it */
+	bool is_signed;    /* sign-extended when read */
+	bool is_string;    /* a char array or a dynamic string: hs_tracedat_loc_str reads it */
+	bool dynamic;      /* __data_loc / __rel_loc: the string's place (16 low bits) and length (16 high bits) are
+			      the u32 at offset */
+	bool relative;     /* __rel_loc: the place counts from the end of that u32 */
+	bool trailing;     /* a char array of no declared size: runs to the payload's end, its newlines left out */
+} hs_tracedat_field_loc;
+
+/* Locates `field` in r's event (common_* excluded, as above). False, with
+ * out->id = -1 (every read through it then false), when the event has no such
+ * field or the record has no format. */
+bool hs_tracedat_field_locate(const hs_tracedat_record *r, const char *field, hs_tracedat_field_loc *out);
+/* The same for an event id of the open reader (records kept past their callback). */
+bool hs_tracedat_event_field_locate(const hs_tracedat *td, int id, const char *field, hs_tracedat_field_loc *out);
+/* hs_tracedat_field_int / _str through a location: false when it was not
+ * found, is for another event, is not that kind of field, or lies (in part)
+ * outside the record's payload. */
+bool hs_tracedat_loc_int(const hs_tracedat_record *r, const hs_tracedat_field_loc *l, int64_t *out);
+bool hs_tracedat_loc_str(const hs_tracedat_record *r, const hs_tracedat_field_loc *l, char *buf, size_t cap);
+/* On a kept payload (data and size of a record of l's event). */
+bool hs_tracedat_loc_int_data(const hs_tracedat_field_loc *l, const void *data, size_t size, int64_t *out);
+bool hs_tracedat_loc_str_data(const hs_tracedat_field_loc *l, const void *data, size_t size, char *buf, size_t cap);
+
+/* The names of r's event's own fields (common_* excluded) in format order:
+ * returns how many there are and sets names[0 .. min(that, cap)), pointers
+ * the reader owns until close. 0 for a record with no format. */
+size_t hs_tracedat_field_names(const hs_tracedat_record *r, const char **names, size_t cap);
+
 /* A compiled ftrace filter expression ("sig == 9 || sig == 11") for one event,
  * evaluated offline with libtraceevent's filter engine. HS_EINVAL with a
  * problem added when the expression does not compile for that event. */

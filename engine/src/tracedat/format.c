@@ -70,6 +70,18 @@ static bool is_ident_char(char c)
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
+/* Words libtraceevent's tokenizer turns into quoted strings wherever they stand (its workaround for old mac80211
+ * print formats): as a type or a field's name it leaks what it parsed of the declaration (fuzz:tracedat under
+ * LeakSanitizer), as an event's name the format fails. No kernel names a field or an event so. */
+static bool tep_rewritten_word(const char *w, size_t n)
+{
+	static const char *const words[] = {"LOCAL_PR_FMT", "STA_PR_FMT", "VIF_PR_FMT"};
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+		if (strlen(words[i]) == n && !memcmp(words[i], w, n))
+			return true;
+	return false;
+}
+
 /* An identifier that fills the rest of the span (blanks around it allowed). */
 static bool ident_line(span s, char *out, size_t cap)
 {
@@ -78,7 +90,7 @@ static bool ident_line(span s, char *out, size_t cap)
 	while (s.p < s.end && is_ident_char(*s.p))
 		s.p++;
 	size_t n = (size_t)(s.p - b);
-	if (n == 0 || n >= cap || !blank(s))
+	if (n == 0 || n >= cap || !blank(s) || tep_rewritten_word(b, n))
 		return false;
 	memcpy(out, b, n);
 	out[n] = '\0';
@@ -101,22 +113,37 @@ static bool number(span *s, unsigned long max, unsigned long *v)
 }
 
 /* DECL: tokens (identifiers, '*', a [..] group of identifier characters, blanks and balanced parentheses),
- * at least a type and a name, the last identifier the name. */
+ * at least a type and a name, the last identifier the name, only [..] groups after it. A group before the
+ * name only as the kernel prints a dynamic array ("__data_loc char[] name", "__rel_loc u8[] buf"): right
+ * before the name, after the keyword and a type. libtraceevent 1.7 leaks what it parsed of a declaration with
+ * a group after its first word ("char[16] comm", "__data_loc [] x": fuzz:tracedat under LeakSanitizer). */
 static bool decl_ok(const char *d)
 {
+	enum { ID = 'i', STAR = '*', GROUP = '[' };
+	char kinds[MAX_DECL];
+	size_t n = 0;
 	int idents = 0;
-	bool last_ident = false;
+	const char *first = NULL; /* the first identifier and its length */
+	size_t first_len = 0;
 	for (const char *p = d; *p;) {
 		if (*p == ' ') {
 			p++;
-		} else if (*p == '*') {
+			continue;
+		}
+		if (n == sizeof kinds)
+			return false;
+		if (*p == '*') {
 			p++;
-			last_ident = false;
+			kinds[n++] = STAR;
 		} else if (is_ident_char(*p)) {
+			const char *b = p;
 			while (is_ident_char(*p))
 				p++;
-			idents++;
-			last_ident = true;
+			if (tep_rewritten_word(b, (size_t)(p - b)))
+				return false;
+			if (!idents++)
+				first = b, first_len = (size_t)(p - b);
+			kinds[n++] = ID;
 		} else if (*p == '[') {
 			int depth = 0;
 			for (p++; *p != ']'; p++) {
@@ -130,12 +157,32 @@ static bool decl_ok(const char *d)
 			if (depth)
 				return false;
 			p++;
+			kinds[n++] = GROUP;
 		} else {
 			return false;
 		}
 	}
-	(void)last_ident;
-	return idents >= 2;
+	if (idents < 2)
+		return false;
+	size_t name = n;
+	while (name-- > 0 && kinds[name] != ID) /* the last identifier; after it, groups only */
+		if (kinds[name] != GROUP)
+			return false;
+	size_t group = n; /* a group before the name */
+	int before = 0;   /* identifiers before it */
+	for (size_t i = 0, ids = 0; i < name; i++) {
+		ids += kinds[i] == ID;
+		if (kinds[i] == GROUP) {
+			if (group != n)
+				return false; /* two */
+			group = i, before = (int)ids;
+		}
+	}
+	if (group == n)
+		return true;
+	bool dynamic = (first_len == 10 && !memcmp(first, "__data_loc", 10)) ||
+		       (first_len == 9 && !memcmp(first, "__rel_loc", 9));
+	return dynamic && before >= 2 && group + 1 == name && name + 1 == n;
 }
 
 /* One field line: "field:DECL;" then "offset:N;", "size:N;" and maybe "signed:N;", written canonically to out. */
