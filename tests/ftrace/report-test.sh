@@ -113,8 +113,9 @@ command -v chrt >/dev/null && chrt -f 10 true 2>/dev/null && rt=(chrt -f 10)
 frame_pid=$!
 wait $frame_pid || fail "frameloop failed"
 wait_snapshots 1 $limit hitch || fail "no hitch snapshot for a 100 ms frame"
-# 5. A process storm: 200 x /bin/true as fast as the shell can start them.
-for _ in $(seq 200); do /bin/true; done
+# 5. A process storm: 200 x /bin/true as fast as the shell can start them, at the frame loop's real-time priority:
+# at normal priority, beside builds on both CPUs, the loop ran at 47/s and was no storm against their execs.
+"${rt[@]}" bash -c 'for _ in $(seq 200); do /bin/true; done'
 # 6. A refused connection: the kernel answers the SYN with a reset (sent and received).
 port=$(comm -23 <(seq 20000 20100) <(ss -Htan | awk '{ n = split($4, a, ":"); print a[n] }' | sort -u) | head -1)
 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null && fail "port $port accepted a connection"
@@ -253,8 +254,8 @@ grep -q 'snapshot .* by trigger oom-kill' "$dir/report.txt" || fail "the run rep
 grep -qE '^[0-9]+\. [0-9]+ connection resets? ' "$dir/report.txt" || fail "the run report has no connection-reset finding"
 grep -q 'connection reset sent' "$dir/report.txt" || fail "the run report does not show the reset the kernel sent"
 grep -A3 'connection resets\?' "$dir/report.txt" | head -5
-# A storm is judged against the window's own exec rate (5x the median 250 ms bin); the test runs alone
-# (RUN_SERIAL), so nothing else on the machine execs at a fifth of the 200 x /bin/true loop's rate.
+# A storm is judged against the window's own exec rate (5x the median 250 ms bin); the loop runs at real-time
+# priority, so the machine's other execs (builds beside the test) stay far below a fifth of its rate.
 grep -qE '^[0-9]+\. (Earlier .*: )?Process storm: ' "$dir/report.txt" ||
 	fail "the run report has no process-storm finding for the 200 x /bin/true loop"
 # (other tests on the machine may run /bin/true too: at least our 200, on one line)
