@@ -12,20 +12,6 @@
 #include "util/compat.h"
 #include "util/json.h"
 
-char *hs_ctl_socket_path(const char *run_root, const char *profile)
-{
-	hs_strbuf sb = {0};
-	hs_sb_printf(&sb, "%s/.ctl-", run_root);
-	for (const char *p = profile; *p; p++) {
-		char c = *p;
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-			  c == '_' || c == '-';
-		hs_sb_putc(&sb, ok ? c : '_');
-	}
-	hs_sb_append(&sb, ".sock");
-	return hs_sb_take(&sb);
-}
-
 bool hs_ctl_name_clean(const char *name, char *out)
 {
 	size_t n = strlen(name);
@@ -97,49 +83,13 @@ static void client_drop(hs_ctl *c, client *cl)
 	cl->closing = cl->hold = false;
 }
 
-/* The start of a reply: {"id":<id>,"ok":<ok> */
-static void reply_begin(hs_strbuf *out, const hs_ctl_val *id, bool ok)
-{
-	hs_sb_append(out, "{\"id\":");
-	if (id && id->type == HS_CTL_NUM)
-		hs_sb_append(out, id->str);
-	else if (id && id->type == HS_CTL_STR)
-		hs_json_escape(out, id->str);
-	else
-		hs_sb_append(out, "null");
-	hs_sb_append(out, ok ? ",\"ok\":true" : ",\"ok\":false");
-}
-
-static void reply_verror(hs_strbuf *out, const hs_ctl_val *id, const char *code, const char *fmt, va_list ap)
-	HS_PRINTF_FMT(4, 0);
-static void reply_verror(hs_strbuf *out, const hs_ctl_val *id, const char *code, const char *fmt, va_list ap)
-{
-	hs_strbuf text = {0};
-	hs_sb_vprintf(&text, fmt, ap);
-	reply_begin(out, id, false);
-	hs_sb_append(out, ",\"code\":");
-	hs_json_escape(out, code);
-	hs_sb_append(out, ",\"error\":");
-	hs_json_escape(out, hs_sb_cstr(&text));
-	hs_sb_append(out, "}\n");
-	hs_sb_free(&text);
-}
-
 static void reply_error(hs_strbuf *out, const hs_ctl_val *id, const char *code, const char *fmt, ...)
 	HS_PRINTF_FMT(4, 5);
 static void reply_error(hs_strbuf *out, const hs_ctl_val *id, const char *code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	reply_verror(out, id, code, fmt, ap);
-	va_end(ap);
-}
-
-void hs_ctl_reply_error(hs_strbuf *out, const char *code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	reply_verror(out, NULL, code, fmt, ap);
+	hs_ctl_reply_verror(out, id, code, fmt, ap);
 	va_end(ap);
 }
 
@@ -238,7 +188,7 @@ static void do_snapshot(hs_ctl *c, const hs_ctl_loop *l, const hs_ctl_val *req, 
 		return;
 	}
 	c->queue[(c->q_head + c->q_len++) % HS_CTL_MAX_NAMES] = name;
-	reply_begin(out, id, true);
+	hs_ctl_reply_begin(out, id, true);
 	hs_sb_append(out, ",\"snapshot\":{\"snapshots_dir\":");
 	hs_strbuf sd = {0};
 	hs_sb_printf(&sd, "%s/snapshots", c->run_dir);
@@ -271,7 +221,7 @@ static void handle_line(hs_ctl *c, client *cl, const hs_ctl_loop *l, const char 
 		if (!doc) {
 			reply_error(out, id, "internal", "no status (out of memory)");
 		} else {
-			reply_begin(out, id, true);
+			hs_ctl_reply_begin(out, id, true);
 			hs_sb_append(out, ",\"status\":");
 			append_one_line(out, doc);
 			hs_sb_append(out, "}\n");
@@ -280,7 +230,7 @@ static void handle_line(hs_ctl *c, client *cl, const hs_ctl_loop *l, const char 
 	} else if (!strcmp(cmd, "snapshot")) {
 		do_snapshot(c, l, req, id, out);
 	} else if (!strcmp(cmd, "stop")) {
-		reply_begin(out, id, true);
+		hs_ctl_reply_begin(out, id, true);
 		hs_sb_printf(out, ",\"stopping\":true,\"pid\":%lu,\"run_dir\":", hs_getpid());
 		hs_json_escape(out, c->run_dir);
 		hs_sb_append(out, "}\n");

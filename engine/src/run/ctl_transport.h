@@ -50,7 +50,14 @@ void hs_ctl_tp_drop(hs_ctl_tp *t, hs_ctl_conn *c);
 /* Stops listening and removes the channel's name (only if still its own). */
 void hs_ctl_tp_close(hs_ctl_tp *t);
 
-/* One error reply line, as ctl.c writes them (for the transport's refusals). */
+/* ctl_reply.c: the reply lines, for ctl.c and the transports. */
+struct hs_ctl_val;
+/* The start of a reply: {"id":<id>,"ok":<ok> (id NULL: null). */
+void hs_ctl_reply_begin(hs_strbuf *out, const struct hs_ctl_val *id, bool ok);
+/* One error reply line with id, code and the formatted message. */
+void hs_ctl_reply_verror(hs_strbuf *out, const struct hs_ctl_val *id, const char *code, const char *fmt, va_list ap)
+	HS_PRINTF_FMT(4, 0);
+/* The same without an id (a transport's refusals). */
 void hs_ctl_reply_error(hs_strbuf *out, const char *code, const char *fmt, ...) HS_PRINTF_FMT(3, 4);
 
 #endif

@@ -10,11 +10,6 @@
  * text written to trace_marker: the format of the event, not a choice. */
 #define MARKER_FIELD "buf"
 
-static uint64_t add_sat(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 hs_status hs_dl_new(hs_trig *t)
 {
 	const hs_trigger *tr = t->pt->trigger;
@@ -221,7 +216,7 @@ static uint64_t due_of(const hs_dl_state *d, const hs_dl_pid *p)
 {
 	if (!p->pid || !p->last_ns || p->done)
 		return UINT64_MAX;
-	return add_sat(p->from_ns, d->deadline_ns);
+	return hs_trig_add_sat(p->from_ns, d->deadline_ns);
 }
 
 void hs_dl_advance(hs_trigger_engine *te, hs_trig *t, uint64_t at, uint64_t now)

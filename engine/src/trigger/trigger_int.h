@@ -177,10 +177,15 @@ struct hs_trigger_engine {
 	uint64_t rng;                 /* chance: splitmix64 state (hs_trigger_engine_set_seed) */
 };
 
-/* trigger.c: the behaviour state machine, for the kinds' files. */
+/* Times add up to at most UINT64_MAX ("never"), never wrap. */
+static inline uint64_t hs_trig_add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+/* behave.c: the behaviour state machine, for trigger.c and the kinds' files. */
 hs_hit_outcome hs_trig_hit(hs_trigger_engine *te, hs_trig *t, const hs_hit *h);
 /* A reading within the condition at ts (a frame, a sample): re-arms after clear_ms. */
 void hs_trig_clear(hs_trig *t, uint64_t ts);
+/* The pending snapshot is due: ready, joined to the newest ready one, or dropped by the rate cap. */
+void hs_trig_decide(hs_trig *t);
 
 /* cond.c: where conditions and the regex, true when the event is a hit.
  * Writes what it read into j (inside the evidence object) when j is not NULL. */
