@@ -344,8 +344,10 @@ hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_back
 		}
 
 	/* tasks.json: what the system says now of the tasks and cgroups the report will name (run/tasks.h); a
-	 * snapshot without it is still whole, the report then names culprits from the trace alone */
-	char *tasks_path = printf_new("%s/tasks.json", partial);
+	 * snapshot without it is still whole, the report then names culprits from the trace alone. Only of a live
+	 * backend (one that records until told to stop): a replayed trace's pids are not this system's tasks, and
+	 * this system's task of the same pid would lend the report a wrong policy or cgroup. */
+	char *tasks_path = ops->finished ? NULL : printf_new("%s/tasks.json", partial);
 	if (tasks_path) {
 		hs_status tst = hs_tasks_write(tasks_path, taken_ns);
 		if (tst == HS_OK && add_file(r, "tasks.json"))
