@@ -103,6 +103,7 @@ fi
 # Every phase runs even when an earlier one failed; the summary at the end gives each phase's time and result.
 (cd tests/schema && npm ci --no-audit --no-fund --loglevel=error)
 (cd tests/analyze/browser && npm ci --no-audit --no-fund --loglevel=error)
+(cd tests/fleet && npm ci --no-audit --no-fund --loglevel=error)
 # Leaks inside libtraceevent/libtracecmd/libtracefs are theirs, not ours.
 export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizer/lsan.supp:print_suppressions=0"
 summary=$PWD/build/ci-summary.txt

@@ -293,11 +293,14 @@ static void os_of(const hs_report *r, hs_rpt_signature *s)
 				if (h && h->valid && h->provider_version) /* ProviderVersion is the build number */
 					snprintf(s->os_build, sizeof s->os_build, "%u.%u.%" PRIu32, h->version[0], h->version[1],
 						 h->provider_version);
+				else if (h && h->valid)
+					copy(s->os_note, sizeof s->os_note,
+					     "os_build: the .etl's logfile header gives no build (its ProviderVersion is 0)");
 			}
 			hs_etl_close(etl);
 		}
-		if (!s->os_build[0])
-			copy(s->os_note, sizeof s->os_note, "no .etl here has a logfile header naming the Windows build");
+		if (!s->os_build[0] && !s->os_note[0])
+			copy(s->os_note, sizeof s->os_note, "os_build: no .etl here has a logfile header naming the Windows build");
 		return;
 	}
 	if (!(pf & HS_RPT_LINUX))
@@ -328,7 +331,8 @@ static void os_of(const hs_report *r, hs_rpt_signature *s)
 	}
 #endif
 	copy(s->os_note, sizeof s->os_note,
-	     "the trace does not record the kernel release or the machine: the engine's capture-time report does");
+	     "os_build, machine, host: a trace.dat does not record the kernel release or the machine; the engine's "
+	     "capture-time report does");
 }
 
 /* ---- quality: what the record lost ---- */
