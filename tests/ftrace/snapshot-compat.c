@@ -2,9 +2,11 @@
 /*
  * Records a small ring (sched events under a fork/exec load), freezes and
  * drains it into memfds the way a snapshot does, then writes the same pages
- * three times: through libtracecmd's tracecmd_append_cpu_data (the old
+ * four times: through libtracecmd's tracecmd_append_cpu_data (the old
  * writer), through the parallel-compressed BUFFER section (hs_dat_opts.zcpu),
- * and through it with the headers prepared ahead (hs_dat_opts.prep). All must
+ * through it with the headers prepared ahead (hs_dat_opts.prep), and in parts
+ * as a snapshot's CPU threads write it (hs_dat_open, the CPUs put last first,
+ * hs_dat_close). All must
  * give byte-identical `trace-cmd report` output (stderr too) and hold exactly
  * the drained events, read back; the compressor's own event count must equal
  * kbuffer's. Done for all CPUs and again with CPU 1 left empty (a CPU without
@@ -153,15 +155,28 @@ static int compare(const char *dir, const char *tag, int cpus, const int *fds, c
 	hs_status s3 = hs_dat_prep_new(dir, &po, &o.prep);
 	if (s3 == HS_OK)
 		s3 = hs_dat_write_opts(prep, cpus, files, &o);
+	/* A fourth time in parts, the CPUs in the reverse order (the file's
+	 * sections then are too; readers go by the option's offsets). */
+	char parts[4096];
+	snprintf(parts, sizeof(parts), "%s/%s-parts.dat", dir, tag);
+	hs_dat_opts qo = {.clock = "local", .compress = true, .kallsyms = true, .page_size = subbuf};
+	hs_dat_file *f = NULL;
+	hs_status s4 = hs_dat_prep_new(dir, &po, &qo.prep);
+	if (s4 == HS_OK)
+		s4 = hs_dat_open(parts, cpus, &qo, &f);
+	for (int c = cpus - 1; s4 == HS_OK && c >= 0; c--)
+		s4 = hs_dat_put_cpu(f, (unsigned)c, &z[c]);
+	if (f)
+		s4 = s4 == HS_OK ? hs_dat_close(f, &qo) : (hs_dat_abort(f), s4);
 	/* The snapshot's own event count (datz.c) against kbuffer's. */
 	uint64_t zev = 0;
 	for (int c = 0; c < cpus; c++) {
 		zev += z[c].events;
 		hs_datz_free(&z[c]);
 	}
-	if (s1 != HS_OK || s2 != HS_OK || s3 != HS_OK) {
-		fprintf(stderr, "FAIL: %s: writing: libtracecmd %s, own %s, prepared headers %s\n", tag, hs_strerror(s1),
-			hs_strerror(s2), hs_strerror(s3));
+	if (s1 != HS_OK || s2 != HS_OK || s3 != HS_OK || s4 != HS_OK) {
+		fprintf(stderr, "FAIL: %s: writing: libtracecmd %s, own %s, prepared headers %s, in parts %s\n", tag,
+			hs_strerror(s1), hs_strerror(s2), hs_strerror(s3), hs_strerror(s4));
 		return 1;
 	}
 	if (zev != want) {
@@ -169,20 +184,22 @@ static int compare(const char *dir, const char *tag, int cpus, const int *fds, c
 			want);
 		fails++;
 	}
-	uint64_t n1 = dat_events(lib), n2 = dat_events(own), n3 = dat_events(prep);
+	uint64_t n1 = dat_events(lib), n2 = dat_events(own), n3 = dat_events(prep), n4 = dat_events(parts);
 	printf("%s: %" PRIu64 " events drained; libtracecmd's file %" PRIu64 " events (%" PRIu64 " bytes), "
-	       "ours %" PRIu64 " events, with prepared headers %" PRIu64 " events (%" PRIu64 " bytes)\n",
-	       tag, want, n1, lib_bytes, n2, n3, o.file_bytes);
-	if (n1 != want || n2 != want || n3 != want) {
+	       "ours %" PRIu64 " events, with prepared headers %" PRIu64 " events (%" PRIu64
+	       " bytes), in parts %" PRIu64 " events (%" PRIu64 " bytes)\n",
+	       tag, want, n1, lib_bytes, n2, n3, o.file_bytes, n4, qo.file_bytes);
+	if (n1 != want || n2 != want || n3 != want || n4 != want) {
 		fprintf(stderr, "FAIL: %s: event counts differ from the ring's\n", tag);
 		fails++;
 	}
-	if (report(lib) || report(own) || report(prep)) {
-		fprintf(stderr, "FAIL: %s: trace-cmd report failed (see %s.err, %s.err, %s.err)\n", tag, lib, own, prep);
+	if (report(lib) || report(own) || report(prep) || report(parts)) {
+		fprintf(stderr, "FAIL: %s: trace-cmd report failed (see %s.err, %s.err, %s.err, %s.err)\n", tag, lib,
+			own, prep, parts);
 		return fails + 1;
 	}
-	const char *mine[2] = {own, prep};
-	for (int k = 0; k < 2; k++) {
+	const char *mine[3] = {own, prep, parts};
+	for (int k = 0; k < 3; k++) {
 		snprintf(a, sizeof(a), "%s.txt", lib);
 		snprintf(b, sizeof(b), "%s.txt", mine[k]);
 		if (same(a, b)) {

@@ -243,11 +243,6 @@
  * of CPU to 0.03-0.05 s here (docs/snapshots.md). */
 #define HS_LINUX_SNAPSHOT_PIPE_BYTES (1u << 20)
 
-/* Linux: the drained pages go to anonymous memory populated this much ahead
- * (MADV_POPULATE_WRITE): one call per 4 MB instead of a page fault per 4 KB
- * page, which costs more than the drain itself in this VM. */
-#define HS_LINUX_SNAPSHOT_POPULATE_BYTES (4u << 20)
-
 /* Linux: the next snapshot's .dat headers (0.35-0.49 s of one CPU: formats,
  * kernel symbols, printk formats) are written this long after a snapshot, in
  * the background, so they are not part of the frames right after it. */
@@ -277,8 +272,8 @@
  * formats are 2.1 MB with all 101 systems of this 6.x kernel, saved comms at
  * most ~0.7 MB (32768 entries); kallsyms (5 MB here) is skipped, never read. */
 #define HS_TRACEDAT_MAX_META_BYTES (16u << 20)
-/* One decompressed chunk of CPU data: the engine writes 256 KB
- * (HS_LINUX_DAT_CHUNK_PAGES), trace-cmd 10 pages. */
+/* One decompressed chunk of CPU data: the engine writes 1 MB
+ * (HS_LINUX_DAT_CHUNK_PAGES of 4 KB), trace-cmd 10 pages. */
 #define HS_TRACEDAT_MAX_CHUNK_BYTES (64u << 20)
 /* A ring sub-buffer: 4 KB by default; the kernel's buffer_subbuf_size_kb
  * allows up to the largest page order (4 MB on x86-64). */

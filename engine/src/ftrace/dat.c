@@ -278,79 +278,176 @@ static int ksyms_fd(void)
  *   the CPU count option, the pending options (an options section);
  *   the BUFFER section: header (id 3, flags 1 = compressed, no description
  *   string: libtracecmd's string table is private, and readers do not use it),
- *   each CPU's chunks at a page-aligned offset;
+ *   each CPU's chunk count and chunks at a page-aligned offset;
  *   the BUFFER option (section offset, name "" = top instance, clock, page
  *   size, CPUs with data: id, offset, compressed size without the count), in a
  *   new options section that the previous one links to.
- * libtracecmd's close then writes its string table, as always. */
+ * libtracecmd's close then writes its string table, as always.
+ * Each CPU's data lands where the option says, so CPUs go into the section in
+ * the order they are handed in, from any thread (a snapshot's CPU threads
+ * write their own as each finishes compressing); readers (libtracecmd's and
+ * ours) go by the option's offsets. */
 
 #define DAT_SECTION_BUFFER 3 /* TRACECMD_OPTION_BUFFER: section and option id */
 #define DAT_SECTION_COMPRESSED 1
+#define DAT_SECTION_HEADER 16 /* id u16, flags u16, description i32, size u64 */
 
-/* `fd` shares its file offset with libtracecmd's handle (a dup), so what it
- * writes lands where libtracecmd expects the next section. */
-static int write_buffer_section(struct tracecmd_output *h, int fd, int ncpu, const hs_datz *z, size_t page_size,
-				const char *clock)
+/* A trace.dat being written: "<path>.tmp" until it is complete. */
+struct hs_dat_file {
+	struct tracecmd_output *h; /* owns the file's first descriptor */
+	int fd;                    /* that descriptor until the handle owns it */
+	int keep;                  /* a duplicate sharing its offset: our own writes, the final sync */
+	char *path, *tmp;
+	bool header_only;
+	hs_dat_prep *prep; /* the prepared headers, until the end (its tracing directory) */
+	char *fake;        /* a private tracing directory of this write, or NULL */
+	int comm_fd;
+	const hs_msg *msg;
+	bool quiet_enospc;
+	/* The BUFFER section, when the CPU data comes compressed (hs_dat_open). */
+	int ncpu;
+	size_t page_size;
+	char *clock;
+	uint64_t sec;       /* its header's offset */
+	pthread_mutex_t mu; /* next and err, for writers in several threads */
+	bool mu_made;
+	uint64_t next;                /* where the next CPU's data may start, before alignment */
+	uint64_t *cpu_off, *cpu_size; /* [ncpu]: where each CPU's count is, its size without it; 0: no data */
+	int err;                      /* the first failed put's errno */
+};
+
+static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
 {
-	int ret = -1;
-	size_t clen = strlen(clock) + 1, olen = 8 + 1 + clen + 4 + 4 + (size_t)ncpu * 20, at = 0;
-	unsigned char *opt = malloc(olen);
-	off_t sec = lseek(fd, 0, SEEK_END);
-	if (!opt || sec < 0)
-		goto fail;
-	uint64_t sec_u = (uint64_t)sec, size = 0;
+	const unsigned char *b = p;
+	while (n) {
+		ssize_t w = pwrite(fd, b, n, (off_t)off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			return -1;
+		}
+		b += w;
+		n -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
+/* The CPU count, the pending options, and the BUFFER section's header. */
+static int section_begin(hs_dat_file *f, int ncpu, const hs_dat_opts *o)
+{
+	/* libtracecmd names the top instance's clock when none was set. */
+	char *top = o->clock ? NULL : tracefs_get_clock(NULL);
+	f->clock = strdup(o->clock ? o->clock : top ? top : "local");
+	free(top);
+	f->ncpu = ncpu;
+	f->page_size = o->page_size;
+	f->cpu_off = calloc((size_t)ncpu, sizeof(*f->cpu_off));
+	f->cpu_size = calloc((size_t)ncpu, sizeof(*f->cpu_size));
+	if (!f->clock || !f->cpu_off || !f->cpu_size || !o->page_size) {
+		errno = f->clock && f->cpu_off && f->cpu_size ? EINVAL : ENOMEM;
+		return -1;
+	}
+	if (pthread_mutex_init(&f->mu, NULL)) {
+		errno = ENOMEM;
+		return -1;
+	}
+	f->mu_made = true;
+	if (!o->compress) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (tracecmd_write_cpus(f->h, ncpu) < 0 || tracecmd_write_options(f->h) < 0)
+		return -1;
+	off_t sec = lseek(f->keep, 0, SEEK_END);
+	if (sec < 0)
+		return -1;
 	uint16_t id = DAT_SECTION_BUFFER, flags = DAT_SECTION_COMPRESSED;
 	int32_t desc = -1;
-	unsigned char hdr[16];
+	uint64_t size = 0; /* set at the end */
+	unsigned char hdr[DAT_SECTION_HEADER];
 	memcpy(hdr, &id, 2);
 	memcpy(hdr + 2, &flags, 2);
 	memcpy(hdr + 4, &desc, 4);
 	memcpy(hdr + 8, &size, 8);
-	if (write_all_fd(fd, hdr, sizeof(hdr)))
+	if (write_all_fd(f->keep, hdr, sizeof(hdr)))
+		return -1;
+	f->sec = (uint64_t)sec;
+	f->next = f->sec + DAT_SECTION_HEADER;
+	return 0;
+}
+
+hs_status hs_dat_put_cpu(hs_dat_file *f, unsigned cpu, const hs_datz *z)
+{
+	if (!f || !f->mu_made || cpu >= (unsigned)f->ncpu || f->cpu_size[cpu])
+		return HS_EINVAL;
+	/* libtracecmd lists only CPUs with data; a cut keeps the newest chunks. */
+	uint64_t kept = hs_datz_kept_bytes(z);
+	if (!kept)
+		return HS_OK;
+	uint32_t count = (uint32_t)(z->n - z->first);
+	pthread_mutex_lock(&f->mu);
+	/* Page-aligned like libtracecmd's (the gap is a hole, never written). */
+	uint64_t off = (f->next + f->page_size - 1) & ~((uint64_t)f->page_size - 1);
+	f->next = off + 4 + kept;
+	pthread_mutex_unlock(&f->mu);
+	if (pwrite_all(f->keep, &count, 4, off) ||
+	    pwrite_all(f->keep, z->data + z->chunks[z->first].off, (size_t)kept, off + 4)) {
+		int e = errno;
+		pthread_mutex_lock(&f->mu);
+		if (!f->err)
+			f->err = e;
+		pthread_mutex_unlock(&f->mu);
+		return HS_EIO; /* the errno is kept for hs_dat_close */
+	}
+	f->cpu_off[cpu] = off;
+	f->cpu_size[cpu] = kept; /* libtracecmd's size leaves out the chunk count */
+	return HS_OK;
+}
+
+/* The section's size and the BUFFER option, once every CPU is in. */
+static int section_end(hs_dat_file *f)
+{
+	int ret = -1;
+	size_t clen = strlen(f->clock) + 1, olen = 8 + 1 + clen + 4 + 4 + (size_t)f->ncpu * 20, at = 0;
+	unsigned char *opt = malloc(olen);
+	if (f->err) {
+		errno = f->err;
 		goto fail;
-	uint32_t page = (uint32_t)page_size, with_data = 0;
-	memcpy(opt + at, &sec_u, 8);
+	}
+	if (!opt) {
+		errno = ENOMEM;
+		goto fail;
+	}
+	uint32_t page = (uint32_t)f->page_size, with_data = 0;
+	memcpy(opt + at, &f->sec, 8);
 	at += 8;
 	opt[at++] = '\0'; /* the top instance */
-	memcpy(opt + at, clock, clen);
+	memcpy(opt + at, f->clock, clen);
 	at += clen;
 	memcpy(opt + at, &page, 4);
 	at += 4;
 	size_t count_at = at;
 	at += 4;
-	for (int c = 0; c < ncpu; c++) {
-		off_t pos = lseek(fd, 0, SEEK_CUR);
-		if (pos < 0)
-			goto fail;
-		/* Page-aligned like libtracecmd's (a hole, not written). */
-		uint64_t off = ((uint64_t)pos + page_size - 1) & ~((uint64_t)page_size - 1);
-		if (lseek(fd, (off_t)off, SEEK_SET) < 0)
-			goto fail;
-		/* libtracecmd lists only CPUs with data; a cut keeps the newest chunks. */
-		uint64_t kept = hs_datz_kept_bytes(&z[c]);
-		if (!kept)
+	for (int c = 0; c < f->ncpu; c++) {
+		if (!f->cpu_size[c])
 			continue;
-		uint32_t count = (uint32_t)(z[c].n - z[c].first);
-		if (write_all_fd(fd, &count, 4) || write_all_fd(fd, z[c].data + z[c].chunks[z[c].first].off, kept))
-			goto fail;
 		uint32_t cpu = (uint32_t)c;
-		uint64_t wsize = kept; /* libtracecmd's size leaves out the chunk count */
 		memcpy(opt + at, &cpu, 4);
-		memcpy(opt + at + 4, &off, 8);
-		memcpy(opt + at + 12, &wsize, 8);
+		memcpy(opt + at + 4, &f->cpu_off[c], 8);
+		memcpy(opt + at + 12, &f->cpu_size[c], 8);
 		at += 20;
 		with_data++;
 	}
 	memcpy(opt + count_at, &with_data, 4);
-	/* Back to the end: an empty last CPU's alignment is no part of the file. */
-	off_t end = lseek(fd, 0, SEEK_END);
-	if (end < 0)
+	/* The section's size counts from after its header; the options follow the
+	 * last CPU's data (an empty CPU's alignment is no part of the file). */
+	uint64_t size = f->next - f->sec - DAT_SECTION_HEADER;
+	if (pwrite_all(f->keep, &size, 8, f->sec + 8) || lseek(f->keep, (off_t)f->next, SEEK_SET) < 0)
 		goto fail;
-	/* The section's size counts from after its header. */
-	size = (uint64_t)end - sec_u - sizeof(hdr);
-	if (pwrite(fd, &size, 8, sec + 8) != 8)
-		goto fail;
-	if (!tracecmd_add_option(h, DAT_SECTION_BUFFER, (int)at, opt) || tracecmd_write_options(h) < 0)
+	if (!tracecmd_add_option(f->h, DAT_SECTION_BUFFER, (int)at, opt) || tracecmd_write_options(f->h) < 0)
 		goto fail;
 	ret = 0;
 fail:
@@ -530,136 +627,212 @@ static struct tracecmd_output *take_prep(hs_dat_prep *p, int fd)
 	return h;
 }
 
-hs_status hs_dat_write_opts(const char *path, int ncpu, char *const *cpu_files, hs_dat_opts *o)
+static void file_free(hs_dat_file *f, bool remove_tmp)
 {
-	hs_status st = HS_EIO;
-	struct tracecmd_output *h = NULL;
-	hs_dat_prep *prep = o->prep;
-	size_t n = strlen(path);
-	char *tmp = malloc(n + 5), *dirbuf = strdup(path), *dirbuf2 = strdup(path), *fake = NULL;
+	if (!f)
+		return;
+	if (f->h)
+		tracecmd_output_close(f->h);
+	if (f->fd >= 0)
+		close(f->fd);
+	if (f->keep >= 0)
+		close(f->keep);
+	if (remove_tmp && f->tmp && !f->header_only)
+		unlink(f->tmp);
+	hs_dat_prep_free(f->prep);
+	if (f->fake) {
+		hs_dat_remove_dir(f->fake);
+		free(f->fake);
+	}
+	if (f->comm_fd >= 0)
+		close(f->comm_fd);
+	if (f->mu_made)
+		pthread_mutex_destroy(&f->mu);
+	free(f->cpu_off);
+	free(f->cpu_size);
+	free(f->clock);
+	free(f->path);
+	free(f->tmp);
+	free(f);
+}
+
+/* Says why a write failed (a full disk only when the caller does not) and
+ * removes what it wrote; o->err gets the errno. */
+static hs_status file_fail(hs_dat_file *f, hs_dat_opts *o, const char *step, const char *path)
+{
+	int err = errno;
+	if (!(o->quiet_enospc && (err == ENOSPC || err == EDQUOT)))
+		hs_msg_say(o->msg, HS_MSG_ERROR, "ftrace", "failed %s %s: %s", step, f && f->tmp ? f->tmp : path,
+			   strerror(err));
+	file_free(f, true);
+	o->err = err;
+	return HS_EIO;
+}
+
+/* Creates "<path>.tmp" (or, header_only, a memfd) and writes everything
+ * before the CPU data: the headers (prepared or now) and the comms. `ours`:
+ * the CPU data will come compressed by datz.c. */
+static hs_status file_begin(const char *path, bool ours, hs_dat_opts *o, hs_dat_file **out)
+{
 	const char *step = "allocating";
-	int fd = -1, keep = -1, comm_fd = -1, err = 0;
+	hs_dat_prep *prep = o->prep;
+	hs_dat_file *f = calloc(1, sizeof(*f));
+	size_t n = strlen(path);
+	*out = NULL;
 	o->prep = NULL; /* consumed, whatever happens */
 	o->err = 0;
 	o->header_bytes = o->file_bytes = 0;
 	o->sync_s = 0;
 	o->prepared = false;
-	if (!tmp || !dirbuf || !dirbuf2) {
-		st = HS_ENOMEM;
-		goto fail;
+	if (!f) {
+		hs_dat_prep_free(prep);
+		errno = ENOMEM;
+		return file_fail(NULL, o, step, path);
 	}
-	memcpy(tmp, path, n);
-	memcpy(tmp + n, ".tmp", 5);
-	if (prep && (o->header_only || !o->zcpu || !o->compress)) {
+	f->fd = f->keep = f->comm_fd = -1;
+	f->prep = prep;
+	f->header_only = o->header_only;
+	f->msg = o->msg;
+	f->quiet_enospc = o->quiet_enospc;
+	if (!(f->path = strdup(path)) || !(f->tmp = malloc(n + 5))) {
+		errno = ENOMEM;
+		return file_fail(f, o, step, path);
+	}
+	memcpy(f->tmp, path, n);
+	memcpy(f->tmp + n, ".tmp", 5);
+	if (f->prep && (o->header_only || !ours || !o->compress)) {
 		errno = EINVAL;
-		goto fail;
+		return file_fail(f, o, step, path);
 	}
 	if (!o->header_only)
-		unlink(tmp);
-	if (prep && prep_ready(prep)) {
+		unlink(f->tmp);
+	if (f->prep && prep_ready(f->prep)) {
 		hs_msg_say(o->msg, HS_MSG_WARN, "ftrace", "cannot use the prepared headers for %s (%s): writing them now",
 			   path, strerror(errno));
-		hs_dat_prep_free(prep);
-		prep = NULL;
+		hs_dat_prep_free(f->prep);
+		f->prep = NULL;
 	}
-	o->prepared = prep != NULL;
-	if (!prep && (comm_fd = comms_file()) >= 0)
-		fake = fake_tracing_dir(dirname(dirbuf2), comm_fd);
+	o->prepared = f->prep != NULL;
+	if (!f->prep && (f->comm_fd = comms_file()) >= 0) {
+		char *d = strdup(path);
+		f->fake = d ? fake_tracing_dir(dirname(d), f->comm_fd) : NULL;
+		free(d);
+	}
 	step = "creating";
 	/* Our own fd: 0600 like everything in a run folder (libtracecmd's create
 	 * makes 0644), and a duplicate to sync after libtracecmd closes it. */
-	fd = o->header_only ? memfd_create("hs-header", MFD_CLOEXEC)
-			    : open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 || (keep = dup(fd)) < 0)
-		goto fail;
+	f->fd = o->header_only ? memfd_create("hs-header", MFD_CLOEXEC)
+			       : open(f->tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (f->fd < 0 || (f->keep = dup(f->fd)) < 0)
+		return file_fail(f, o, step, path);
 	/* Compression: libtracecmd's best algorithm ("any": zstd when it was
 	 * built with it); zstd by name when the CPU data comes compressed by us
 	 * (datz.c), as the prepared headers always are. */
-	if (prep) {
+	if (f->prep) {
 		step = "writing the prepared headers into";
-		if (!(h = take_prep(prep, fd)))
-			goto fail;
-		close(fd);
-	} else if (!(h = open_headers(fd, fake, o, o->zcpu ? "zstd" : "any", &step))) {
-		goto fail;
+		if (!(f->h = take_prep(f->prep, f->fd)))
+			return file_fail(f, o, step, path);
+		close(f->fd);
+	} else if (!(f->h = open_headers(f->fd, f->fake, o, ours ? "zstd" : "any", &step))) {
+		return file_fail(f, o, step, path);
 	}
-	fd = -1; /* the handle owns it */
+	f->fd = -1; /* the handle owns it */
 	step = "writing the command lines of";
-	if (tracecmd_write_cmdlines(h) < 0)
-		goto fail;
-	off_t hdr = lseek(keep, 0, SEEK_CUR);
+	if (tracecmd_write_cmdlines(f->h) < 0)
+		return file_fail(f, o, step, path);
+	off_t hdr = lseek(f->keep, 0, SEEK_CUR);
 	o->header_bytes = hdr > 0 ? (uint64_t)hdr : 0;
-	if (o->header_only) {
-		tracecmd_output_close(h);
-		h = NULL;
-		st = HS_OK;
-		goto out;
-	}
-	step = "writing the ring data of";
-	if (o->zcpu) {
-		/* libtracecmd names the top instance's clock when none was set. */
-		char *top = o->clock ? NULL : tracefs_get_clock(NULL);
-		const char *clock = o->clock ? o->clock : top ? top : "local";
-		int r = !o->compress || tracecmd_write_cpus(h, ncpu) < 0 || tracecmd_write_options(h) < 0 ||
-			write_buffer_section(h, keep, ncpu, o->zcpu, o->page_size, clock) < 0;
-		free(top);
-		if (r) {
-			if (!o->compress)
-				errno = EINVAL;
-			goto fail;
-		}
-	} else if (tracecmd_append_cpu_data(h, ncpu, cpu_files) < 0)
-		goto fail;
-	tracecmd_output_close(h);
-	h = NULL;
+	*out = f;
+	return HS_OK;
+}
+
+/* Closes libtracecmd's handle (its string table), syncs once, and publishes
+ * the file by renaming it. Frees f. */
+static hs_status file_finish(hs_dat_file *f, hs_dat_opts *o)
+{
+	tracecmd_output_close(f->h);
+	f->h = NULL;
 	/* One sync at the end, not per write: a snapshot must not cause an I/O
 	 * storm beside a game; the rename then publishes a complete file. */
-	step = "syncing";
+	const char *step = "syncing";
 	struct stat sb;
 	struct timespec s0, s1;
 	clock_gettime(CLOCK_MONOTONIC, &s0);
-	if (fdatasync(keep) || fstat(keep, &sb))
-		goto fail;
+	if (fdatasync(f->keep) || fstat(f->keep, &sb))
+		return file_fail(f, o, step, f->path);
 	clock_gettime(CLOCK_MONOTONIC, &s1);
 	o->sync_s = (double)(s1.tv_sec - s0.tv_sec) + (double)(s1.tv_nsec - s0.tv_nsec) / 1e9;
 	o->file_bytes = (uint64_t)sb.st_size;
-	close(keep);
-	keep = -1;
+	close(f->keep);
+	f->keep = -1;
 	step = "renaming";
-	if (rename(tmp, path))
-		goto fail;
-	int dfd = open(dirname(dirbuf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rename(f->tmp, f->path))
+		return file_fail(f, o, step, f->path);
+	char *d = strdup(f->path);
+	int dfd = d ? open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	if (dfd >= 0) {
 		fsync(dfd);
 		close(dfd);
 	}
-	st = HS_OK;
-	goto out;
-fail:
-	err = errno;
-	if (!(o->quiet_enospc && (err == ENOSPC || err == EDQUOT)))
-		hs_msg_say(o->msg, HS_MSG_ERROR, "ftrace", "failed %s %s: %s", step, tmp ? tmp : path, strerror(err));
-	if (h)
-		tracecmd_output_close(h);
-	if (fd >= 0)
-		close(fd);
-	if (tmp && !o->header_only)
-		unlink(tmp);
-	o->err = err;
-out:
-	if (keep >= 0)
-		close(keep);
-	hs_dat_prep_free(prep);
-	if (fake) {
-		hs_dat_remove_dir(fake);
-		free(fake);
+	free(d);
+	file_free(f, false);
+	return HS_OK;
+}
+
+hs_status hs_dat_write_opts(const char *path, int ncpu, char *const *cpu_files, hs_dat_opts *o)
+{
+	hs_dat_file *f;
+	hs_status st = file_begin(path, o->zcpu != NULL, o, &f);
+	if (st != HS_OK)
+		return st;
+	if (o->header_only) {
+		file_free(f, false);
+		return HS_OK;
 	}
-	if (comm_fd >= 0)
-		close(comm_fd);
-	free(tmp);
-	free(dirbuf);
-	free(dirbuf2);
-	return st;
+	if (o->zcpu) {
+		if (section_begin(f, ncpu, o))
+			return file_fail(f, o, "writing the ring data of", path);
+		for (int c = 0; c < ncpu; c++)
+			hs_dat_put_cpu(f, (unsigned)c, &o->zcpu[c]);
+		if (section_end(f))
+			return file_fail(f, o, "writing the ring data of", path);
+	} else if (tracecmd_append_cpu_data(f->h, ncpu, cpu_files) < 0) {
+		return file_fail(f, o, "writing the ring data of", path);
+	}
+	return file_finish(f, o);
+}
+
+hs_status hs_dat_open(const char *path, int ncpu, hs_dat_opts *o, hs_dat_file **out)
+{
+	hs_dat_file *f;
+	*out = NULL;
+	if (o->header_only || o->zcpu || !o->compress) {
+		hs_dat_prep_free(o->prep);
+		o->prep = NULL;
+		return HS_EINVAL;
+	}
+	hs_status st = file_begin(path, true, o, &f);
+	if (st != HS_OK)
+		return st;
+	if (section_begin(f, ncpu, o))
+		return file_fail(f, o, "writing the ring data of", path);
+	*out = f;
+	return HS_OK;
+}
+
+hs_status hs_dat_close(hs_dat_file *f, hs_dat_opts *o)
+{
+	o->err = 0;
+	o->file_bytes = 0;
+	o->sync_s = 0;
+	if (section_end(f))
+		return file_fail(f, o, "writing the ring data of", f->path);
+	return file_finish(f, o);
+}
+
+void hs_dat_abort(hs_dat_file *f)
+{
+	file_free(f, true);
 }
 
 hs_status hs_dat_write(const char *path, const char *clock, int ncpu, char *const *cpu_files,

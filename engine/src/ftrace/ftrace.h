@@ -102,6 +102,21 @@ typedef struct {
 } hs_dat_opts;
 hs_status hs_dat_write_opts(const char *path, int ncpu, char *const *cpu_files, hs_dat_opts *o);
 
+/* The same write in parts, for CPU data compressed by datz.c that arrives CPU
+ * by CPU from several threads: hs_dat_open writes everything before the CPU
+ * data into "<path>.tmp" (o as for hs_dat_write_opts, with `compress` and
+ * `page_size` set and `zcpu` NULL; it consumes o->prep and fills
+ * header_bytes and prepared); hs_dat_put_cpu writes one CPU's kept chunks
+ * (each CPU at most once, from any thread, in any order; the caller keeps `z`
+ * until then); hs_dat_close writes what follows the data, syncs and renames
+ * (filling err, file_bytes, sync_s), hs_dat_abort removes the .tmp. Both free
+ * the file. A failed put makes hs_dat_close fail with its errno. */
+typedef struct hs_dat_file hs_dat_file;
+hs_status hs_dat_open(const char *path, int ncpu, hs_dat_opts *o, hs_dat_file **out);
+hs_status hs_dat_put_cpu(hs_dat_file *f, unsigned cpu, const hs_datz *z);
+hs_status hs_dat_close(hs_dat_file *f, hs_dat_opts *o);
+void hs_dat_abort(hs_dat_file *f);
+
 /* Writes what hs_dat_write_opts writes before the comms (file header, event
  * formats, kernel symbols, printk formats; zstd-compressed) into memory, for
  * a later write of o->clock, o->events and o->kallsyms (the other fields are
