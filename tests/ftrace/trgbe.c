@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -195,6 +196,16 @@ static pid_t pingpong(atomic_int *state, const int go[2], int cpu)
 	}
 }
 
+/* Pauses the fillers HOLD_S after it starts (see step 4). */
+#define HOLD_S 0.6
+static void *pause_later(void *arg)
+{
+	struct timespec ts = {0, (long)(HOLD_S * 1e9)};
+	nanosleep(&ts, NULL);
+	atomic_store((atomic_int *)arg, FILL_PAUSE);
+	return NULL;
+}
+
 static void poll_for(const hs_backend_ops *ops, hs_backend *b, double secs, bool *until)
 {
 	double end = now_s() + secs;
@@ -331,8 +342,10 @@ int main(int argc, char **argv)
 	 * key ring (every HS_LINUX_STREAM_WAKE_MS, 50 ms); a backend that stopped
 	 * streaming for a snapshot would deliver them all after it, leaving a hole
 	 * as long as the snapshot. So each snapshot is of a full ring (the filler
-	 * runs until every CPU's ring has wrapped: 128 MB, 1-3 s to save here),
-	 * must take at least twice the longest hole allowed, and may leave no
+	 * runs until every CPU's ring has wrapped: 256 MB, 0.65-0.8 s to save here
+	 * on an idle machine), must take at least twice the longest hole allowed
+	 * (the fillers bounce on every CPU for its first HOLD_S, as a game would
+	 * beside it, and the nice-19 snapshot waits for them), and may leave no
 	 * hole longer than that in its first watch_s (the key load lasts LOAD_S;
 	 * under stress-ng --cpu 2 the nice-19 snapshot takes 10-55 s): 250 ms,
 	 * five stream wakes (measured: 54-58 ms here, 76-152 ms under stress-ng
@@ -371,6 +384,11 @@ int main(int argc, char **argv)
 		CHECK(write(cmd[1], "l", 1) == 1, "the child is gone: %s", strerror(errno));
 		poll_for(ops, b, 0.3, NULL);
 		uint64_t before = s.fsync;
+		pthread_t hold;
+		atomic_store(fill, FILL_RUN);
+		bool holding = !pthread_create(&hold, NULL, pause_later, fill);
+		if (!holding)
+			atomic_store(fill, FILL_PAUSE);
 		s.snap_t0 = now_s();
 		s.snap_until = s.snap_t0 + watch_s;
 		s.snap_last = 0;
@@ -379,6 +397,8 @@ int main(int argc, char **argv)
 		st = ops->snapshot(b, ring, snap[k], false);
 		double end = now_s(), took = end - s.snap_t0;
 		s.in_snap = false;
+		if (holding)
+			pthread_join(hold, NULL);
 		if (s.snap_last < s.snap_until) {
 			double to = end < s.snap_until ? end : s.snap_until;
 			double tail = to - (s.snap_last > s.snap_t0 ? s.snap_last : s.snap_t0);
