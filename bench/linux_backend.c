@@ -72,6 +72,40 @@ static void cpu_split(double *user, double *sys)
 	*sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
+/* What else kept the machine busy during a measure: every CPU's busy time
+ * (/proc/stat: user, nice, system, irq, softirq) less this process's and its
+ * waited-for children's, as a share of all CPUs. Both sides of a comparison
+ * run at nice 19 and wait while others run, so a ratio taken beside heavy
+ * other load is noisier: the run says how much there was. */
+typedef struct {
+	double t, busy, own;
+} load_mark;
+
+static load_mark load_now(void)
+{
+	load_mark m = {now_s(), 0, cpu_s(RUSAGE_SELF) + cpu_s(RUSAGE_CHILDREN)};
+	unsigned long long v[8] = {0};
+	FILE *f = fopen("/proc/stat", "r");
+	long hz = sysconf(_SC_CLK_TCK);
+	if (f &&
+	    fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+		   &v[7]) == 8 &&
+	    hz > 0)
+		m.busy = (double)(v[0] + v[1] + v[2] + v[5] + v[6]) / (double)hz;
+	if (f)
+		fclose(f);
+	return m;
+}
+
+/* The other load between a and b, in % of all CPUs (at least 0: the
+ * kernel's ticks are coarser than rusage). */
+static double other_load(load_mark a, load_mark b)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	double wall = (b.t - a.t) * (double)(n > 0 ? n : 1), other = (b.busy - a.busy) - (b.own - a.own);
+	return wall > 0 && other > 0 ? 100.0 * other / wall : 0;
+}
+
 /* Sleeps up to `s` seconds, returning early on a stop request. */
 static void nap(double s)
 {
@@ -462,12 +496,14 @@ static void *raw_drain_cpu(void *arg)
 }
 
 /* Drains ring `name` raw; returns the wall time, or -1 (and says why). */
-static double raw_drain(const char *name, unsigned cpus, uint64_t *bytes, uint64_t *events, double *cpu_s)
+static double raw_drain(const char *name, unsigned cpus, uint64_t *bytes, uint64_t *events, double *cpu_s,
+			double *other)
 {
 	raw_job jobs[BENCH_CPUS];
 	pthread_t tids[BENCH_CPUS];
 	bool started[BENCH_CPUS];
 	size_t subbuf = (size_t)getpagesize();
+	load_mark l0 = load_now();
 	double t0 = now_s();
 	for (unsigned c = 0; c < cpus; c++) {
 		jobs[c] = (raw_job){.name = name, .cpu = c, .subbuf = subbuf, .fd = -1};
@@ -478,6 +514,7 @@ static double raw_drain(const char *name, unsigned cpus, uint64_t *bytes, uint64
 		if (started[c])
 			pthread_join(tids[c], NULL);
 	double wall = now_s() - t0;
+	*other = other_load(l0, load_now());
 	*bytes = *events = 0;
 	*cpu_s = 0;
 	for (unsigned c = 0; c < cpus; c++) {
@@ -702,18 +739,20 @@ static int bench_snapshot(const hs_plan *plan, size_t si, double fill_s, bool tc
 
 	/* 1. The baseline, first half: a raw drain. */
 	uint64_t raw_bytes[2], raw_events[2];
-	double raw_cpu[2], t_raw[2];
-	if ((t_raw[0] = raw_drain(rawa.name, cpus, &raw_bytes[0], &raw_events[0], &raw_cpu[0])) < 0)
+	double raw_cpu[2], t_raw[2], other[4];
+	if ((t_raw[0] = raw_drain(rawa.name, cpus, &raw_bytes[0], &raw_events[0], &raw_cpu[0], &other[0])) < 0)
 		goto out;
 
 	/* 2. The engine's snapshot, final (as on Ctrl+C); its CPU is every
 	 * thread of this process while it runs (the backend's threads). */
+	load_mark l0 = load_now();
 	double c0 = cpu_s(RUSAGE_SELF), t0 = now_s();
 	hs_status st = hs_backend_snapshot(be, 0, engine_out, true);
 	double t_engine = now_s() - t0, engine_cpu = cpu_s(RUSAGE_SELF) - c0;
+	other[1] = other_load(l0, load_now());
 
 	/* 3. The baseline, second half. */
-	if ((t_raw[1] = raw_drain(rawb.name, cpus, &raw_bytes[1], &raw_events[1], &raw_cpu[1])) < 0)
+	if ((t_raw[1] = raw_drain(rawb.name, cpus, &raw_bytes[1], &raw_events[1], &raw_cpu[1], &other[2])) < 0)
 		goto out;
 	if (st != HS_OK) {
 		fprintf(stderr, "bench: the backend's snapshot failed (%s)\n", hs_strerror(st));
@@ -735,6 +774,7 @@ static int bench_snapshot(const hs_plan *plan, size_t si, double fill_s, bool tc
 
 	/* 4. trace-cmd extract, a process of its own. */
 	char *argv[] = {"trace-cmd", "extract", "-B", tcmd.name, "-o", tcmd_out, NULL};
+	l0 = load_now();
 	t0 = now_s();
 	pid_t p = spawn_group_prio(argv, NULL, !tcmd_normal);
 	ws = 0;
@@ -742,6 +782,7 @@ static int bench_snapshot(const hs_plan *plan, size_t si, double fill_s, bool tc
 		;
 	g_load_pgid = 0;
 	double t_tcmd = now_s() - t0;
+	other[3] = other_load(l0, load_now());
 	if (p < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws)) {
 		char why[64];
 		describe_status(ws, why, sizeof(why));
@@ -773,6 +814,9 @@ static int bench_snapshot(const hs_plan *plan, size_t si, double fill_s, bool tc
 	       " events of its buffer read back (ring: %" PRIu64 ")%s\n",
 	       t_tcmd, tcmd_normal ? "nice 0" : "nice 19 and best-effort I/O 7, as the engine's threads", (double)t_size / 1048576.0,
 	       tc.in, ring_entries[TCMD], tc.other ? " and events of other buffers" : "");
+	printf("  other load (CPUs busy with neither side, %% of all): raw drain A %.0f%%, engine %.0f%%, raw drain B "
+	       "%.0f%%, trace-cmd %.0f%%\n",
+	       other[0], other[1], other[2], other[3]);
 	const char *invalid = NULL;
 	if (!e_read || !t_read)
 		invalid = "a file the project's reader cannot read cleanly";
