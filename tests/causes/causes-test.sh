@@ -61,6 +61,7 @@ mkdir -p "$out/profile" "$out/work" "$out/snapshots" || fail "cannot create $out
 out=$(cd "$out" && pwd)
 st_pid=
 cleanup() {
+	[[ -n ${sc_pid:-} ]] && kill -TERM "$sc_pid" 2>/dev/null && wait "$sc_pid" 2>/dev/null
 	[[ -n $st_pid ]] && kill "$st_pid" 2>/dev/null && wait "$st_pid" 2>/dev/null
 	kill_engine
 	remove_instances "${instances[@]}" "${instances[@]/%/_trg}"
@@ -115,57 +116,115 @@ t_engine=$(date +%s.%N)
 # ring too: the hitch may then be in no snapshot).
 all_folders() { ls -d "$dir"/snapshots/[0-9]* 2>/dev/null | sort; }
 
+# The state of the engine's report of snapshot folder $1 (pending, written, failed; none: the engine writes none).
+report_state() { jq -r '.report.state // "none"' "$1/snapshot.json" 2>/dev/null; }
+
+# quiet: waits until no snapshot is pending (post_delay of a hitch just made), being written, or being reported on,
+# so that a new try does not run while an earlier try's snapshot drains the ring (120 s at most).
+quiet() {
+	local i last
+	sleep 2.5
+	for ((i = 0; i < 1200; i++)); do
+		last=$(ls -d "$dir"/snapshots/[0-9]*-frame-hitch 2>/dev/null | tail -1)
+		ls -d "$dir"/snapshots/.*.partial >/dev/null 2>&1 ||
+			[[ -n $last && $(report_state "$last") == pending ]] ||
+			return 0
+		sleep 0.1
+	done
+}
+
+# nap SECONDS: a sleep without a fork (a read that times out on a FIFO nobody writes): while a scenario's game draws
+# its frames, a process this script started on the game's CPU would be one more cause in the frame.
+mkfifo "$tmp/nap" && exec {nap_fd}<>"$tmp/nap" || fail "cannot create $tmp/nap"
+nap() { read -r -t "$1" -u "$nap_fd" _; }
+
+# The scenario running now (its pid and work folder), released and reaped by finish_scenario.
+sc_pid= sc_work=
+finish_scenario() { # releases the scenario's game and culprits and waits for its exit (its cleanup); sets sc_rc
+	sc_rc=
+	[[ -n $sc_pid ]] || return 0
+	[[ -p $sc_work/release.fifo ]] && echo go 1<>"$sc_work/release.fifo"
+	wait "$sc_pid"
+	sc_rc=$?
+	sc_pid=
+}
+
 declare -A result note
-run_scenario() { # NAME TRY: runs it, waits for its snapshot, keeps it; returns 0, or 1 when worth one more try
-	local n=$1 w=$out/work/$1 before new h pid ms want
+run_scenario() { # NAME: runs it, waits for its snapshot, keeps it; returns 0, 1 when worth one more try, 2 if not
+	local n=$1 w=$out/work/$1 before new h pid ms i f
 	local t0 t1 t2
 	t0=$EPOCHREALTIME
 	before=$(all_folders)
 	rm -rf "$w"
-	"$here/scenarios/$n.sh" "$w" >"$w.log" 2>&1
-	local rc=$?
-	cat "$w.log"
-	if [[ $rc == 4 ]]; then
-		note[$n]="cannot run here: $(tail -1 "$w.log")"
-		return 2
-	fi
-	if [[ $rc != 0 ]]; then
-		note[$n]="the scenario failed (exit $rc): $(tail -1 "$w.log")"
+	mkdir -p "$w"
+	# The scenario holds its game and culprits (HS_HOLD) once it has written scenario.txt (WORKDIR/ready): they
+	# go on, as programs do after a hitch, until its snapshot is taken and reported on (tasks.json sees them).
+	HS_HOLD=1 "$here/scenarios/$n.sh" "$w" >"$w.log" 2>&1 &
+	sc_pid=$! sc_work=$w
+	for ((i = 0; i < 6000; i++)); do
+		[[ -e $w/ready ]] && break
+		kill -0 "$sc_pid" 2>/dev/null || break
+		nap 0.02
+	done
+	if [[ ! -e $w/ready ]]; then
+		finish_scenario
+		cat "$w.log"
+		if [[ $sc_rc == 4 ]]; then
+			note[$n]="cannot run here: $(tail -1 "$w.log")"
+			return 2
+		fi
+		note[$n]="the scenario failed (exit ${sc_rc:-?}): $(tail -1 "$w.log")"
 		return 1
 	fi
+	cat "$w.log"
 	t1=$EPOCHREALTIME
-	want=$(($(snapshot_folders frame-hitch) + 1))
-	# post_delay_ms (2 s) + draining and writing the ring (0.3-30 s measured under stress-ng); 90 s at most.
-	wait_snapshots "$want" 90 frame-hitch || { note[$n]="no frame-hitch snapshot within 90 s"; return 1; }
-	sleep 0.2
+	# The snapshot of this game's hitch: post_delay_ms (2 s) + draining and writing the ring (0.3-30 s measured
+	# on a loaded machine). A late snapshot of an earlier try's game is not this one.
+	pid=$(sed -n 's/^game_pid: //p' "$w/scenario.txt") ms=$(sed -n 's/^frame_ms: //p' "$w/scenario.txt")
+	h=
+	for ((i = 0; i < 1800 && !${#h}; i++)); do
+		for f in $(comm -13 <(echo "$before") <(all_folders)); do
+			[[ $f == *-frame-hitch ]] || continue
+			[[ $(jq '.hit.frame_pid // .hit.pid' "$f/snapshot.json" 2>/dev/null) == "$pid" ]] &&
+				h=$f && break
+		done
+		kill -0 "$epid" 2>/dev/null || fail "engine exited while waiting for the snapshot of $n"
+		((${#h})) || sleep 0.1
+	done
+	if [[ -z $h ]]; then
+		finish_scenario
+		note[$n]="no frame-hitch snapshot of game pid $pid within 180 s"
+		return 1
+	fi
+	# The engine writes the snapshot's report itself (report.json, and report.state in snapshot.json): wait for it,
+	# so the copy holds it and its work (the engine leaves itself out of its trace) never overlaps the next
+	# scenario. An engine that writes none has no report in snapshot.json. The game and culprits stay meanwhile.
+	t2=$EPOCHREALTIME
+	for ((i = 0; i < 1800; i++)); do
+		[[ $(report_state "$h") != pending ]] && break
+		kill -0 "$epid" 2>/dev/null || fail "engine exited while writing the report of $h"
+		sleep 0.1
+	done
+	finish_scenario
+	awk -v n="$n" -v a="$t0" -v b="$t1" -v c="$t2" -v d="$EPOCHREALTIME" 'BEGIN {
+		printf "causes test: %s: scenario %.1f s, snapshot %.1f s later, its report %.1f s after that\n",
+			n, b - a, c - b, d - c }'
+	if [[ $sc_rc != 0 ]]; then
+		tail -3 "$w.log"
+		note[$n]="the scenario failed after its hitch (exit $sc_rc): $(tail -1 "$w.log")"
+		return 1
+	fi
 	new=$(comm -13 <(echo "$before") <(all_folders))
-	h=$(grep -- '-frame-hitch$' <<<"$new" | tail -1)
 	if grep -qv -- '-frame-hitch$' <<<"$new"; then
 		note[$n]="another trigger took a snapshot meanwhile:"
 		note[$n]+=" $(grep -v -- '-frame-hitch$' <<<"$new" | xargs -n1 basename | tr '\n' ' ')"
 		return 1
 	fi
-	pid=$(sed -n 's/^game_pid: //p' "$w/scenario.txt") ms=$(sed -n 's/^frame_ms: //p' "$w/scenario.txt")
-	if ! jq -e --argjson pid "$pid" --argjson ms "$ms" \
-		'(.hit.frame_pid // .hit.pid) == $pid and (.hit.frame_ms - $ms | fabs) < 3' "$h/snapshot.json" \
-		>/dev/null; then
-		note[$n]="the snapshot is not of this hitch:"
+	if ! jq -e --argjson ms "$ms" '(.hit.frame_ms - $ms | fabs) < 3' "$h/snapshot.json" >/dev/null; then
+		note[$n]="the snapshot is not of this hitch (${ms} ms):"
 		note[$n]+=" $(jq -c '.hit | {pid, frame_pid, frame_ms}' "$h/snapshot.json")"
 		return 1
 	fi
-	# The engine writes the snapshot's report itself (report.json and report_state in snapshot.json): wait for it,
-	# so the copy holds it and its work (the engine leaves itself out of its trace) never overlaps the next
-	# scenario. An engine that writes none has no report in snapshot.json.
-	local i
-	t2=$EPOCHREALTIME
-	for ((i = 0; i < 1800; i++)); do
-		[[ $(jq -r '.report.state // "none"' "$h/snapshot.json" 2>/dev/null) != pending ]] && break
-		kill -0 "$epid" 2>/dev/null || fail "engine exited while writing the report of $h"
-		sleep 0.1
-	done
-	awk -v n="$n" -v a="$t0" -v b="$t1" -v c="$t2" -v d="$EPOCHREALTIME" 'BEGIN {
-		printf "causes test: %s: scenario %.1f s, snapshot %.1f s later, its report %.1f s after that\n",
-			n, b - a, c - b, d - c }'
 	rm -rf "${out:?}/snapshots/$n"
 	cp -a "$h" "$out/snapshots/$n" && cp "$w/scenario.txt" "$out/snapshots/$n/" || fail "cannot copy $h"
 	echo "snapshot: $(basename "$h")" >>"$out/snapshots/$n/scenario.txt"
@@ -176,16 +235,21 @@ run_scenario() { # NAME TRY: runs it, waits for its snapshot, keeps it; returns 
 	return 0
 }
 
+# A scenario that did not end with its own snapshot reported on may have left a hitch whose snapshot is still to
+# come: the next one waits for it (quiet), or that snapshot would drain the ring between its hitch and its own.
+settle=
 for n in "${scenarios[@]}"; do
 	for try in 1 2; do
+		[[ -n $settle ]] && quiet
 		run_scenario "$n"
 		rc=$?
+		settle=
+		((rc != 0)) && settle=1
 		((rc == 1 && try == 1)) && { echo "causes test: $n: ${note[$n]}; once more"; continue; }
 		break
 	done
 	case $rc in
 	0) result[$n]=recorded ;;
-	2) result[$n]=FAIL ;;
 	*) result[$n]=FAIL ;;
 	esac
 done

@@ -1,20 +1,38 @@
 #!/usr/bin/env bash
 # check-verdict.sh: checks a cause scenario's snapshot: its report.json names the reason and the culprit that scenario.txt says were injected.
 # usage: check-verdict.sh SNAPSHOT_DIR [ANALYZE]
-#   SNAPSHOT_DIR holds the engine's snapshot (snapshot.json, snap.dat, keyevents.dat) and the scenario's scenario.txt.
-#   Without report.json there, `ANALYZE report SNAPSHOT_DIR` writes it first.
+#   SNAPSHOT_DIR holds the engine's snapshot (snapshot.json, snap.dat, keyevents.dat, the engine's report.json) and
+#   the scenario's scenario.txt. Without report.json there, `ANALYZE report SNAPSHOT_DIR` writes it first.
+# scenario.txt's expectations (tests/causes/lib.sh, finish and expect):
+#   expect_cause          the reason id of the verdict and of the game's frame-hitch finding, with a share >= 0.5
+#   expect_culprit        a task's name (the verdict names it; culprit_pid(s)/culprit_tid its process and thread),
+#                         or - when the culprit is not a task (then expect_culprit_what says what it is)
+#   expect_culprit_what   an extended regex the culprit's `what` must match (an interrupt, the disk, a CPU quota)
+#   expect_what           an extended regex the cause's `what` must match (the file, the cgroup, the CPU)
+#   expect_policy         the culprit's policy (fifo, normal: tasks.json names it while the culprit lives)
+#   expect_priority       the culprit's priority (a real-time hog's)
+# The reason ids are the schema's (schemas/report.schema.json, definitions.reason_id).
 # Prints one "ok" or "FAIL" line per check; exits 0 when all hold, 1 when one does not, 2 on bad input. No root needed.
 set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 d=${1:?usage: check-verdict.sh SNAPSHOT_DIR [ANALYZE]}
 analyze=${2:-}
 s=$d/scenario.txt
+schema=$here/../../schemas/report.schema.json
 [[ -f $s ]] || { echo "check-verdict: $s: missing" >&2; exit 2; }
 command -v jq >/dev/null || { echo "check-verdict: needs jq" >&2; exit 2; }
+ids=$(jq -c '.definitions.reason_id.enum | select(type == "array" and length > 0)' "$schema" 2>/dev/null)
+[[ -n $ids ]] || { echo "check-verdict: no reason ids in $schema" >&2; exit 2; }
 get() { sed -n "s/^$1: //p" "$s" | head -1; }
 scenario=$(get scenario) cause=$(get expect_cause) who=$(get expect_culprit)
-game_pid=$(get game_pid) cpids=$(get culprit_pids) ctid=$(get culprit_tid)
+game_pid=$(get game_pid) game_tid=$(get game_tid) cpids=$(get culprit_pids) ctid=$(get culprit_tid)
+kwhat=$(get expect_culprit_what) what=$(get expect_what) prio=$(get expect_priority) policy=$(get expect_policy)
+frame_start=$(get frame_start_ns) frame_end=$(get frame_end_ns)
 [[ -n $cpids ]] || cpids=$(get culprit_pid)
-[[ -n $scenario && -n $cause && -n $who && -n $game_pid ]] || { echo "check-verdict: $s is incomplete" >&2; exit 2; }
+[[ -n $scenario && -n $cause && -n $who && -n $game_pid && -n $game_tid && -n $frame_start && -n $frame_end ]] || { echo "check-verdict: $s is incomplete" >&2; exit 2; }
+jq -e --arg c "$cause" 'index($c) != null' <<<"$ids" >/dev/null ||
+	{ echo "check-verdict: $s expects $cause, which is not a reason id of $schema" >&2; exit 2; }
+[[ $who != - || -n $kwhat ]] || { echo "check-verdict: $s: a culprit that is not a task needs expect_culprit_what" >&2; exit 2; }
 
 r=$d/report.json
 if [[ -s $r ]]; then
@@ -28,46 +46,62 @@ fi
 jq -e . "$r" >/dev/null 2>&1 || { echo "FAIL $scenario: report.json is not JSON"; exit 1; }
 
 bad=0
-# check DESCRIPTION JQ_FILTER: one assertion on report.json; the filter sees $cause, $who, $pids (numbers), $tid.
+# check DESCRIPTION JQ_FILTER: one assertion on report.json; the filter sees $cause, $who, $pids (numbers), $tid,
+# $game, $gtid, $kwhat, $what, $prio, $policy and $ids.
 check() {
-	local what=$1 f=$2 pids
+	local desc=$1 f=$2 pids
 	pids=$(jq -cn --arg p "$cpids" '$p | split(" ") | map(select(. != "") | tonumber)')
 	if jq -e --arg cause "$cause" --arg who "$who" --argjson pids "$pids" --arg tid "$ctid" \
-		--argjson game "$game_pid" "$f" "$r" >/dev/null 2>&1; then
-		echo "ok   $scenario: $what"
+		--argjson game "$game_pid" --arg gtid "$game_tid" --arg kwhat "$kwhat" --arg what "$what" \
+		--arg prio "$prio" --arg policy "$policy" --argjson ids "$ids" "$f" "$r" >/dev/null 2>&1; then
+		echo "ok   $scenario: $desc"
 	else
-		echo "FAIL $scenario: $what"
+		echo "FAIL $scenario: $desc"
 		bad=1
 	fi
 }
-# The closed list of reason ids (issue 21).
-ids='["app-cpu","cpu-contention","cgroup-throttle","irq","io-wait","fault-io","memory-stall","lock-wait","ipc-wait",
-      "sleep","stopped","power","gpu","display","runtime-pause","process-start","device-event","not-perceivable",
-      "insufficient-data"]'
-# The frame-hitch finding of the game's process (the snapshot's trigger).
+# The frame-hitch finding of the game's process (the snapshot's trigger), and the finding the report explains (the
+# one with a cause: the verdict's, about the game's thread, over a window that holds the frame; it may be another
+# finding of the same moment, a slow system call or a memory stall, when the report ranks it first).
 fh='(first(.findings[]? | select(.kind == "frame-hitch" and .pid == $game)) // null)'
+ex='(first(.findings[]? | select(.cause != null)) // null)'
 
 check "verdict is an object with text, cause and culprit" \
 	'.verdict | type == "object" and (.text | type == "string") and (.cause | type == "string") and
 	 (.culprit == null or (.culprit | type == "string"))'
 check "verdict cause is $cause" '.verdict.cause == $cause'
 check "a frame-hitch finding for the game (pid $game_pid)" "$fh != null"
-check "the finding's cause is $cause" "$fh.cause.id == \$cause"
-check "the finding's cause has a share >= 0.5" "$fh.cause.share >= 0.5 and $fh.cause.share <= 1"
-check "the finding's cause has evidence" "$fh.cause.evidence | type == \"array\" and length > 0"
-check "the finding's reasons use the closed list, each with id, share, ns and culprit" \
-	"$fh.cause.reasons | type == \"array\" and length > 0 and
-	 all(.[]; (.id as \$i | $ids | index(\$i)) != null and (.share | type == \"number\")
+check "the first finding is explained (the verdict's)" "$ex != null and $ex == .findings[0]"
+check "the explained finding is about the game's thread (tid $game_tid)" \
+	"$ex.cause.thread | .tgid == \$game and .tid == (\$gtid | tonumber)"
+check "its window holds the frame ($frame_start..$frame_end)" \
+	"$ex.cause.window | .first_ns <= $frame_start + 3000000 and .last_ns >= $frame_end - 3000000"
+check "its cause is $cause" "$ex.cause.id == \$cause"
+check "its cause has a share >= 0.5" "$ex.cause.share >= 0.5 and $ex.cause.share <= 1"
+check "its cause has evidence" "$ex.cause.evidence | type == \"array\" and length > 0"
+check "its reasons use the closed list, each with id, share, ns and culprit" \
+	"$ex.cause.reasons | type == \"array\" and length > 0 and
+	 all(.[]; (.id as \$i | \$ids | index(\$i)) != null and (.share | type == \"number\")
 	          and (.ns | type == \"number\") and has(\"culprit\"))"
-check "the finding's reasons cover >= 90 % of the window" "($fh.cause.reasons | map(.share) | add) >= 0.9"
+check "its reasons cover >= 90 % of the window" "($ex.cause.reasons | map(.share) | add) >= 0.9"
+check "verdict culprit is its culprit's name, or what it is when not a task" \
+	"$ex.cause.culprit as \$k | .verdict.culprit == (\$k.name // \$k.what)"
 if [[ $who != - ]]; then
 	check "verdict culprit is $who" '.verdict.culprit == $who'
 	check "verdict text names $who" '.verdict.text | contains($who)'
-	check "the finding's culprit is $who with pid, tid, tgid, policy and priority" \
-		"$fh.cause.culprit | .name == \$who and (.pid | type == \"number\") and (.tid | type == \"number\") and
+	check "its culprit is $who with pid, tid, tgid, policy and priority" \
+		"$ex.cause.culprit | .name == \$who and (.pid | type == \"number\") and (.tid | type == \"number\") and
 		 (.tgid | type == \"number\") and has(\"policy\") and has(\"priority\")"
-	[[ -n $cpids ]] && check "the finding's culprit is process $cpids" \
-		"$fh.cause.culprit.tgid as \$p | \$pids | index(\$p) != null"
-	[[ -n $ctid ]] && check "the finding's culprit is tid $ctid" "$fh.cause.culprit.tid == (\$tid | tonumber)"
+	[[ -n $cpids ]] && check "its culprit is process $cpids" \
+		"$ex.cause.culprit.tgid as \$p | \$pids | index(\$p) != null"
+	[[ -n $ctid ]] && check "its culprit is tid $ctid" "$ex.cause.culprit.tid == (\$tid | tonumber)"
 fi
+if [[ -n $kwhat ]]; then
+	# A culprit that is not a task: what it is, and no task's pid or name.
+	check "its culprit is /$kwhat/, not a task" \
+		"$ex.cause.culprit | (.what | type == \"string\" and test(\$kwhat)) and .pid == null and .name == null"
+fi
+[[ -n $what ]] && check "its cause is about /$what/" "$ex.cause.what | type == \"string\" and test(\$what)"
+[[ -n $policy ]] && check "its culprit's policy is $policy" "$ex.cause.culprit.policy == \$policy"
+[[ -n $prio ]] && check "its culprit has priority $prio" "$ex.cause.culprit.priority == (\$prio | tonumber)"
 exit $bad

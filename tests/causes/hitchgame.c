@@ -21,24 +21,25 @@
  * A render loop as a game has one: a frame thread pinned to one CPU writes
  * "B|<pid>|Frame" at the start of every frame and "E|<pid>" at its end to
  * tracefs trace_marker (the atrace slices stutter.yaml's frame-hitch trigger
- * reads), does a fixed amount of CPU work per frame (CPU time, so contention
- * stretches it as it would a real frame), and sleeps until the next frame on
- * an absolute CLOCK_MONOTONIC schedule (the profile's trace clock). A frame
- * that overruns its slot is followed at once by the next one, paced again
- * from there (no burst of catch-up frames).
+ * reads), does a fixed amount of CPU work per frame (--work-us, calibrated at
+ * start; contention stretches it as it would a real frame's), and sleeps
+ * until the next frame on an absolute CLOCK_MONOTONIC schedule (the profile's
+ * trace clock). A frame that overruns its slot is followed at once by the
+ * next one, paced again from there (no burst of catch-up frames).
  *
  * Frame --at gets one of these causes, inside the frame's slice:
  *   none    nothing (an outside culprit, timed by --signal-fifo, does it)
- *   work    --ms of CPU time: a heavy frame that alone stays under the hitch
+ *   work    --ms of CPU work: a heavy frame that alone stays under the hitch
  *           threshold, stretched by whatever takes the CPU from it
  *   fsync   fsync of --mb MB written (not synced) to --file before frame 0
  *   mutex   pthread_mutex_lock on a mutex a second thread (named --holder)
  *           took at the end of the previous frame and holds for --ms
  *   sleep   clock_nanosleep of --ms
- *   fault   reads one byte of each 4 KB page of --file (mmapped before
- *           frame 0 with MADV_RANDOM, so each page is one read), in a random
- *           order, until --ms have passed: major faults when the scenario
- *           dropped the file's page cache
+ *   fault   reads one byte every --stride-kb (default 4) of --file, mmapped
+ *           before frame 0, in a random order, until --ms have passed: major
+ *           faults when the scenario dropped the file's page cache (a 4 KB
+ *           stride: MADV_RANDOM, one 4 KB read each; larger: the kernel's
+ *           read-around reads up to read_ahead_kb at each)
  *   alloc   maps --mb MB (2 MB pages asked for) and writes every page (in a
  *           memory-limited cgroup: the reclaim the charge needs)
  *   cache   writes --mb MB to --file.2 from a buffer ready before frame 0:
@@ -49,10 +50,12 @@
  * With --signal-fifo, frame --at minus --signal-lead (default 24, 100 ms at
  * 240 Hz) writes frame --at's scheduled start (ns, a line) to that FIFO: an
  * outside culprit (culprit.c --start-fifo) waits there, so it starts on time
- * even when late frames moved the schedule.
+ * even when late frames moved the schedule. --signal-lead 0: frame --at
+ * itself writes its actual start, right after its start marker (a culprit
+ * that must begin inside the frame, whatever the frames before did).
  *
  * Prints, flushed at once:
- *   game pid P tid T cpu C hz H
+ *   game pid P tid T cpu C hz H work_round_ns NS
  *   plan N NS          frame N's scheduled start (CLOCK_MONOTONIC ns) as of now
  *   holder tid T name NAME        (mutex)
  *   signal frame N due NS         (--signal-fifo)
@@ -61,7 +64,13 @@
  *   long frame I start NS end NS ms MS pid P tid T
  *   hitch frame I start NS end NS ms MS           (each frame over 50 ms)
  *   median_ms MS frames COUNT over_50ms COUNT
+ *   lingering                                     (--linger)
  * where a frame runs from its start marker to the next frame's.
+ *
+ * --linger: after the report the process stays (paused, in its cgroups)
+ * until it is killed, as a game goes on after a hitch: the recorder's
+ * snapshot, taken seconds later, still finds it (tasks.json: its cgroup's
+ * CPU quota or memory limit, its threads).
  */
 
 enum inject { INJ_NONE, INJ_WORK, INJ_FSYNC, INJ_MUTEX, INJ_SLEEP, INJ_FAULT, INJ_ALLOC, INJ_CACHE };
@@ -73,21 +82,15 @@ struct opts {
 	long at, after;
 	enum inject inject;
 	double ms;
-	long mb, fill_mb, work_us, signal_lead;
+	long mb, fill_mb, work_us, signal_lead, stride_kb;
 	const char *file, *holder, *signal_fifo;
+	int linger;
 };
 
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -103,21 +106,44 @@ static void sleep_ms(double ms)
 	sleep_until(now_ns() + (uint64_t)(ms * 1e6));
 }
 
-/* Work measured in the thread's CPU time: a frame that loses the CPU takes
- * longer in wall time, as a real frame's fixed work would. */
+/* Work is a fixed number of rounds, so a frame that loses the CPU takes
+ * longer in wall time, as a real frame's fixed work would. Not the thread's
+ * CPU clock: without CONFIG_IRQ_TIME_ACCOUNTING (these VMs) the softirq time
+ * that interrupts a thread is charged to it, and a frame measured that way
+ * would end early by exactly what an interrupt storm took from it. */
 static volatile uint32_t work_sink;
-static void work_cpu_us(double us)
+static double round_ns = 1000; /* calibrate_work() sets it */
+
+static void work_rounds(uint64_t n)
 {
-	static uint32_t buf[4096];
-	uint64_t end = cpu_ns() + (uint64_t)(us * 1e3);
+	static uint32_t buf[1024];
 	uint32_t x = work_sink | 1u;
-	do {
-		for (size_t i = 0; i < 4096; i++) {
+	for (uint64_t r = 0; r < n; r++)
+		for (size_t i = 0; i < 1024; i++) {
 			x = x * 1664525u + 1013904223u;
 			buf[i] ^= x;
 		}
-	} while (cpu_ns() < end);
-	work_sink = x ^ buf[x & 4095];
+	work_sink = x ^ buf[x & 1023];
+}
+
+/* The fastest of 200 timed runs of 16 rounds: a run that was interrupted or
+ * preempted is slower, never faster. */
+static void calibrate_work(void)
+{
+	uint64_t best = UINT64_MAX;
+	for (int k = 0; k < 200; k++) {
+		uint64_t t0 = now_ns();
+		work_rounds(16);
+		uint64_t t = now_ns() - t0;
+		if (t < best)
+			best = t;
+	}
+	round_ns = best > 0 ? (double)best / 16 : 1;
+}
+
+static void work_cpu_us(double us)
+{
+	work_rounds((uint64_t)(us * 1e3 / round_ns + 0.5));
 }
 
 /* The mutex scenario's second thread. */
@@ -173,18 +199,26 @@ static void usage(void)
 		"usage: hitchgame [--hz HZ] [--cpu N] [--at FRAME] [--after FRAMES] [--work-us US]\n"
 		"                 [--signal-fifo PATH [--signal-lead FRAMES]]\n"
 		"                 [--inject none|work|fsync|mutex|sleep|fault|alloc|cache] [--ms MS] [--mb MB]\n"
-		"                 [--fill-mb MB] [--file PATH] [--holder NAME]\n");
+		"                 [--fill-mb MB] [--file PATH] [--holder NAME] [--stride-kb KB] [--linger]\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{"hz", 1, 0, 'h'},          {"cpu", 1, 0, 'c'},  {"at", 1, 0, 'a'},     {"after", 1, 0, 'A'},
-		{"inject", 1, 0, 'i'},      {"ms", 1, 0, 'm'},   {"mb", 1, 0, 'b'},     {"fill-mb", 1, 0, 'F'},
-		{"work-us", 1, 0, 'w'},     {"file", 1, 0, 'f'}, {"holder", 1, 0, 'H'}, {"signal-fifo", 1, 0, 's'},
-		{"signal-lead", 1, 0, 'S'}, {0, 0, 0, 0}};
-	*o = (struct opts){
-		.hz = 240, .cpu = 0, .at = 120, .after = -1, .ms = 100, .mb = 64, .work_us = 300, .signal_lead = 24};
+		{"hz", 1, 0, 'h'},          {"cpu", 1, 0, 'c'},       {"at", 1, 0, 'a'},     {"after", 1, 0, 'A'},
+		{"inject", 1, 0, 'i'},      {"ms", 1, 0, 'm'},        {"mb", 1, 0, 'b'},     {"fill-mb", 1, 0, 'F'},
+		{"work-us", 1, 0, 'w'},     {"file", 1, 0, 'f'},      {"holder", 1, 0, 'H'}, {"signal-fifo", 1, 0, 's'},
+		{"signal-lead", 1, 0, 'S'}, {"stride-kb", 1, 0, 'K'}, {"linger", 0, 0, 'L'},
+		{0, 0, 0, 0}};
+	*o = (struct opts){.hz = 240,
+			   .cpu = 0,
+			   .at = 120,
+			   .after = -1,
+			   .ms = 100,
+			   .mb = 64,
+			   .work_us = 300,
+			   .signal_lead = 24,
+			   .stride_kb = 4};
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
@@ -196,6 +230,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'b': o->mb = atol(optarg); break;
 		case 'F': o->fill_mb = atol(optarg); break;
 		case 'w': o->work_us = atol(optarg); break;
+		case 'K': o->stride_kb = atol(optarg); break;
+		case 'L': o->linger = 1; break;
 		case 'f': o->file = optarg; break;
 		case 'H': o->holder = optarg; break;
 		case 's': o->signal_fifo = optarg; break;
@@ -215,7 +251,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (optind != argc || o->hz <= 0 || o->at < 1 || o->ms < 0 || o->mb < 0 || o->work_us < 0 ||
-	    o->signal_lead < 1 || o->signal_lead > o->at) {
+	    o->signal_lead < 0 || o->signal_lead > o->at || o->stride_kb < 4 || o->stride_kb % 4) {
 		usage();
 		return -1;
 	}
@@ -264,7 +300,7 @@ int main(int argc, char **argv)
 	/* The cause's set-up, all before frame 0. */
 	int fd = -1;
 	volatile const char *map = NULL;
-	size_t pages = 0, *order = NULL;
+	size_t pages = 0, slots = 0, stride = 4096, *order = NULL;
 	pthread_t holder;
 	if (o.inject == INJ_FSYNC || o.fill_mb > 0) {
 		long mb = o.inject == INJ_FSYNC ? o.mb : o.fill_mb;
@@ -281,19 +317,23 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		pages = (size_t)st.st_size / 4096;
+		stride = (size_t)o.stride_kb * 1024;
+		slots = (size_t)st.st_size / stride;
 		void *m = mmap(NULL, pages * 4096, PROT_READ, MAP_SHARED, fd, 0);
-		if (m == MAP_FAILED || madvise(m, pages * 4096, MADV_RANDOM) != 0) {
+		/* One page a touch: MADV_RANDOM, no readahead, each touch one 4 KB read. A larger stride keeps the
+		 * kernel's mmap read-around: each touch one read of up to read_ahead_kb around it. */
+		if (m == MAP_FAILED || (stride == 4096 && madvise(m, pages * 4096, MADV_RANDOM) != 0)) {
 			fprintf(stderr, "hitchgame: mmap %s: %s\n", o.file, strerror(errno));
 			return 1;
 		}
 		map = m;
-		order = malloc(pages * sizeof(*order));
-		if (!order)
+		order = malloc(slots * sizeof(*order));
+		if (!order || slots < 1)
 			return 1;
-		for (size_t i = 0; i < pages; i++)
+		for (size_t i = 0; i < slots; i++)
 			order[i] = i;
 		srand((unsigned)now_ns());
-		for (size_t i = pages - 1; i > 0; i--) { /* random order: no pattern for readahead to follow */
+		for (size_t i = slots - 1; i > 0; i--) { /* random order: no pattern for readahead to follow */
 			size_t j = (size_t)rand() % (i + 1), t = order[i];
 			order[i] = order[j];
 			order[j] = t;
@@ -304,7 +344,7 @@ int main(int argc, char **argv)
 			for (size_t i = 0; i < pages; i++)
 				resident += vec[i] & 1;
 		free(vec);
-		printf("fault file %s pages %zu resident %zu\n", o.file, pages, resident);
+		printf("fault file %s pages %zu resident %zu stride %zu\n", o.file, pages, resident, stride);
 	} else if (o.inject == INJ_MUTEX) {
 		hold_ms = o.ms;
 		if (sem_init(&go, 0, 0) != 0 || sem_init(&locked, 0, 0) != 0 ||
@@ -330,6 +370,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	calibrate_work();
 	char b[64], e[32];
 	int bl = snprintf(b, sizeof(b), "B|%d|Frame", (int)pid);
 	int el = snprintf(e, sizeof(e), "E|%d", (int)pid);
@@ -337,8 +378,11 @@ int main(int argc, char **argv)
 	uint64_t *starts = calloc((size_t)frames + 1, sizeof(*starts));
 	if (!starts)
 		return 1;
+	/* 200 ms before frame 0: the set-up's own CPU time (page faults, the calibration) is not the first
+	 * frames', and a CPU quota spent on it (the cgroup scenario's 5 ms) is refilled first. */
+	sleep_ms(200);
 	uint64_t period = (uint64_t)(1e9 / o.hz), t = now_ns() + period;
-	printf("game pid %d tid %d cpu %d hz %g\n", (int)pid, (int)tid, o.cpu, o.hz);
+	printf("game pid %d tid %d cpu %d hz %g work_round_ns %.1f\n", (int)pid, (int)tid, o.cpu, o.hz, round_ns);
 	printf("plan %ld %llu\n", o.at, (unsigned long long)(t + (uint64_t)o.at * period));
 	fflush(stdout);
 
@@ -356,7 +400,7 @@ int main(int argc, char **argv)
 		if (o.signal_fifo && i == o.at - o.signal_lead) {
 			/* An outside culprit waits on the FIFO for frame --at's start on this schedule: the
 			 * plan line's time drifts once a frame is late, this one is current. */
-			uint64_t due = t + (uint64_t)o.signal_lead * period;
+			uint64_t due = o.signal_lead ? t + (uint64_t)o.signal_lead * period : starts[i];
 			int f = open(o.signal_fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 			if (f < 0 || dprintf(f, "%llu\n", (unsigned long long)due) < 0)
 				fprintf(stderr, "hitchgame: %s: %s\n", o.signal_fifo, strerror(errno));
@@ -388,10 +432,10 @@ int main(int argc, char **argv)
 				uint64_t end = now_ns() + (uint64_t)(o.ms * 1e6);
 				size_t k = 0;
 				unsigned sum = 0;
-				while (k < pages && now_ns() < end)
-					sum += (unsigned char)map[order[k++] * 4096];
+				while (k < slots && now_ns() < end)
+					sum += (unsigned char)map[order[k++] * stride];
 				work_sink ^= sum;
-				printf("fault touched %zu pages\n", k);
+				printf("fault touched %zu of %zu\n", k, slots);
 				break;
 			}
 			case INJ_CACHE: {
@@ -465,5 +509,11 @@ int main(int argc, char **argv)
 		unlink(path2);
 	}
 	close(marker);
+	if (o.linger) {
+		printf("lingering\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
 	return 0;
 }

@@ -8,6 +8,11 @@
 # removed on exit. Environment (the suite sets it; by hand the defaults find a build under build/):
 #   HS_GAME, HS_CULPRIT   the built hs_hitchgame and hs_culprit (copied here under random names)
 #   HS_GAME_CPU           the game's CPU (default: a random online CPU); HS_OTHER_CPU: another one
+#   HS_HOLD=1             once scenario.txt is written (WORKDIR/ready), the game and its culprits stay (lingering,
+#                         as programs go on after a hitch) until a line is written to WORKDIR/release.fifo (the
+#                         suite does once it has the snapshot), at most HS_HOLD_S seconds (default 300)
+# While the game's frames run, the scenario's shell forks nothing (no sleep, no grep): a process started then on the
+# game's CPU would be one more cause in its frame. It waits with builtins (nap, has_line).
 set -uo pipefail
 
 scenario=$(basename "$0" .sh)
@@ -29,6 +34,22 @@ lack() { echo "$scenario: cannot run here: $*" >&2; exit 4; }
 # scheduler would then share the CPU between sessions first: eight hogs in one session would get what the game's
 # session gets, no more. Here the game, its culprits (and the suite's stress-ng) compete task by task.
 set -m
+
+# nap SECONDS: a sleep without a fork (a read that times out on a FIFO nobody writes).
+mkfifo "$work/.nap" && exec {nap_fd}<>"$work/.nap" && rm -f "$work/.nap" || exit 3
+nap() { read -r -t "$1" -u "$nap_fd" _; }
+# has_line FILE PREFIX: FILE has a line that starts with PREFIX (builtins only).
+has_line() {
+	local l
+	[[ -f $1 ]] || return 1
+	while IFS= read -r l; do [[ $l == "$2"* ]] && return 0; done <"$1"
+	return 1
+}
+# The suite's hold (HS_HOLD): its FIFO, open before anything can fail.
+rm -f "$work/ready" "$work/release.fifo"
+if [[ -n ${HS_HOLD:-} ]]; then
+	mkfifo "$work/release.fifo" && exec {hold_fd}<>"$work/release.fifo" || exit 3
+fi
 
 # Cleanup: each scenario pushes shell commands; they run in reverse order on exit, whatever happened.
 cleanups=()
@@ -74,6 +95,7 @@ game_pid=
 at_exit '[[ -n $game_pid ]] && kill -CONT $game_pid && kill -9 $game_pid'
 # Culprit processes started in the background are killed on exit too (their forks go with their process group).
 bg_pids=()
+declare -A culprit_out # pid -> its output file
 at_exit 'for p in "${bg_pids[@]}"; do kill -9 -- -$p $p; done'
 
 # The FIFO through which the game tells an outside culprit when its frame --at starts (hitchgame --signal-fifo,
@@ -88,13 +110,14 @@ start_game() {
 	local cgs=()
 	while [[ ${1:-} == --cgroup ]]; do cgs+=("$2"); shift 2; done
 	bash -c 'for c in "${@:2:$1}"; do echo $$ >"$c/cgroup.procs" || exit 1; done; shift $(($1 + 1)); exec "$@"' \
-		_ ${#cgs[@]} "${cgs[@]}" "$work/bin/$game_name" --cpu "$cpu" "$@" >"$work/game.out" 2>"$work/game.err" &
+		_ ${#cgs[@]} "${cgs[@]}" "$work/bin/$game_name" --cpu "$cpu" --linger "$@" >"$work/game.out" \
+		2>"$work/game.err" &
 	game_pid=$!
 	local i
 	for ((i = 0; i < 1000; i++)); do
-		grep -q '^plan ' "$work/game.out" && break
+		has_line "$work/game.out" 'plan ' && break
 		kill -0 "$game_pid" 2>/dev/null || fail "the game exited early: $(cat "$work/game.err")"
-		sleep 0.01
+		nap 0.01
 	done
 	read -r _ plan_frame plan_ns < <(grep '^plan ' "$work/game.out")
 	[[ -n ${plan_ns:-} ]] || fail "the game printed no plan line within 10 s"
@@ -103,55 +126,48 @@ start_game() {
 	[[ $pid == "$game_pid" ]] || fail "the game's pid is $pid, not $game_pid"
 }
 
-# start_culprit [--netns NS] NAME ARGS...: runs WORKDIR/bin/NAME ARGS in the background (output in WORKDIR/NAME.out),
-# in network namespace NS if given; sets culprit_pid.
+# start_culprit [--netns NS] NAME ARGS...: runs WORKDIR/bin/NAME ARGS --linger in the background (output in
+# WORKDIR/NAME.out), in network namespace NS if given; sets culprit_pid.
 start_culprit() {
 	local pre=()
 	[[ $1 == --netns ]] && pre=(ip netns exec "$2") && shift 2
 	local n=$1
 	shift
-	"${pre[@]}" "$work/bin/$n" "$@" >"$work/$n.out" 2>"$work/$n.err" &
+	"${pre[@]}" "$work/bin/$n" "$@" --linger >"$work/$n.out" 2>"$work/$n.err" &
 	culprit_pid=$!
 	bg_pids+=("$culprit_pid")
+	culprit_out[$culprit_pid]=$work/$n.out
 }
 
-# wait_game: waits for the game's end and reads its report: frame, frame_start, frame_end, frame_ms (the first frame
-# over 50 ms: the one stutter.yaml's frame-hitch trigger fires on; later ones join its snapshot), hitches (how many
-# frames took over 50 ms), median_ms.
+# wait_game: waits for the game's last frame (it lingers) and reads its report: frame, frame_start, frame_end,
+# frame_ms (the first frame over 50 ms: the one stutter.yaml's frame-hitch trigger fires on; later ones join its
+# snapshot), hitches (how many frames took over 50 ms), median_ms. The game stays until the scenario exits.
 wait_game() {
-	local rc
-	while :; do # with job control, wait also returns when the game is stopped (SIGSTOP): wait again
-		wait "$game_pid"
-		rc=$?
-		kill -0 "$game_pid" 2>/dev/null || break
-		sleep 0.01
+	local i
+	for ((i = 0; i < 6000; i++)); do
+		has_line "$work/game.out" lingering && break
+		kill -0 "$game_pid" 2>/dev/null || { wait "$game_pid"; fail "the game exited $?: $(cat "$work/game.err")"; }
+		nap 0.01
 	done
-	[[ $rc == 0 ]] || fail "the game exited $rc: $(cat "$work/game.err")"
-	game_pid=
+	has_line "$work/game.out" lingering || fail "the game did not end its frames within 60 s"
 	read -r _ _ frame _ frame_start _ frame_end _ frame_ms < <(grep '^hitch ' "$work/game.out" | head -1)
 	read -r _ median_ms _ _ _ hitches < <(grep '^median_ms ' "$work/game.out")
 	[[ -n ${hitches:-} ]] || fail "the game's report is incomplete: $(cat "$work/game.out")"
 	[[ -n ${frame_ms:-} ]] || fail "no frame over 50 ms: $(grep -E '^(long|inject) ' "$work/game.out")"
 }
 
-# wait_culprits: waits for every background culprit (at most 10 s: one that never got its start time from the game
-# is killed); a culprit that failed fails the scenario.
+# wait_culprits: waits until every background culprit says done (then it lingers, and is killed on exit with its
+# process group) at most 10 s after the game; one that exited or never got its start time fails the scenario.
 wait_culprits() {
-	local p rc i
+	local p i
 	for p in "${bg_pids[@]}"; do
 		for ((i = 0; i < 1000; i++)); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.01
+			has_line "${culprit_out[$p]}" done && break
+			kill -0 "$p" 2>/dev/null || { wait "$p"; fail "culprit $p exited $?: $(cat "$work"/*.err 2>/dev/null)"; }
+			nap 0.01
 		done
-		if kill -0 "$p" 2>/dev/null; then
-			kill -9 -- -"$p" "$p" 2>/dev/null
-			fail "culprit $p still runs 10 s after the game"
-		fi
-		wait "$p"
-		rc=$?
-		[[ $rc == 0 ]] || fail "culprit $p exited $rc: $(cat "$work"/*.err 2>/dev/null)"
+		has_line "${culprit_out[$p]}" done || fail "culprit $p is not done 10 s after the game"
 	done
-	bg_pids=()
 }
 
 # injected_by_game: the injection's window is the game's injected frame. injected_by NAME: it is when culprit NAME
@@ -188,4 +204,12 @@ finish() {
 	note injected_from_ns "$inj_from"
 	note injected_to_ns "$inj_to"
 	echo "$scenario: frame $frame took $frame_ms ms (median $median_ms, $hitches over 50 ms): $*"
+	hold
+}
+
+# hold: with HS_HOLD, says WORKDIR/ready and waits for the suite's release line; the game and culprits linger.
+hold() {
+	[[ -n ${HS_HOLD:-} ]] || return 0
+	: >"$work/ready"
+	read -r -t "${HS_HOLD_S:-300}" -u "$hold_fd" _ || fail "not released within ${HS_HOLD_S:-300} s"
 }

@@ -17,5 +17,7 @@ read -r _ periods _ throttled _ throttled_ns < <(tr '\n' ' ' <"$cg/cpu.stat")
 note cgroup "${cg#/sys/fs/cgroup/} cpu.cfs_quota_us 5000 cpu.cfs_period_us 100000"
 note cgroup_stat "nr_periods $periods nr_throttled $throttled throttled_time $throttled_ns ns"
 ((throttled > 0)) || fail "the cgroup was never throttled"
+note expect_culprit_what "CPU quota"
+note expect_what "/${cg##*/}\\b"
 finish cgroup-throttle - "the game in cpu cgroup ${cg#/sys/fs/cgroup/} (5 ms per 100 ms) needs $heavy ms of CPU" \
 	"in frame $plan_frame"

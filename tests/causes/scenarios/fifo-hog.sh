@@ -12,5 +12,8 @@ read -r _ _ hog_pid _ hog_tid _ < <(grep '^culprit ' "$work/$hog.out")
 note culprit "$hog pid $hog_pid tid $hog_tid SCHED_FIFO $prio (kernel prio $((99 - prio))) cpu $cpu"
 note culprit_pid "$hog_pid"
 note culprit_tid "$hog_tid"
+note expect_policy fifo
+note expect_priority "$prio"
+note expect_what "CPU $cpu\\b"
 finish cpu-contention "$hog" "$hog (pid $hog_pid), SCHED_FIFO $prio, spins on CPU $cpu for $ms ms" \
 	"from frame $plan_frame's start"

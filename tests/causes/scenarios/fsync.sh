@@ -10,4 +10,6 @@ injected_by_game
 rm -f "$work/fsync.bin"
 note file "$work/fsync.bin on $(df --output=source "$work" | tail -1)"
 note culprit "the game's own fsync"
+note expect_culprit_what "disk"
+note expect_what "fsync"
 finish io-wait - "fsync of $mb MB written just before (dirty) on the frame thread in frame $plan_frame"

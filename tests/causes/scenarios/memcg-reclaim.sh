@@ -11,11 +11,11 @@ at_exit "while read -r p; do kill -9 \$p; done <'$cg/cgroup.procs'; sleep 0.1; r
 at_exit "rm -f '$work/fill.bin' '$work/fill.bin.2'"
 echo $((64 << 20)) >"$cg/memory.limit_in_bytes" || fail "cannot set the limit"
 mb=$(rand_int 8 24)
-# 64 MB of dirty pages scattered over a 256 MB file (one small write each at writeback) fill the cgroup; the frame
+# 60 MB of dirty pages scattered over a 240 MB file (one small write each at writeback) fill the cgroup; the frame
 # writes to a second file from a buffer ready before frame 0, so its new pages cost a charge each, not a page fault
 # (a 4 KB anonymous page fault costs ~17 us of CPU on these VMs, whose page-table writes trap to the hypervisor: an
 # allocation would be mostly that, not the reclaim this scenario is about).
-start_game --cgroup "$cg" --fill-mb 64 --file "$work/fill.bin" --inject cache --mb "$mb"
+start_game --cgroup "$cg" --fill-mb 60 --file "$work/fill.bin" --inject cache --mb "$mb"
 wait_game
 injected_by_game
 rm -f "$work/fill.bin" "$work/fill.bin.2"
@@ -24,5 +24,6 @@ note cgroup "${cg#/sys/fs/cgroup/} memory.limit_in_bytes $((64 << 20)) failcnt $
 ((failcnt > 0)) || fail "the cgroup never reached its limit"
 [[ ${oom:-0} == 0 ]] || fail "the cgroup OOM-killed"
 note culprit "the game's own writes; its cgroup's limit and dirty page cache"
+note expect_culprit_what "memory"
 finish memory-stall - "frame $plan_frame writes $mb MB to a file in memory cgroup ${cg#/sys/fs/cgroup/} of 64 MB" \
 	"full of its own dirty page cache"

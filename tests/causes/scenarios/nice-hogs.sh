@@ -14,5 +14,7 @@ pids=$(awk '/^culprit /{print $3}' "$work/$hog.out" | sort -n | tr '\n' ' ')
 note culprit "$hog x$k (pids ${pids% }) SCHED_OTHER nice 0 cpu $cpu"
 note culprit_pid "${pids%% *}"
 note culprit_pids "${pids% }"
+note expect_what "CPU $cpu\\b"
+note expect_policy normal
 finish cpu-contention "$hog" "$k processes $hog (nice 0) spin on CPU $cpu for $ms ms from 2 ms before" \
 	"frame $plan_frame, which needs $heavy ms of CPU"

@@ -6,4 +6,6 @@ start_game --inject sleep --ms "$ms"
 wait_game
 injected_by_game
 note culprit "the game's own clock_nanosleep"
-finish sleep - "clock_nanosleep($ms ms) on the frame thread in frame $plan_frame"
+note culprit_pid "$game_pid"
+note culprit_tid "$game_tid"
+finish sleep "$game_name" "clock_nanosleep($ms ms) on the frame thread in frame $plan_frame"
