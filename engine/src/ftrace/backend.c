@@ -20,102 +20,11 @@
 #include "ftrace/ftrace.h"
 #include "hindsight/limits.h"
 
-void hs_ftrace_say(hs_backend *b, hs_msg_level level, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	/* The sink keeps lines whole: the rewrite and snapshot threads speak too. */
-	hs_msg_vsay(b->msg, level, "ftrace", fmt, ap);
-	va_end(ap);
-}
-
-double hs_ftrace_now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-char *hs_ftrace_path_join(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	char *p = malloc(la + lb + 2);
-	if (!p)
-		return NULL;
-	memcpy(p, a, la);
-	p[la] = '/';
-	memcpy(p + la + 1, b, lb + 1);
-	return p;
-}
-
 static char *chunk_path(const session *s, unsigned cpu, unsigned seq)
 {
 	char name[64];
 	snprintf(name, sizeof(name), HS_FTRACE_CHUNK_FMT, cpu, seq);
 	return hs_ftrace_path_join(s->chunk_dir, name);
-}
-
-/* ---- kernel counters ---- */
-
-void hs_ftrace_read_stats(hs_backend *b, session *s)
-{
-	hs_ftrace_read_cpu_stats(b, s->inst, s->cpu);
-}
-
-/* A stats file time, "<seconds>.<microseconds>" for clocks in ns (local,
- * global, mono...), in ns; 0 for a counter clock's bare number (x86-tsc,
- * counter), which is not a time. */
-static uint64_t stats_ts_ns(const char *p)
-{
-	char *end;
-	uint64_t sec = strtoull(p, &end, 10);
-	if (*end != '.')
-		return 0;
-	p = end + 1;
-	uint64_t us = strtoull(p, &end, 10);
-	if (end - p != 6)
-		return 0;
-	return sec * 1000000000ull + us * 1000ull;
-}
-
-void hs_ftrace_read_cpu_stats(hs_backend *b, struct tracefs_instance *inst, hs_cpu_stats *cpu)
-{
-	for (unsigned c = 0; c < b->cpus; c++) {
-		char file[64];
-		snprintf(file, sizeof(file), "per_cpu/cpu%u/stats", c);
-		char *text = tracefs_instance_file_read(inst, file, NULL);
-		if (!text)
-			continue;
-		hs_cpu_stats *cs = &cpu[c];
-		struct {
-			const char *key;
-			uint64_t *v;
-		} keys[] = {{"entries:", &cs->entries},		{"overrun:", &cs->overrun},
-			    {"commit overrun:", &cs->commit_overrun}, {"bytes:", &cs->bytes},
-			    {"dropped events:", &cs->dropped},	{"read events:", &cs->read}};
-		char *save = NULL;
-		cs->oldest_ns = cs->now_ns = 0;
-		for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-				if (!strncmp(line, keys[k].key, strlen(keys[k].key)))
-					*keys[k].v = strtoull(line + strlen(keys[k].key), NULL, 10);
-			if (!strncmp(line, "oldest event ts:", 16))
-				cs->oldest_ns = stats_ts_ns(line + 16);
-			else if (!strncmp(line, "now ts:", 7))
-				cs->now_ns = stats_ts_ns(line + 7);
-		}
-		if (!cs->entries)
-			cs->oldest_ns = 0; /* an empty ring says 0.000000 */
-		free(text);
-	}
-}
-
-uint64_t hs_ftrace_sum_entries(const session *s, unsigned cpus)
-{
-	uint64_t n = 0;
-	for (unsigned c = 0; c < cpus; c++)
-		n += s->cpu[c].entries;
-	return n;
 }
 
 /* ---- setup ---- */
@@ -321,6 +230,9 @@ static void pick_clock(hs_backend *b)
 		}
 }
 
+static void ftrace_free(hs_backend *b);
+static hs_status drain_streams(hs_backend *b);
+
 static hs_status ftrace_start(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts, hs_backend **out)
 {
 	hs_status st = HS_ENOMEM;
@@ -330,6 +242,7 @@ static hs_status ftrace_start(const hs_plan *plan, const char *run_dir, const hs
 		return HS_ENOMEM;
 	b->plan = plan;
 	b->run_dir = run_dir;
+	b->drain_streams = drain_streams;
 	b->msg = opts ? opts->msg : NULL;
 	b->interrupts = opts ? opts->interrupts : NULL;
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
@@ -384,120 +297,11 @@ static hs_status ftrace_start(const hs_plan *plan, const char *run_dir, const hs
 	*out = b;
 	return HS_OK;
 fail:
-	hs_backend_free(b);
+	ftrace_free(b);
 	return st;
 }
 
 /* ---- streaming ---- */
-
-/* ---- key-event fields (hs_key_fields), through the backend's event formats ---- */
-
-typedef struct {
-	struct tep_event *te;
-} fields_ctx;
-
-static struct tep_format_field *key_field(const hs_key_event *ev, const char *name)
-{
-	const fields_ctx *c = ev->fields->ctx;
-	return c->te ? tep_find_field(c->te, name) : NULL;
-}
-
-static bool field_num(const hs_key_event *ev, const char *name, int64_t *out)
-{
-	struct tep_format_field *f = key_field(ev, name);
-	if (!f || (f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) || f->size <= 0 || f->size > 8 ||
-	    (size_t)f->offset + (size_t)f->size > ev->raw_len)
-		return false;
-	unsigned long long v;
-	if (tep_read_number_field(f, ev->raw, &v) != 0)
-		return false;
-	if ((f->flags & TEP_FIELD_IS_SIGNED) && f->size < 8) {
-		unsigned bits = (unsigned)f->size * 8;
-		unsigned long long sign = 1ull << (bits - 1);
-		v &= (1ull << bits) - 1;
-		v = (v ^ sign) - sign;
-	}
-	*out = (int64_t)v;
-	return true;
-}
-
-/* Char arrays, __data_loc / __rel_loc strings (printk/console's msg), and a
- * trailing array of no declared size (ftrace/print's buf: the text of a
- * trace_marker write, without the newline the kernel adds). The same rules as
- * hs_tracedat_field_str, so a trigger reads a live event and a replayed one alike. */
-static bool field_str(const hs_key_event *ev, const char *name, char *buf, size_t cap)
-{
-	if (!cap)
-		return false;
-	buf[0] = '\0';
-	struct tep_format_field *f = key_field(ev, name);
-	if (!f)
-		return false;
-	const char *p = ev->raw;
-	size_t size = ev->raw_len, off = (size_t)f->offset, len;
-	bool trailing = false;
-	if (f->flags & TEP_FIELD_IS_DYNAMIC) {
-		unsigned long long loc;
-		if (f->size != 4 || off + 4 > size || tep_read_number_field(f, p, &loc) != 0)
-			return false;
-		len = (size_t)(loc >> 16);
-		size_t at = (size_t)(loc & 0xffff);
-		if (f->flags & TEP_FIELD_IS_RELATIVE)
-			at += off + 4;
-		off = at;
-	} else if (f->size == 0 && (f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_STRING))) {
-		len = off <= size ? size - off : 0;
-		trailing = true;
-	} else if (f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_STRING)) {
-		len = (size_t)f->size;
-	} else {
-		return false;
-	}
-	if (off > size || len > size - off)
-		return false;
-	size_t n = strnlen(p + off, len);
-	while (trailing && n && p[off + n - 1] == '\n')
-		n--;
-	if (n >= cap)
-		n = cap - 1;
-	memcpy(buf, p + off, n);
-	buf[n] = '\0';
-	return true;
-}
-
-/* Hands every event of one sub-buffer, as read from the ring, to the observer. */
-void hs_ftrace_observe(hs_backend *b, size_t si, unsigned cpu, void *page, bool copy)
-{
-	if (!b->fn || kbuffer_load_subbuffer(b->kb, page) < 0)
-		return;
-	unsigned long long ts;
-	for (void *d = kbuffer_read_event(b->kb, &ts); d; d = kbuffer_next_event(b->kb, &ts)) {
-		int size = kbuffer_event_size(b->kb);
-		if (size < 8)
-			continue;
-		/* Every ftrace record starts with common_type (u16) and, at 4, common_pid. */
-		uint16_t type;
-		int32_t pid;
-		memcpy(&type, d, sizeof(type));
-		memcpy(&pid, (char *)d + 4, sizeof(pid));
-		struct tep_event *te = tep_find_event(b->tep, type);
-		fields_ctx fc = {.te = te};
-		hs_key_fields kf = {.num = field_num, .str = field_str, .ctx = &fc};
-		hs_key_event ev = {.session = si,
-				   .cpu = cpu,
-				   .ts_ns = ts,
-				   .system = te ? te->system : "?",
-				   .name = te ? te->name : "?",
-				   .pid = pid,
-				   .raw = d,
-				   .raw_len = (size_t)size,
-				   .fields = &kf,
-				   .trigger_copy = copy};
-		if (ts > b->newest_ts)
-			b->newest_ts = ts;
-		b->fn(b->fn_ctx, &ev);
-	}
-}
 
 /* Circular: removes the CPU's oldest chunk (never the one being written). */
 static bool drop_oldest(session *s, unsigned cpu)
@@ -742,13 +546,6 @@ static hs_status rebuild_collect(session *s, bool wait)
 
 /* ---- streaming while waiting ---- */
 
-void hs_ftrace_wake(hs_backend *b)
-{
-	pthread_mutex_lock(&b->wait_mu);
-	pthread_cond_broadcast(&b->wait_cv);
-	pthread_mutex_unlock(&b->wait_mu);
-}
-
 /* The poll's cheap path for every file-circular session: full pages only. */
 static hs_status drain_streams(hs_backend *b)
 {
@@ -768,29 +565,6 @@ static hs_status drain_streams(hs_backend *b)
 		}
 	}
 	return HS_OK;
-}
-
-void hs_ftrace_stream_until(hs_backend *b, atomic_bool *done)
-{
-	bool failed = false; /* said once by drain_cpu; the next poll returns it */
-	pthread_mutex_lock(&b->wait_mu);
-	while (!atomic_load(done)) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += (long)HS_LINUX_STREAM_WAKE_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec += ts.tv_nsec / 1000000000L;
-			ts.tv_nsec %= 1000000000L;
-		}
-		pthread_cond_timedwait(&b->wait_cv, &b->wait_mu, &ts);
-		if (atomic_load(done))
-			break;
-		pthread_mutex_unlock(&b->wait_mu);
-		if (!failed && !b->stopped)
-			failed = drain_streams(b) != HS_OK;
-		pthread_mutex_lock(&b->wait_mu);
-	}
-	pthread_mutex_unlock(&b->wait_mu);
 }
 
 /* Waits for a running periodic rewrite while streaming, and collects it. */

@@ -72,13 +72,17 @@ struct hs_backend {
 	pthread_mutex_t wait_mu;
 	pthread_cond_t wait_cv;
 	bool wait_init;
+	/* The cheap path of the poll for every file-circular session (backend.c),
+	 * for hs_ftrace_stream_until (common.c), which must not call back into
+	 * backend.c: set at start. */
+	hs_status (*drain_streams)(hs_backend *b);
 	/* Bytes before the CPU data in a ring snapshot's .dat (headers, kernel
 	 * symbols, comms), measured the first time a disk is too full for the
 	 * whole ring; 0 until then. Snapshot threads share it. */
 	_Atomic uint64_t dat_header_bytes;
 };
 
-/* Messages for the user, through the sink the backend was started with (source "ftrace"). */
+/* common.c: messages for the user, through the sink the backend was started with (source "ftrace"). */
 void hs_ftrace_say(hs_backend *b, hs_msg_level level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 double hs_ftrace_now_s(void);
 /* "a/b", malloc'd; NULL when out of memory. */
@@ -87,9 +91,10 @@ char *hs_ftrace_path_join(const char *a, const char *b);
 void hs_ftrace_read_stats(hs_backend *b, session *s);
 /* The same for any instance, into cpu[b->cpus]. */
 void hs_ftrace_read_cpu_stats(hs_backend *b, struct tracefs_instance *inst, hs_cpu_stats *cpu);
-/* Hands every event of one sub-buffer to the observer, as session si's;
+/* observe.c: hands every event of one sub-buffer to the observer, as session si's;
  * `copy`: from its trigger-detection instance (hs_key_event.trigger_copy). */
 void hs_ftrace_observe(hs_backend *b, size_t si, unsigned cpu, void *page, bool copy);
+/* common.c: the events the CPUs' stats say the session's ring holds. */
 uint64_t hs_ftrace_sum_entries(const session *s, unsigned cpus);
 
 /* Wakes hs_ftrace_stream_until: call after setting its done flag. */
