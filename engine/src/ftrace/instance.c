@@ -636,9 +636,33 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
+/* The private tracing folders (HS_FTRACE_TRACING_DIR_PREFIX, dat.c) a killed engine left in its run folder: a
+ * snapshot's or a rewrite's headers were being written. They hold only links, which unlink removes (never what
+ * they point at in tracefs). */
+static void remove_tracing_dirs(const char *run_dir, long pid, const char *who, const hs_msg *msg)
+{
+	DIR *d = opendir(run_dir);
+	if (!d)
+		return;
+	size_t plen = strlen(HS_FTRACE_TRACING_DIR_PREFIX);
+	for (struct dirent *e; (e = readdir(d));) {
+		if (strncmp(e->d_name, HS_FTRACE_TRACING_DIR_PREFIX, plen) != 0)
+			continue;
+		char *p = join(run_dir, e->d_name);
+		if (!p)
+			continue;
+		remove_dir(p);
+		say(who, msg, HS_MSG_INFO, "removed %s, a temporary folder of the engine (pid %ld) that did not stop cleanly",
+		    p, pid);
+		free(p);
+	}
+	closedir(d);
+}
+
 hs_status hs_ftrace_rescue_chunks(const hs_plan_session *ps, const char *run_dir, long pid, const char *who,
 				  const hs_msg *msg)
 {
+	remove_tracing_dirs(run_dir, pid, who, msg);
 	const hs_session *rs = ps->session;
 	hs_status st = HS_ENOMEM;
 	char *dir = NULL, *out = NULL, **files = NULL;

@@ -31,6 +31,10 @@ typedef struct {
  * rescues what a killed one left (hs_ftrace_rescue_chunks). */
 #define HS_FTRACE_CHUNK_DIR_FMT ".%s.chunks"
 #define HS_FTRACE_CHUNK_FMT "cpu%u.%u"
+/* A .dat writer's private tracing folder (dat.c: links to tracefs but a
+ * saved_cmdlines of its own), made in the run folder; a later engine removes
+ * the ones a killed one left (hs_ftrace_rescue_chunks). */
+#define HS_FTRACE_TRACING_DIR_PREFIX ".hs-tracing."
 
 /*
  * Claims the instance name for this process: a POSIX lock on a file per name
