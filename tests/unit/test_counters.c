@@ -11,7 +11,9 @@
 #include "run/counters.h"
 #include "run/os.h"
 
-#ifndef _WIN32
+#ifdef _WIN32
+#include <windows.h>
+#else
 #include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
@@ -25,6 +27,34 @@ static void spin(unsigned ms)
 {
 	uint64_t end = hs_os_monotonic_ms() + ms;
 	while (hs_os_monotonic_ms() < end)
+		for (int i = 0; i < 100000; i++)
+			sink += (uint64_t)i;
+}
+
+/* This process's own CPU time (the C library's clock, independent of the counters under test). */
+static uint64_t own_cpu_ns(void)
+{
+#ifdef _WIN32
+	FILETIME created, exited, kernel, user; /* 100 ns units */
+	if (!GetProcessTimes(GetCurrentProcess(), &created, &exited, &kernel, &user))
+		return 0;
+	uint64_t k = ((uint64_t)kernel.dwHighDateTime << 32) | kernel.dwLowDateTime;
+	uint64_t u = ((uint64_t)user.dwHighDateTime << 32) | user.dwLowDateTime;
+	return (k + u) * 100;
+#else
+	struct timespec ts;
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+/* Spins until this process has used ms of CPU (not of wall time: with stress-ng on both CPUs, 200 ms of wall
+ * time gave it 40-90 ms of CPU), or a minute has passed. */
+static void spin_cpu(unsigned ms)
+{
+	uint64_t from = own_cpu_ns(), end = hs_os_monotonic_ms() + 60000;
+	while (own_cpu_ns() - from < (uint64_t)ms * 1000000ull && hs_os_monotonic_ms() < end)
 		for (int i = 0; i < 100000; i++)
 			sink += (uint64_t)i;
 }
@@ -67,9 +97,9 @@ static void test_self(void)
 	CHECK(strncmp(f.name, "test_counters", 13) == 0);
 	uint64_t c0 = 0, c1 = 0, rss = 0;
 	CHECK(hs_counters_os_process_cpu_ns(f.pid, &c0));
-	spin(200);
+	spin_cpu(200);
 	CHECK(hs_counters_os_process_cpu_ns(f.pid, &c1));
-	CHECK(c1 >= c0 + 100000000ull); /* at least 100 of the 200 ms spun (the OS's tick granularity) */
+	CHECK(c1 >= c0 + 100000000ull); /* at least 100 of the 200 ms of CPU used (the OS's tick granularity) */
 	CHECK(hs_counters_os_process_rss(f.pid, &rss));
 	CHECK(rss > 256 * 1024);
 	CHECK(hs_counters_os_probe(f.pid) == HS_PROBE_RUNNING);
