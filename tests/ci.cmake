@@ -9,8 +9,8 @@
 #    `ctest -L machine` with nothing else from the suite beside it, and the rest (`-LE machine`) in parallel.
 # 2. In a sanitizer build (HS_SANITIZE) the long root scenarios in HS_CI_SANITIZER_SKIP are DISABLED (ctest lists
 #    them as "Not Run (Disabled)"): they assert on latencies that ASan's slowdown stretches, and the code they
-#    drive is under the sanitizers through the unit tests, the fuzzers, the replays and the short root tests that
-#    stay (record, circular, ctl, lock, stale, snapshot writer, disk full, trigger to snapshot, estimate, launch).
+#    drive is under the sanitizers through the unit tests, the fuzzers, the replays and the root tests that
+#    stay (ftrace:record, ftrace:stale, ftrace:snapshot-limit, perf:launch_hot, the format checks): about 3 min.
 #    -DHS_SANITIZE_SCENARIOS=ON runs them too. (scenario:* and causes:verdicts are not registered at all in a
 #    sanitizer build: their own files say why.)
 # 3. Cross build under Wine: every test requires the fixture wine_server, one wineserver for the whole run that
@@ -31,6 +31,9 @@ set(HS_CI_SANITIZER_SKIP
   "^ftrace:(live|report|capture_report)$ :: tmux, cgroup OOM, frame loops: asserts shares and delays; the report code runs under ASan in analyze:* and unit:cause"
   "^ftrace:(detect|triggers|stutter_triggers|trgbe)$ :: trigger latencies and key-event gaps under 250 ms; the trigger engine runs under ASan in unit:trigger and replay:triggers"
   "^ftrace:(deadline|counter_psi|stutter_deadline)$ :: deadlines within 2 s and PSI windows; the same code in unit:trigger, unit:counters and replay:deadline"
+  "^ftrace:(circular|ctl|lock|notrace|notrace_launch|cmdlines|diskfull|trigger_diskfull|snapshot-compat|coverage)$ :: each engine start and stop takes 10-70 s under ASan (the .dat headers: libtracecmd grows its compression buffer by 8 KB reallocs, which ASan's realloc copies every time: 54 % of the time in memmove), 13 min for these ten; ftrace:record, ftrace:stale and ftrace:snapshot-limit run the same backend, stream, rescue and snapshot writer under ASan, unit:ctl the control channel's reader, replay:* the run loop"
+  "^perf:(engine_launch|launch_crash|launch_timeout|launch_args)$ :: 30-55 s each under ASan; perf:launch_hot runs the sampler and the perf.data writer under it"
+  "^estimate:live_stutter$ :: 86 s under ASan (an engine start with the whole stutter profile); estimate:* run the estimator under ASan on files"
 )
 
 if(CMAKE_CROSSCOMPILING AND CMAKE_CROSSCOMPILING_EMULATOR MATCHES "wine-run\\.sh$")
