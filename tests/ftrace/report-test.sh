@@ -254,14 +254,16 @@ grep -q 'snapshot .* by trigger oom-kill' "$dir/report.txt" || fail "the run rep
 grep -qE '^[0-9]+\. [0-9]+ connection resets? ' "$dir/report.txt" || fail "the run report has no connection-reset finding"
 grep -q 'connection reset sent' "$dir/report.txt" || fail "the run report does not show the reset the kernel sent"
 grep -A3 'connection resets\?' "$dir/report.txt" | head -5
-# A storm is judged against the window's own exec rate (5x the median 250 ms bin); the loop runs at real-time
-# priority, so the machine's other execs (builds beside the test) stay far below a fifth of its rate.
-grep -qE '^[0-9]+\. (Earlier .*: )?Process storm: ' "$dir/report.txt" ||
+# A storm is judged against the window's own exec rate (5x the median 250 ms bin) or, when builds beside the test
+# keep that rate high (13-14 starts in a median 250 ms, the loop 48-51: this VM execs at most ~270/s), against
+# the program's own (/bin/true: 0). The run report may list it below the fold (background: indented).
+grep -qE '^ *[0-9]+\. (Earlier .*: )?Process storm: ' "$dir/report.txt" ||
 	fail "the run report has no process-storm finding for the 200 x /bin/true loop"
 # (other tests on the machine may run /bin/true too: at least our 200, on one line)
-n_true=$(sed -nE 's|^   - ([0-9]+) x /(usr/)?bin/true exec -> exit 0.*|\1|p' "$dir/report.txt" | head -1)
+# (the activity list is routine, below the fold in report.txt: its lines are in report.json)
+n_true=$(grep -oE '"[0-9]+ x /(usr/)?bin/true exec -> exit 0' "$dir/report.json" | tr -dc '0-9 \n' | awk '{ print $1 }' | sort -n | tail -1)
 [[ ${n_true:-0} -ge 200 ]] || fail "the run report does not collapse the 200 /bin/true runs into one line"
-grep -E 'Process storm|x /(usr/)?bin/true exec' "$dir/report.txt"
+grep -E 'Process storm' "$dir/report.txt"
 # The finding names the longest call's task (ours, unless the machine's own fsync was longer still), and lists the
 # three longest calls: dd's 64 MB is among them whatever else synced.
 grep -E '^[0-9]+\. (Earlier .*: )?fsync: [0-9]+ calls?, the longest [0-9.]+ ms \([^()]+ pid [0-9]+\)(, [0-9]+ failed)?  \[' "$dir/report.txt" ||

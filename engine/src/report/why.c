@@ -93,13 +93,17 @@ static unsigned normal_frames(const hs_report *r, int tid, uint64_t w0, double m
 
 /* Findings the moment is not about go below the fold: when the strongest finding is about a thread, a finding
  * that is no alert (impact under 60), not about that thread's process, and either outside its window (2 s either
- * side) or only what every busy machine does (exit statuses, programs started) is background. The order within
+ * side) or only what every busy machine does (exit statuses, programs started) is background; in a run folder's
+ * report only the latter. The order within
  * each part stays the ranking's. */
 static void mark_background(hs_report *r)
 {
 	const hs_rpt_thread *t = &r->thread;
 	if (!t->present || !r->n_findings || strcmp(r->findings[0].kind, t->basis ? t->basis : "") != 0)
 		return;
+	/* A run folder's report covers the whole run, each snapshot an incident of its own: no one moment, so only
+	 * the routine findings go below the fold there. */
+	bool whole_run = r->input_kind && !strcmp(r->input_kind, "run");
 	int32_t proc = r->why.analysed ? r->why.tgid : r->findings[0].pid;
 	uint64_t a = t->w0 > 2000000000ull ? t->w0 - 2000000000ull : 0, b = t->w1 + 2000000000ull;
 	size_t nb = 0;
@@ -108,7 +112,7 @@ static void mark_background(hs_report *r)
 		bool mine = f->pid > 0 && (f->pid == proc || f->pid == t->pid);
 		bool near = f->ts >= a && f->ts <= b;
 		bool routine = !strcmp(f->kind, "exit-status") || !strcmp(f->kind, "activity");
-		f->background = f->impact < 60 && !mine && (!near || routine);
+		f->background = f->impact < 60 && !mine && (whole_run ? routine : !near || routine);
 		nb += f->background;
 	}
 	if (!nb)
