@@ -18,7 +18,8 @@ typedef struct {
 	size_t end_rec;   /* the record that ended it, SIZE_MAX: it lasted to the window's end */
 	bool after_wake;  /* runnable because a wake-up made it so (not a preemption) */
 	int prev_state;   /* the state before this one (cm_state), -1 */
-	uint64_t run_from;/* for a wait (S, D, T): when the thread last got a CPU before it (0 unknown) */
+	uint64_t run_from;/* for a wait (S, D, T): when the thread last woke before it (its previous wait ended;
+			     preemptions since included), else its first time on a CPU (0 unknown) */
 } ca_seg;
 
 /* A task on a CPU, or interrupt handling on it. */

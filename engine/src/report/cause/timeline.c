@@ -315,6 +315,7 @@ typedef struct {
 	bool after_wake;
 	int prev;
 	uint64_t last_run;
+	bool woke; /* a wait of the thread has ended */
 } seg_b;
 
 static bool seg_to(seg_b *b, cm_state st, uint64_t ts, int cpu, size_t rec, bool after_wake)
@@ -340,8 +341,15 @@ static bool seg_to(seg_b *b, cm_state st, uint64_t ts, int cpu, size_t rec, bool
 						 .prev_state = b->prev,
 						 .run_from = b->last_run};
 	}
-	if (b->st == CM_ST_RUN)
+	/* run_from: since the thread last woke (its previous wait ended), preemptions included: a fault, a timer or a
+	 * lock taken before a preemption belongs to the wait that follows it (under load, a thread preempted between
+	 * its page fault and its D sleep lost the fault). Before the first wait seen, its first time on a CPU. */
+	if (b->st == CM_ST_SLEEP || b->st == CM_ST_DISK || b->st == CM_ST_STOPPED || b->st == CM_ST_TRACED) {
+		b->last_run = ts;
+		b->woke = true;
+	} else if (b->st == CM_ST_RUN && !b->woke && !b->last_run) {
 		b->last_run = b->since;
+	}
 	b->prev = (int)b->st;
 	b->st = st;
 	b->since = ts;
