@@ -123,7 +123,7 @@ build_release() {
 }
 build_check() {
 	CC=clang cmake -S . -B build-check -DCMAKE_BUILD_TYPE=Debug -DHS_SANITIZE=ON -DHS_FUZZ=ON \
-		-DHS_FUZZ_SECONDS="${HS_FUZZ_SECONDS:-60}" >/dev/null && cmake --build build-check -j"$jobs"
+		-DHS_FUZZ_SECONDS="${HS_FUZZ_SECONDS:-30}" >/dev/null && cmake --build build-check -j"$jobs"
 }
 # The Windows build: the same sources cross-compiled with mingw-w64 (packages installed above), tested under Wine.
 build_win() {

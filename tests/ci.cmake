@@ -10,7 +10,7 @@
 # 2. In a sanitizer build (HS_SANITIZE) the long root scenarios in HS_CI_SANITIZER_SKIP are DISABLED (ctest lists
 #    them as "Not Run (Disabled)"): they assert on latencies that ASan's slowdown stretches, and the code they
 #    drive is under the sanitizers through the unit tests, the fuzzers, the replays and the root tests that
-#    stay (ftrace:record, ftrace:stale, ftrace:snapshot-limit, perf:launch_hot, the format checks): about 3 min.
+#    stay (ftrace:record, ftrace:snapshot-limit, perf:launch_hot, the format checks): about 2 min.
 #    -DHS_SANITIZE_SCENARIOS=ON runs them too. (scenario:* and causes:verdicts are not registered at all in a
 #    sanitizer build: their own files say why.)
 # 3. Cross build under Wine: every test requires the fixture wine_server, one wineserver for the whole run that
@@ -33,6 +33,7 @@ set(HS_CI_SANITIZER_SKIP
   "^ftrace:(deadline|counter_psi|stutter_deadline)$ :: deadlines within 2 s and PSI windows; the same code in unit:trigger, unit:counters and replay:deadline"
   "^ftrace:(circular|ctl|lock|notrace|notrace_launch|cmdlines|diskfull|trigger_diskfull|snapshot-compat|coverage)$ :: each engine start and stop takes 10-70 s under ASan (the .dat headers: libtracecmd grows its compression buffer by 8 KB reallocs, which ASan's realloc copies every time: 54 % of the time in memmove), 13 min for these ten; ftrace:record, ftrace:stale and ftrace:snapshot-limit run the same backend, stream, rescue and snapshot writer under ASan, unit:ctl the control channel's reader, replay:* the run loop"
   "^perf:(engine_launch|launch_crash|launch_timeout|launch_args)$ :: 30-55 s each under ASan; perf:launch_hot runs the sampler and the perf.data writer under it"
+  "^(ftrace:stale|fleet:runs)$ :: 105 s and 159 s under ASan (three engine runs each): both run in the product build; analyze fleet runs under ASan in fleet:signature, the rescue of a killed engine's chunks only in the product build"
   "^estimate:live_stutter$ :: 86 s under ASan (an engine start with the whole stutter profile); estimate:* run the estimator under ASan on files"
 )
 

@@ -40,7 +40,7 @@ static void begin(void)
 static void rec(double ms, cm_kind kind, int cpu, int pid, int a, int b, int64_t x, int64_t y, int z, int ctx,
 		const char *s, const char *s2)
 {
-	cm_rec r = {.ts = base + (uint64_t)(ms * 1e6), .kind = (uint8_t)kind, .cpu = (uint16_t)cpu, .pid = pid, .a = a,
+	cm_rec r = {.ts = (uint64_t)((int64_t)base + (int64_t)(ms * 1e6)), .kind = (uint8_t)kind, .cpu = (uint16_t)cpu, .pid = pid, .a = a,
 		    .b = b, .x = x, .y = y, .z = z, .ctx = (uint8_t)ctx};
 	r.s = cm_intern(&m, s);
 	r.s2 = cm_intern(&m, s2);
@@ -70,7 +70,7 @@ static hs_cause_result res;
 static const hs_cause_reason *analyse(int tid, double w0, double w1)
 {
 	cm_finish(&m);
-	hs_cause_input in = {.tid = tid, .w0 = base + (uint64_t)(w0 * 1e6), .w1 = base + (uint64_t)(w1 * 1e6),
+	hs_cause_input in = {.tid = tid, .w0 = (uint64_t)((int64_t)base + (int64_t)(w0 * 1e6)), .w1 = (uint64_t)((int64_t)base + (int64_t)(w1 * 1e6)),
 			     .vocab = vocab};
 	memset(&res, 0, sizeof res);
 	res.tid = tid;
