@@ -153,6 +153,7 @@ declare -A result note
 run_scenario() { # NAME: runs it, waits for its snapshot, keeps it; returns 0, 1 when worth one more try, 2 if not
 	local n=$1 w=$out/work/$1 before new h pid ms i f
 	local t0 t1 t2
+	note[$n]= # a try's note is its own: a retry that works shows its frame, not the first try's failure
 	t0=$EPOCHREALTIME
 	before=$(all_folders)
 	rm -rf "$w"
