@@ -225,29 +225,9 @@ static void build_snapshot(fleet *f, const char *dir, const char *report_path)
 	hs_sb_free(&sb);
 }
 
-static bool is_file(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static bool is_dir(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static char *join(const char *dir, const char *name)
-{
-	hs_strbuf sb = {0};
-	size_t l = strlen(dir);
-	hs_sb_printf(&sb, "%s%s%s", dir, l && (dir[l - 1] == '/' || dir[l - 1] == '\\') ? "" : "/", name);
-	return hs_sb_take(&sb);
-}
-
 static void snapshot(fleet *f, const char *dir)
 {
-	char *rp = join(dir, "report.json");
+	char *rp = hs_path_join(dir, "report.json");
 	if (!rp) {
 		f->oom = true;
 		return;
@@ -256,7 +236,7 @@ static void snapshot(fleet *f, const char *dir)
 		free(rp);
 		return;
 	}
-	if (is_file(rp)) {
+	if (hs_path_is_file(rp)) {
 		fleet_row *r = new_row(f);
 		char why[200];
 		if (!r) {
@@ -324,8 +304,8 @@ static int name_cmp(const void *a, const void *b)
 
 static void walk(fleet *f, const char *dir, int depth)
 {
-	char *sj = join(dir, "snapshot.json"), *rj = join(dir, "run.json");
-	bool snap = sj && is_file(sj), run = rj && is_file(rj);
+	char *sj = hs_path_join(dir, "snapshot.json"), *rj = hs_path_join(dir, "run.json");
+	bool snap = sj && hs_path_is_file(sj), run = rj && hs_path_is_file(rj);
 	free(sj);
 	free(rj);
 	if (snap) {
@@ -368,8 +348,8 @@ static void walk(fleet *f, const char *dir, int depth)
 	if (n > 1)
 		qsort(names, n, sizeof *names, name_cmp);
 	for (size_t i = 0; i < n; i++) {
-		char *p = join(dir, names[i]);
-		if (p && is_dir(p)) {
+		char *p = hs_path_join(dir, names[i]);
+		if (p && hs_path_is_dir(p)) {
 			walk(f, p, depth + 1);
 		} else if (p && !strcmp(names[i], "report.json")) {
 			if (run)
@@ -730,9 +710,9 @@ int analyze_fleet(int argc, char **argv, const char *argv0)
 	int rc = HS_EXIT_OK;
 	for (size_t i = 0; i < n_paths && !f.oom; i++) {
 		const char *p = paths[i];
-		if (is_dir(p)) {
+		if (hs_path_is_dir(p)) {
 			walk(&f, p, 0);
-		} else if (is_file(p)) {
+		} else if (hs_path_is_file(p)) {
 			size_t l = strlen(p);
 			if (l >= 5 && !strcmp(p + l - 5, ".json")) {
 				loose_report(&f, p, true);

@@ -47,4 +47,11 @@ const char *hs_path_base(const char *path);
  * -> "a/c.yaml"); absolute paths are returned as-is. New string, caller frees. */
 char *hs_path_sibling(const char *base, const char *rel);
 
+/* "dir/name", with no second separator when dir already ends in '/' or '\\'.
+ * New string, caller frees; NULL when out of memory. */
+char *hs_path_join(const char *dir, const char *name);
+/* True when path names an existing directory / regular file (stat, links followed). */
+bool hs_path_is_dir(const char *path);
+bool hs_path_is_file(const char *path);
+
 #endif

@@ -10,27 +10,9 @@
 #include "hindsight/arena.h"
 #include "hindsight/etl.h"
 #include "hindsight/rundoc.h"
+#include "hindsight/text.h"
 #include "hindsight/tracedat.h"
 #include "report/model.h"
-
-static bool is_dir(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static bool is_file(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static char *join(const char *dir, const char *name)
-{
-	hs_strbuf sb = {0};
-	hs_sb_printf(&sb, "%s/%s", dir, name);
-	return hs_sb_take(&sb);
-}
 
 /* ---- snapshot.json and run.json, through their one reader (hindsight/rundoc.h) ---- */
 
@@ -78,7 +60,7 @@ static void read_snapshot_json(hs_report *r, const char *path, const char *dir)
 		const hs_rundoc_snap_session *s = &d.sessions[i];
 		if (!s->file || strchr(s->file, '/'))
 			continue;
-		char *p = join(dir, s->file);
+		char *p = hs_path_join(dir, s->file);
 		hs_rpt_file *f = p ? hs_rpt_add_file(r, p, s->file) : NULL;
 		free(p);
 		if (!f)
@@ -182,8 +164,8 @@ static void add_folder_traces(hs_report *r, const char *dir)
 	while ((de = readdir(d)) && n < HS_REPORT_MAX_FILES) {
 		if (de->d_name[0] == '.')
 			continue;
-		char *p = join(dir, de->d_name);
-		bool trace = p && is_file(p) && (hs_tracedat_sniff(p) || hs_rpt_is_etl(p));
+		char *p = hs_path_join(dir, de->d_name);
+		bool trace = p && hs_path_is_file(p) && (hs_tracedat_sniff(p) || hs_rpt_is_etl(p));
 		free(p);
 		if (trace && (names[n] = hs_rpt_strdup(r, de->d_name)))
 			n++;
@@ -192,7 +174,7 @@ static void add_folder_traces(hs_report *r, const char *dir)
 	if (n > 1)
 		qsort(names, n, sizeof *names, name_cmp);
 	for (size_t i = 0; i < n; i++) {
-		char *p = join(dir, names[i]);
+		char *p = hs_path_join(dir, names[i]);
 		if (p)
 			hs_rpt_add_file(r, p, names[i]);
 		free(p);
@@ -217,24 +199,24 @@ hs_status hs_rpt_input_resolve(hs_report *r)
 {
 	const char *in = r->input;
 	const char *out = r->opts.outdir;
-	if (is_dir(in)) {
-		char *snapjson = join(in, "snapshot.json"), *runjson = join(in, "run.json");
+	if (hs_path_is_dir(in)) {
+		char *snapjson = hs_path_join(in, "snapshot.json"), *runjson = hs_path_join(in, "run.json");
 		if (!snapjson || !runjson) {
 			free(snapjson);
 			free(runjson);
 			return HS_ENOMEM;
 		}
-		if (is_file(snapjson)) {
+		if (hs_path_is_file(snapjson)) {
 			r->input_kind = "snapshot";
 			read_snapshot_json(r, snapjson, in);
 			/* the run's run.json, two folders up, names the rules */
-			char *up = join(in, "../../run.json");
-			if (up && is_file(up))
+			char *up = hs_path_join(in, "../../run.json");
+			if (up && hs_path_is_file(up))
 				read_run_json(r, up, false);
 			free(up);
 			if (!r->n_files)
 				add_folder_traces(r, in);
-		} else if (is_file(runjson)) {
+		} else if (hs_path_is_file(runjson)) {
 			r->input_kind = "run";
 			read_run_json(r, runjson, true);
 			add_folder_traces(r, in);
@@ -252,7 +234,7 @@ hs_status hs_rpt_input_resolve(hs_report *r)
 			return HS_EINVAL;
 		}
 		r->outdir = hs_rpt_strdup(r, out ? out : in);
-	} else if (is_file(in)) {
+	} else if (hs_path_is_file(in)) {
 		bool etl = hs_rpt_is_etl(in);
 		if (!etl && !hs_tracedat_sniff(in)) {
 			hs_rpt_say(r, HS_MSG_ERROR,
@@ -288,9 +270,9 @@ static bool readable_trace(const char *path)
 
 bool hs_report_has_input(const char *path)
 {
-	if (is_file(path))
+	if (hs_path_is_file(path))
 		return readable_trace(path);
-	DIR *d = is_dir(path) ? opendir(path) : NULL;
+	DIR *d = hs_path_is_dir(path) ? opendir(path) : NULL;
 	if (!d)
 		return false;
 	bool found = false;
@@ -298,8 +280,8 @@ bool hs_report_has_input(const char *path)
 	while (!found && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		char *p = join(path, de->d_name);
-		found = p && is_file(p) && readable_trace(p);
+		char *p = hs_path_join(path, de->d_name);
+		found = p && hs_path_is_file(p) && readable_trace(p);
 		free(p);
 	}
 	closedir(d);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "util/compat.h"
 
@@ -203,4 +204,30 @@ const char *hs_path_base(const char *path)
 		if (*p == '/' || *p == '\\')
 			b = p + 1;
 	return b;
+}
+
+char *hs_path_join(const char *dir, const char *name)
+{
+	size_t l = strlen(dir), n = strlen(name);
+	bool sep = l && (dir[l - 1] == '/' || dir[l - 1] == '\\');
+	char *p = malloc(l + !sep + n + 1);
+	if (!p)
+		return NULL;
+	memcpy(p, dir, l);
+	if (!sep)
+		p[l++] = '/';
+	memcpy(p + l, name, n + 1);
+	return p;
+}
+
+bool hs_path_is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool hs_path_is_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
