@@ -387,6 +387,10 @@
 /* analyze report: notable events kept in memory and examined (the findings
  * pair events, quadratic in places); past it they are counted, not examined. */
 #define HS_REPORT_MAX_KEPT 50000
+/* analyze report: task renames (task_rename: every exec and prctl(PR_SET_NAME)) kept to name each event by the
+ * name its task had at that moment (40 bytes each: 8 MB). A fork-and-exec storm past it keeps the names the
+ * trace's comm list gives. */
+#define HS_REPORT_MAX_RENAMES 200000
 /* analyze report: trace files read from one snapshot or run folder (a folder
  * holds one per session: two or three). */
 #define HS_REPORT_MAX_FILES 16

@@ -195,6 +195,27 @@ void hs_rpt_exec_seen(hs_report *r, uint64_t ts)
 	r->execs[r->n_execs++] = ts;
 }
 
+void hs_rpt_rename_seen(hs_report *r, uint64_t ts, int pid, const char *was, const char *now)
+{
+	if (r->n_renames >= HS_REPORT_MAX_RENAMES)
+		return;
+	if (r->n_renames == r->cap_renames) {
+		size_t cap = r->cap_renames ? r->cap_renames * 2 : 256;
+		hs_rpt_rename *v = realloc(r->renames, cap * sizeof *v);
+		if (!v) {
+			r->oom = true;
+			return;
+		}
+		r->renames = v;
+		r->cap_renames = cap;
+	}
+	hs_rpt_rename *n = &r->renames[r->n_renames++];
+	n->ts = ts;
+	n->pid = pid;
+	snprintf(n->was, sizeof n->was, "%s", was);
+	snprintf(n->now, sizeof n->now, "%s", now);
+}
+
 hs_rpt_file *hs_rpt_add_file(hs_report *r, const char *path, const char *name)
 {
 	if (r->n_files >= HS_REPORT_MAX_FILES)
@@ -251,6 +272,7 @@ void hs_rpt_model_free(hs_report *r)
 	free(r->files);
 	free(r->events);
 	free(r->execs);
+	free(r->renames);
 	free(r->input);
 	free(r->outdir);
 	free(r->rules_path);

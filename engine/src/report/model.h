@@ -106,6 +106,13 @@ typedef struct {
 	uint8_t version;
 } hs_rpt_event;
 
+/* A task's name changed (Linux task_rename: an exec, or prctl(PR_SET_NAME)): from was to now at ts. */
+typedef struct {
+	uint64_t ts;
+	int pid;
+	char was[16], now[16]; /* TASK_COMM_LEN */
+} hs_rpt_rename;
+
 typedef enum { LANE_CRASH, LANE_MEMORY, LANE_PROCESS, LANE_IO, LANE_NET, LANE_OTHER, LANE_N } hs_rpt_lane;
 
 typedef struct {
@@ -231,6 +238,9 @@ struct hs_report {
 	uint64_t events_not_kept; /* past the cap */
 	uint64_t *execs;          /* times of every exec the walks saw (kept or not), for storms */
 	size_t n_execs, cap_execs;
+	/* every task rename the walks saw (an exec's or a prctl's), in the order read; settle.c names events by it */
+	hs_rpt_rename *renames;
+	size_t n_renames, cap_renames;
 	hs_rpt_finding *findings;
 	size_t n_findings;
 	uint64_t moment; /* the reference time (ns): the trigger's first hit, else the strongest finding */
@@ -287,6 +297,8 @@ void hs_rpt_run_note(hs_report *r, const char *fmt, ...) HS_PRINTF_FMT(2, 3);
 hs_rpt_event *hs_rpt_event_slot(hs_report *r);
 /* Records an exec's time for storms (every exec, kept or not). */
 void hs_rpt_exec_seen(hs_report *r, uint64_t ts);
+/* Records that task pid was renamed from was to now at ts (copied; past HS_REPORT_MAX_RENAMES dropped). */
+void hs_rpt_rename_seen(hs_report *r, uint64_t ts, int pid, const char *was, const char *now);
 /* A file the input names: path and base name copied; -1 counters (not said). NULL past HS_REPORT_MAX_FILES. */
 hs_rpt_file *hs_rpt_add_file(hs_report *r, const char *path, const char *name);
 /* Whether path names an .etl (by its extension, as Windows names them), not a trace.dat named so. */

@@ -37,6 +37,77 @@ static bool names_task(const hs_rpt_event *o, int pid)
 	}
 }
 
+/* A mark in a task's name timeline: its fork (a new task; what it was called before is another task's past) or a
+ * rename. */
+typedef struct {
+	uint64_t ts;
+	int pid;
+	bool fork;
+	const char *was, *now; /* a rename's; borrowed from r->renames */
+} name_mark;
+
+static int mark_cmp(const void *a, const void *b)
+{
+	const name_mark *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return (int)y->fork - (int)x->fork; /* a fork before a rename at one time */
+}
+
+/* Each Linux event named by the name its task had then. The trace's comm list (the kernel's saved_cmdlines) has one
+ * name per pid, the one it saw last, not always the last one: a child that crashes just after its exec can still
+ * be listed under its parent's name, and a task that renames itself has one name for its whole life. task_rename
+ * records each change (an exec's and a prctl's) with both names: an event takes the name of the last rename before
+ * it, or the old name of the first one after it, never across a fork of its pid (a pid used again is another
+ * task). Without renames in the trace, nothing changes. */
+static void names_at_the_time(hs_report *r)
+{
+	if (!r->n_renames)
+		return;
+	size_t n_forks = 0;
+	for (size_t i = 0; i < r->n_events; i++)
+		n_forks += r->events[i].shape == HS_DEC_FORK && r->events[i].platform == HS_RPT_LINUX;
+	size_t n = 0;
+	name_mark *m = malloc((r->n_renames + n_forks) * sizeof *m);
+	if (!m) {
+		r->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < r->n_renames; i++)
+		m[n++] = (name_mark){.ts = r->renames[i].ts, .pid = r->renames[i].pid, .was = r->renames[i].was,
+				     .now = r->renames[i].now};
+	for (size_t i = 0; i < r->n_events; i++) {
+		const hs_rpt_event *e = &r->events[i];
+		if (e->shape == HS_DEC_FORK && e->platform == HS_RPT_LINUX)
+			m[n++] = (name_mark){.ts = e->ts, .pid = (int)e->v[1], .fork = true};
+	}
+	qsort(m, n, sizeof *m, mark_cmp);
+	for (size_t i = 0; i < r->n_events; i++) {
+		hs_rpt_event *e = &r->events[i];
+		if (e->platform != HS_RPT_LINUX)
+			continue;
+		/* the first mark of e's task after e's time (lo), by binary search */
+		size_t lo = 0, hi = n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (m[mid].pid < e->pid || (m[mid].pid == e->pid && m[mid].ts <= e->ts))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		const name_mark *before = lo > 0 && m[lo - 1].pid == e->pid ? &m[lo - 1] : NULL;
+		const name_mark *after = lo < n && m[lo].pid == e->pid ? &m[lo] : NULL;
+		const char *name = before && !before->fork ? before->now
+				   : after && !after->fork ? after->was
+							    : NULL;
+		if (name && name[0])
+			snprintf(e->comm, sizeof e->comm, "%s", name);
+	}
+	free(m);
+}
+
 /* A task the trace's comm list no longer knew ("<...>": the kernel's
  * saved_cmdlines is small and a busy machine recycles it before the snapshot
  * is written) takes its name from the events that carry it in their payload:
@@ -168,6 +239,7 @@ void hs_rpt_settle(hs_report *r)
 	}
 	r->n_events = o;
 	exit_endings(r);
+	names_at_the_time(r);
 	fill_unknown_comms(r);
 	/* One exit said twice with its status (an .etl's kernel process record and Kernel-Process ProcessStop, or
 	 * two sessions): one stays, the manifest one when there is one (WPA's regions can name it), at the first

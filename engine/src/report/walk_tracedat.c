@@ -72,6 +72,10 @@ static int on_record(const hs_tracedat_record *rec, void *vctx)
 		const hs_provider *p = hs_event_find_provider_system(c->rules, rec->system);
 		c->cat[id] = p ? hs_provider_find_event(p, -1, rec->name) : NULL;
 		c->shape[id] = hs_event_decode_kind(&ev, c->cat[id] ? c->cat[id]->alert : NULL);
+		/* renames are not findings' events, but name the others (settle.c) */
+		if (c->shape[id] == HS_DEC_NONE &&
+		    hs_event_decode_kind_all(&ev, c->cat[id] ? c->cat[id]->alert : NULL) == HS_DEC_RENAME)
+			c->shape[id] = HS_DEC_RENAME;
 	}
 	hs_decoded_kind sh = c->shape[id];
 	switch (sh) {
@@ -84,6 +88,19 @@ static int on_record(const hs_tracedat_record *rec, void *vctx)
 	case HS_DEC_SOFTIRQ_ENTRY:
 	case HS_DEC_SOFTIRQ_EXIT: f->n_softirq++; return 0;
 	case HS_DEC_EXEC: hs_rpt_exec_seen(r, rec->ts); break;
+	case HS_DEC_RENAME: {
+		int64_t pid = 0;
+		char was[64] = "", now[64] = "";
+		hs_event_from_tracedat(rec, &ev);
+		if (hs_event_field_int(&ev, "pid", &pid) && hs_event_field_str(&ev, "oldcomm", was, sizeof was) &&
+		    hs_event_field_str(&ev, "newcomm", now, sizeof now)) {
+			char wc[16], nc[16];
+			hs_utf8_clean(was, wc, sizeof wc);
+			hs_utf8_clean(now, nc, sizeof nc);
+			hs_rpt_rename_seen(r, rec->ts, (int)pid, wc, nc);
+		}
+		return 0;
+	}
 	default: break;
 	}
 	hs_rpt_event *e = hs_rpt_event_slot(r);
