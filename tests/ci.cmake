@@ -36,6 +36,25 @@ set(HS_CI_SANITIZER_SKIP
   "^perf:(engine_launch|launch_crash|launch_timeout|launch_args)$ :: 30-55 s each under ASan; perf:launch_hot runs the sampler and the perf.data writer under it"
   "^(ftrace:stale|fleet:runs)$ :: 105 s and 159 s under ASan (three engine runs each): both run in the product build; analyze fleet runs under ASan in fleet:signature, the rescue of a killed engine's chunks only in the product build"
   "^estimate:live_stutter$ :: 86 s under ASan (an engine start with the whole stutter profile); estimate:* run the estimator under ASan on files"
+  "^schema_agrees_with_rulecheck$ :: 98 s under ASan (342 rulecheck runs, 23 s in the product build): the same rulecheck runs under ASan on every file of these corpora in the rulecheck_clean:* and rules corpus tests; the agreement it checks is between two texts, not memory"
+  "^(policy_not_in_c|tools_include_only_public_headers)$ :: greps over the sources, the same in every build (21 s and 4 s under the sanitizer phase's load)"
+)
+# Tests that take long, started first (CTest's COST: a fresh clone has no timing data of its own, so without it the
+# order is the declaration order and a 75 s test started last is the run's tail): "name regex :: seconds", measured
+# in the sanitizer build of a fresh-clone run (the product build's order is the same, each about 4x shorter).
+set(HS_CI_COST
+  "^tracedat:analyze_damaged$ :: 76"
+  "^imageid:roundtrip$ :: 47"
+  "^tracedat:damage$ :: 43"
+  "^rules:filter_agree$ :: 39"
+  "^etl:writer$ :: 33"
+  "^fuzz: :: 31"
+  "^fleet:signature$ :: 29"
+  "^analyze:report_(etl|layers)$ :: 26"
+  "^cpu:net\\. :: 22"
+  "^analyze:report_(fixture|browser)$ :: 19"
+  "^etl:analyze_on_writer_output$ :: 18"
+  "^(unit:xpress|replay:deadline|replay:recording_loop)$ :: 15"
 )
 
 if(CMAKE_CROSSCOMPILING AND CMAKE_CROSSCOMPILING_EMULATOR MATCHES "wine-run\\.sh$")
@@ -76,6 +95,11 @@ function(hs_ci_apply)
         set_property(TEST ${t} PROPERTY DISABLED ON)
         set_property(TEST ${t} APPEND PROPERTY LABELS sanitizer_skipped)
       endif()
+    endif()
+    hs_ci_match("${t}" HS_CI_COST cost)
+    if(cost)
+      string(REGEX REPLACE "^.* :: " "" cost "${cost}")
+      set_property(TEST ${t} PROPERTY COST ${cost})
     endif()
     if(HS_CI_WINE_FIXTURE)
       set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT "WINEPREFIX=${CMAKE_BINARY_DIR}/wineprefix")
