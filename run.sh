@@ -97,12 +97,12 @@ fi
 #      timing), one at a time and nothing else from the suite beside them, while the sanitizer, Windows and
 #      Release builds compile in the background at the lowest CPU and I/O priority (nice 19, idle I/O): those
 #      tests mostly wait on the kernel, and a compile only gets what they leave.
-#   2. At once: the sanitizer build's machine tests, one at a time (its long root scenarios are DISABLED:
-#      tests/ci.cmake says why), and every other test of three builds: the product build, the ASan+UBSan build
-#      (with the libFuzzer targets for HS_FUZZ_SECONDS each) and the mingw-w64 build under Wine. A test not
-#      labelled machine shares no state with a machine test, and a machine test must tolerate load (stress-ng on
-#      both CPUs): the sanitizer machine tests (2 min, mostly one CPU) no longer leave the other CPU idle.
-#      Each leg's output follows in turn.
+#   2. The sanitizer build's machine tests, one at a time (its long root scenarios are DISABLED: tests/ci.cmake
+#      says why), and beside them at nice 19 its libFuzzer targets (label fuzz, HS_FUZZ_SECONDS each, one at a
+#      time): the machine tests there use one CPU (ftrace:record under ASan is 2 min of one CPU), the fuzzers the
+#      other. Not the other tests: run beside them, ftrace:record under ASan took over 400 s and timed out.
+#   3. Every other test of three builds at once: the product build, the ASan+UBSan build and the mingw-w64 build
+#      under Wine; each one's output follows in turn.
 # Every phase runs even when an earlier one failed; the summary at the end gives each phase's time and result.
 (cd tests/schema && npm ci --no-audit --no-fund --loglevel=error)
 (cd tests/analyze/browser && npm ci --no-audit --no-fund --loglevel=error)
@@ -137,7 +137,7 @@ build_win() {
 }
 # The background builds, one after another, each leaving DIR/.ci-built (its exit status) for wait_built.
 rm -f build-check/.ci-built build-win/.ci-built build-release/.ci-built build/ci-rest.log build-check/ci-rest.log \
-	build-check/ci-machine.log build-win/ci-rest.log
+	build-check/ci-fuzz.log build-win/ci-rest.log
 background_builds() {
 	local d rc
 	for d in check win release; do
@@ -162,8 +162,6 @@ failed=0
 # 1. The product build's machine tests, alone.
 timed "tests: build, label machine (one at a time)" ctest --test-dir build --output-on-failure -L machine || failed=1
 
-# 2. The sanitizer build's machine tests (one at a time) and everything else of the three builds, at once; each
-# output is shown when all are done.
 leg() { # NAME DIR LOG [CTEST ARGS...]: ctest on DIR with its output in DIR/LOG
 	local name=$1 dir=$2 log=$3
 	shift 3
@@ -175,15 +173,25 @@ rest() { # NAME DIR [CTEST ARGS...]: ctest -jN on DIR with its output in DIR/ci-
 	leg "$name" "$dir" ci-rest.log -j"$jobs" "$@"
 }
 pids=()
-rest "tests: build, the rest (-j$jobs)" build -LE machine &
-pids+=($!)
+# 2. The sanitizer build's machine tests, and its fuzzers beside them at the lowest priority.
+check_ok=0
 if wait_built build-check; then
-	leg "tests: build-check, label machine (one at a time)" build-check ci-machine.log -L machine &
+	check_ok=1
+	nice -n 19 bash -c "$(declare -f timed leg); summary='$summary' leg 'tests: build-check, the fuzzers (nice 19)' \
+		build-check ci-fuzz.log -L fuzz" &
 	pids+=($!)
-	rest "tests: build-check, the rest and the fuzzers (-j$jobs)" build-check -LE machine &
-	pids+=($!)
+	timed "tests: build-check, label machine (one at a time)" \
+		ctest --test-dir build-check --output-on-failure -L machine || failed=1
 else
 	failed=1
+fi
+
+# 3. Everything else, the three builds at once; each output is shown when all are done.
+rest "tests: build, the rest (-j$jobs)" build -LE machine &
+pids+=($!)
+if ((check_ok)); then
+	rest "tests: build-check, the rest (-j$jobs)" build-check -LE 'machine|fuzz' &
+	pids+=($!)
 fi
 win_ok=0
 if [[ -z $win_skip ]] && wait_built build-win; then
@@ -192,8 +200,7 @@ if [[ -z $win_skip ]] && wait_built build-win; then
 	pids+=($!)
 fi
 for p in "${pids[@]}"; do wait "$p" || failed=1; done
-[[ -f build-check/ci-machine.log ]] && echo "run.sh: ---- build-check: the tests labelled machine ----" &&
-	cat build-check/ci-machine.log
+[[ -f build-check/ci-fuzz.log ]] && echo "run.sh: ---- build-check: the fuzzers ----" && cat build-check/ci-fuzz.log
 for d in build build-check build-win; do
 	[[ -f $d/ci-rest.log ]] || continue
 	echo "run.sh: ---- $d: the tests not labelled machine ----"
