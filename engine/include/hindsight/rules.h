@@ -396,6 +396,7 @@ typedef struct {
 	const char *story;   /* one line: what the reason means */
 	const char *verdict; /* the verdict's clause, a template */
 	const char *next;    /* what to look at next, a template; NULL when not given */
+	const char *chain;   /* how it reads as one step of another thread's wake-up chain, a template; NULL: title */
 	const char *match;   /* a PCRE2 pattern the reason's classifier reads, or NULL */
 	const hs_cause_param *params;
 	size_t n_params;

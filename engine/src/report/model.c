@@ -238,6 +238,21 @@ bool hs_rpt_is_etl(const char *path)
 	       !hs_tracedat_sniff(path);
 }
 
+const char *hs_rpt_comm_at(const hs_report *r, int pid, uint64_t ts)
+{
+	const char *before = NULL, *after = NULL;
+	for (size_t i = 0; i < r->n_events; i++) {
+		const hs_rpt_event *e = &r->events[i];
+		if (e->pid != pid || !e->comm[0])
+			continue;
+		if (e->ts <= ts)
+			before = e->comm;
+		else if (!after)
+			after = e->comm;
+	}
+	return before ? before : after;
+}
+
 const char *hs_rpt_who(const hs_rpt_event *e)
 {
 	return e->subject[0] ? e->subject : e->comm;

@@ -297,6 +297,9 @@ void hs_rpt_run_note(hs_report *r, const char *fmt, ...) HS_PRINTF_FMT(2, 3);
 hs_rpt_event *hs_rpt_event_slot(hs_report *r);
 /* Records an exec's time for storms (every exec, kept or not). */
 void hs_rpt_exec_seen(hs_report *r, uint64_t ts);
+/* The name task pid had at ts: its kept event's at or last before ts, else its first after (settled events: each
+ * carries the name its task had then); NULL when no kept event is the task's. */
+const char *hs_rpt_comm_at(const hs_report *r, int pid, uint64_t ts);
 /* Records that task pid was renamed from was to now at ts (copied; past HS_REPORT_MAX_RENAMES dropped). */
 void hs_rpt_rename_seen(hs_report *r, uint64_t ts, int pid, const char *was, const char *now);
 /* A file the input names: path and base name copied; -1 counters (not said). NULL past HS_REPORT_MAX_FILES. */

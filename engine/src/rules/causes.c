@@ -184,6 +184,9 @@ static const hs_key cause_keys[] = {
 	 .doc = "the verdict's clause when this reason dominates, a template"},
 	{"next", HS_KEY_STR, 0, HS_AT(hs_cause_def, next), .fn = cz_template,
 	 .doc = "what to look at next, a template"},
+	{"chain", HS_KEY_STR, 0, HS_AT(hs_cause_def, chain), .fn = cz_template,
+	 .doc = "how the reason reads when a waker spent its time so, as one step of another thread's wake-up chain "
+		"(a template; without it, the title)"},
 	{"match", HS_KEY_STR, 0, HS_AT(hs_cause_def, match), HS_POS_AT(hs_cause_def, match_pos), .fn = cz_match,
 	 .doc = "a PCRE2 pattern the reason's classifier reads (slice, task or system call names)"},
 	{"params", HS_KEY_MAP, 0, .fn = cz_params, .doc = "numbers the reason's classifier reads, by name"},

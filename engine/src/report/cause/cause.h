@@ -133,7 +133,8 @@ void hs_cause_result_free(hs_cause_result *r);
 /* The dominant reason (reasons[0]: the largest, or with a baseline the largest beyond its usual) or NULL. */
 const hs_cause_reason *hs_cause_top(const hs_cause_result *r);
 
-/* Fills a vocabulary template: {time} {share} {culprit} {cpu} {what} {chain} {thread} from reason k. */
+/* Fills a vocabulary template: {time} {share} {culprit} {cpu} {what} {chain} {thread} from reason k (r gives
+ * {thread}; NULL keeps it as written, as a wake-up chain's step has no thread of its own). */
 void hs_cause_fill(const hs_cause_result *r, const hs_cause_reason *k, const char *tmpl, char *out, size_t cap);
 /* "12.3 ms", "1.204 s", "340 us". */
 void hs_cause_fmt_ns(uint64_t ns, char *buf, size_t cap);

@@ -249,12 +249,25 @@ void ca_chain(ca_ctx *c, int32_t waker, uint64_t t0, uint64_t t1, char *out, siz
 		if (i && (pct < (double)c->vocab->mention_pct || i >= 3))
 			break;
 		const hs_cause_def *def = ca_def_of(&d, a->id);
-		char t[32], who[160] = "";
-		ca_fmt_ns(rs[i].ns, t, sizeof t);
-		if (a->has_who && (!a->who.is_task || a->who.tid != waker))
-			hs_cause_culprit_text(&a->who, who, sizeof who);
-		int w = snprintf(out + o, cap - o, "%s%s%s %s (%.0f %%)%s%s", i ? ", " : me.name, i ? "" : ": ",
-				 def && def->title ? def->title : a->id, t, pct, who[0] ? " behind " : "", who);
+		/* the step in the vocabulary's words (its chain template: who the waker waited on, for how long) */
+		hs_cause_reason k;
+		memset(&k, 0, sizeof k);
+		k.id = a->id;
+		k.def = def;
+		k.ns = rs[i].ns;
+		k.share = (double)rs[i].ns / (double)span;
+		k.has_culprit = a->has_who && (!a->who.is_task || a->who.tid != waker);
+		if (k.has_culprit)
+			k.culprit = a->who;
+		snprintf(k.what, sizeof k.what, "%s", a->what);
+		char step[480], t[32];
+		if (def && def->chain)
+			hs_cause_fill(NULL, &k, def->chain, step, sizeof step);
+		else {
+			ca_fmt_ns(rs[i].ns, t, sizeof t);
+			snprintf(step, sizeof step, "%s %s (%.0f %%)", def && def->title ? def->title : a->id, t, pct);
+		}
+		int w = snprintf(out + o, cap - o, "%s%s%s", i ? ", " : me.name, i ? "" : ": ", step);
 		o = w < 0 ? cap : o + (size_t)w;
 		if (a->chain[0] && o + 1 < cap) {
 			w = snprintf(out + o, cap - o, " (and it: %s)", a->chain);

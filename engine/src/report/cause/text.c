@@ -70,7 +70,7 @@ void hs_cause_fill(const hs_cause_result *r, const hs_cause_reason *k, const cha
 			snprintf(v, sizeof v, "%s", k->what);
 		else if (!strcmp(name, "chain"))
 			snprintf(v, sizeof v, "%s%s", k->chain[0] ? "; meanwhile " : "", k->chain);
-		else if (!strcmp(name, "thread")) {
+		else if (!strcmp(name, "thread") && r) {
 			if (r->process[0])
 				snprintf(v, sizeof v, "%s of %s (tid %d)", r->comm, r->process, (int)r->tid);
 			else

@@ -12,10 +12,8 @@ static void find_hitch(hs_report *r)
 		return;
 	char when[32];
 	hs_rpt_fmt_ts(t->first_hit_ns, when, sizeof when);
-	const char *comm = NULL;
-	for (size_t i = 0; i < r->n_events && !comm; i++)
-		if (r->events[i].pid == t->hit_pid)
-			comm = r->events[i].comm;
+	/* its name at the hit: a game started by a script was the shell until its exec */
+	const char *comm = hs_rpt_comm_at(r, (int)t->hit_pid, t->first_hit_ns);
 	hs_rpt_finding *f = hs_rpt_new_finding(r, "frame-hitch", 99, t->first_hit_ns, (int)t->hit_pid);
 	if (!f)
 		return;

@@ -29,10 +29,7 @@ static void find_freeze(hs_report *r)
 		return;
 	size_t last = SIZE_MAX;
 	int tid = last_frame_thread(r, t->hit_pid, t->freeze_start_ns, &last);
-	const char *comm = NULL;
-	for (size_t i = 0; i < r->n_events && !comm; i++)
-		if (r->events[i].pid == (tid > 0 ? tid : t->hit_pid))
-			comm = r->events[i].comm;
+	const char *comm = hs_rpt_comm_at(r, tid > 0 ? tid : (int)t->hit_pid, t->first_hit_ns);
 	hs_rpt_finding *f = hs_rpt_new_finding(r, "app-hang", 99, t->first_hit_ns, (int)t->hit_pid);
 	if (!f)
 		return;
