@@ -53,6 +53,20 @@ bool hs_ftfilter_check(const char *filter, const hs_ruleset *rs, const hs_cat_ev
 extern const hs_keytable hs_causes_t, hs_cause_t;
 void hs_rules_cat_causes(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj);
 
+/* The semantic checks' state (rules/check.c), and the triggers' checks of one platform (rules/check_triggers.c). */
+typedef struct {
+	hs_ruleset *rs;
+	hs_diags *d;
+	hs_arena *arena;
+} hs_checker;
+void hs_rules_check_triggers(hs_checker *C, hs_platform plat);
+
+/* A profile's triggers: their tables and the platform section keys that read them (rules/triggers.c). */
+extern const hs_keytable hs_trigger_defaults_t, hs_trigger_t;
+void hs_rules_trigger_defaults(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok,
+			       void *obj);
+void hs_rules_triggers(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj);
+
 /* The fleet signature rules' tables and the catalog key that reads them (rules/fleet.c). */
 extern const hs_keytable hs_fleet_t, hs_fleet_symptom_t, hs_fleet_culprit_t;
 void hs_rules_cat_fleet(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj);
