@@ -14,7 +14,7 @@
  * fsyncs and exits. Every fork's parent is that shell, every exec a task the
  * fork made (/bin/true, sleep, sync). */
 typedef struct {
-	size_t forks, forks_ok, execs, execs_ok, no_fields, missing_ok;
+	size_t forks, forks_ok, execs, execs_ok, execs_named, no_fields, missing_ok;
 	uint64_t last_ts;
 	int errors;
 } seen;
@@ -54,6 +54,15 @@ static void on_event(void *ctx, const hs_key_event *ev)
 			s->execs_ok++;
 		else if (s->errors++ < 5)
 			fprintf(stderr, "FAIL: exec pid %d: pid %" PRId64 " filename '%s'\n", ev->pid, pid, buf);
+		/* The event names its own fields, from the file's format: filename (text), pid, old_pid. */
+		char names[8][32];
+		bool is_str[8];
+		size_t n = ev->fields->names ? ev->fields->names(ev, names, is_str, 8) : 0;
+		if (n == 3 && !strcmp(names[0], "filename") && is_str[0] && !strcmp(names[1], "pid") && !is_str[1] &&
+		    !strcmp(names[2], "old_pid") && !is_str[2] && ev->fields->names(ev, names, is_str, 1) == 1)
+			s->execs_named++;
+		else if (s->errors++ < 5)
+			fprintf(stderr, "FAIL: exec pid %d: %zu field names, the first '%s'\n", ev->pid, n, n ? names[0] : "");
 	}
 	/* No such field; a string is not a number and a number not a string. */
 	if (!ev->fields->num(ev, "no_such_field", &v) && !ev->fields->str(ev, "no_such_field", buf, sizeof buf) &&
@@ -146,10 +155,11 @@ int main(int argc, char **argv)
 			fail = 1;
 		}
 	}
-	printf("forks %zu (fields ok %zu), execs %zu (fields ok %zu), missing fields refused on %zu events, "
+	printf("forks %zu (fields ok %zu), execs %zu (fields ok %zu, named %zu), missing fields refused on %zu events, "
 	       "no fields %zu, errors %d\n",
-	       s.forks, s.forks_ok, s.execs, s.execs_ok, s.missing_ok, s.no_fields, s.errors);
-	if (!s.forks || s.forks_ok != s.forks || !s.execs || s.execs_ok != s.execs || s.no_fields || s.errors ||
+	       s.forks, s.forks_ok, s.execs, s.execs_ok, s.execs_named, s.missing_ok, s.no_fields, s.errors);
+	if (!s.forks || s.forks_ok != s.forks || !s.execs || s.execs_ok != s.execs || s.execs_named != s.execs ||
+	    s.no_fields || s.errors ||
 	    !s.missing_ok)
 		fail = 1;
 	ops->free(b);

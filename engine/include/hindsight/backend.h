@@ -43,6 +43,11 @@ typedef struct {
 	/* String fields (char arrays, __data_loc strings): NUL-terminated into
 	 * buf, cut at cap - 1 bytes. */
 	bool (*str)(const hs_key_event *ev, const char *field, char *buf, size_t cap);
+	/* The event's payload fields in its format's order (common_* left out): up to cap names into names, each
+	 * with whether str reads it; returns how many it gave. NULL when the backend has no formats of its own to
+	 * say (ETW: the catalog's `formats:` name them). A live event's fields are named by the event itself, never
+	 * by the host: a replayed trace.dat from another kernel says its own. */
+	size_t (*names)(const hs_key_event *ev, char (*names)[32], bool *is_str, size_t cap);
 	void *ctx;
 } hs_key_fields;
 

@@ -99,6 +99,11 @@ hs_status hs_tracedat_foreach(hs_tracedat *td, hs_tracedat_record_fn fn, void *c
 bool hs_tracedat_field_int(const hs_tracedat_record *r, const char *field, int64_t *out);
 bool hs_tracedat_field_str(const hs_tracedat_record *r, const char *field, char *buf, size_t cap);
 
+/* The payload fields of event id in its format's order (common_* left out): up to cap names (each under 32
+ * bytes; longer ones are left out) into names, each with whether hs_tracedat_event_field_str reads it as text (a
+ * char array or a dynamic char string). Returns how many it gave; 0 for an unknown id. */
+size_t hs_tracedat_event_field_names(const hs_tracedat *td, int id, char (*names)[32], bool *is_str, size_t cap);
+
 /* The same on a payload kept past its callback (a copy of a record's data and
  * size, `id` its hs_tracedat_record.id), through the open reader's formats.
  * A trailing char array of no declared size (ftrace/print's `buf`, the text of

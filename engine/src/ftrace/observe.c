@@ -82,6 +82,22 @@ static bool field_str(const hs_key_event *ev, const char *name, char *buf, size_
 	return true;
 }
 
+/* The record's own payload fields, from the backend's event formats (the running kernel's). */
+static size_t field_names(const hs_key_event *ev, char (*names)[32], bool *is_str, size_t cap)
+{
+	const fields_ctx *c = ev->fields->ctx;
+	size_t n = 0;
+	for (struct tep_format_field *f = c->te ? c->te->format.fields : NULL; f && n < cap; f = f->next) {
+		if (!f->name || strlen(f->name) >= sizeof names[0] || !strncmp(f->name, "common_", 7))
+			continue;
+		strcpy(names[n], f->name);
+		is_str[n] = (f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC | TEP_FIELD_IS_STRING)) && f->type &&
+			    strstr(f->type, "char");
+		n++;
+	}
+	return n;
+}
+
 /* Hands every event of one sub-buffer, as read from the ring, to the observer. */
 void hs_ftrace_observe(hs_backend *b, size_t si, unsigned cpu, void *page, bool copy)
 {
@@ -99,7 +115,7 @@ void hs_ftrace_observe(hs_backend *b, size_t si, unsigned cpu, void *page, bool 
 		memcpy(&pid, (char *)d + 4, sizeof(pid));
 		struct tep_event *te = tep_find_event(b->tep, type);
 		fields_ctx fc = {.te = te};
-		hs_key_fields kf = {.num = field_num, .str = field_str, .ctx = &fc};
+		hs_key_fields kf = {.num = field_num, .str = field_str, .names = field_names, .ctx = &fc};
 		hs_key_event ev = {.session = si,
 				   .cpu = cpu,
 				   .ts_ns = ts,

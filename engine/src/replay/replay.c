@@ -687,6 +687,12 @@ static bool rp_field_str(const hs_key_event *ev, const char *field, char *buf, s
 	return hs_tracedat_event_field_str(c->r->td, c->id, ev->raw, ev->raw_len, field, buf, cap);
 }
 
+static size_t rp_field_names(const hs_key_event *ev, char (*names)[32], bool *is_str, size_t cap)
+{
+	const rp_fields_ctx *c = ev->fields->ctx;
+	return c->r->td ? hs_tracedat_event_field_names(c->r->td, c->id, names, is_str, cap) : 0;
+}
+
 static hs_status deliver(hs_replay *r, size_t idx)
 {
 	const rp_rec *rec = &r->recs[idx];
@@ -715,7 +721,7 @@ static hs_status deliver(hs_replay *r, size_t idx)
 		if (r->fn) {
 			const rp_kind *k = &r->kinds[rec->kind];
 			rp_fields_ctx fc = {.r = r, .id = k->id};
-			hs_key_fields kf = {.num = rp_field_num, .str = rp_field_str, .ctx = &fc};
+			hs_key_fields kf = {.num = rp_field_num, .str = rp_field_str, .names = rp_field_names, .ctx = &fc};
 			hs_key_event ev = {.session = i, .cpu = rec->cpu, .ts_ns = rec->ts_ns, .system = k->system,
 					   .name = k->name, .pid = rec->pid, .raw = r->raw + rec->raw_off,
 					   .raw_len = rec->raw_len, .fields = &kf};

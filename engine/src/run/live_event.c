@@ -26,6 +26,7 @@ typedef struct {
 	char fields[HS_LIVE_MAX_FIELDS][32];
 	bool is_str[HS_LIVE_MAX_FIELDS];
 	size_t n_fields;
+	bool named; /* the fields are the event's own (its format, through the backend), asked once */
 } cat_entry;
 
 struct hs_live_catalog {
@@ -38,52 +39,12 @@ struct hs_live_catalog {
 	} comm[HS_LIVE_COMM_CACHE];
 };
 
-#ifndef _WIN32
-/* The payload fields of events/<system>/<name>/format ("field:int sig;
- * offset:8; ..."), common_* left out: a string is a char array or a
- * __data_loc char[]. */
-static void read_format(cat_entry *ce)
-{
-	char *text = tracefs_event_file_read(NULL, ce->system, ce->name, "format", NULL);
-	if (!text)
-		return;
-	char *save = NULL;
-	for (char *line = strtok_r(text, "\n", &save); line && ce->n_fields < HS_LIVE_MAX_FIELDS;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *f = strstr(line, "field:");
-		char *semi = f ? strchr(f, ';') : NULL;
-		if (!semi)
-			continue;
-		*semi = 0;
-		f += 6;
-		/* the name is the declaration's last word, without [N] */
-		char *br = strchr(f, '[');
-		bool array = br != NULL;
-		char *end = semi, *sp = strrchr(f, ' ');
-		if (br && sp && sp < br) {
-			/* "char comm[16]": the name before the bracket */
-			end = br;
-		}
-		char *nm = end;
-		while (nm > f && nm[-1] != ' ' && nm[-1] != '\t')
-			nm--;
-		size_t len = (size_t)(end - nm);
-		if (!len || len >= sizeof ce->fields[0] || !strncmp(nm, "common_", 7))
-			continue;
-		memcpy(ce->fields[ce->n_fields], nm, len);
-		ce->fields[ce->n_fields][len] = 0;
-		ce->is_str[ce->n_fields] = strstr(f, "char") && (array || strstr(f, "__data_loc"));
-		ce->n_fields++;
-	}
-	free(text);
-}
-#endif
 
-/* Windows: the field names of the event's manifest template from the
- * catalog's `formats:` (rules/providers/windows-formats.yaml; the newest
- * version), read at the event through TDH (hs_key_event.fields). Fields of
- * types TDH gives no number or text for here (pointers, times, GUIDs, SIDs,
- * binary) are left out. Classic (kernel) events have none. */
+/* The field names of the event from the catalog's `formats:` (Windows: the manifest template's,
+ * rules/providers/windows-formats.yaml, the newest version, read at the event through TDH; Linux:
+ * rules/providers/linux-formats.yaml), until the event names its own (the backend's formats: hs_key_fields.names).
+ * Windows fields of types TDH gives no number or text for here (pointers, times, GUIDs, SIDs, binary) are left
+ * out. Classic (kernel) events have none. */
 static void catalog_fields(cat_entry *ce, const hs_provider *pr)
 {
 	if (ce->pe->has_classic_guid || ce->pe->id < 0)
@@ -99,8 +60,9 @@ static void catalog_fields(cat_entry *ce, const hs_provider *pr)
 				const hs_cat_field *cf = &e->fields[f];
 				const char *t = cf->type ? cf->type : "";
 				bool str = hs_cat_field_is_string(cf);
-				bool num = !strncmp(t, "win:Int", 7) || !strncmp(t, "win:UInt", 8) ||
-					   !strncmp(t, "win:HexInt", 10) || !strcmp(t, "win:Boolean");
+				bool num = strncmp(t, "win:", 4) != 0 || !strncmp(t, "win:Int", 7) ||
+					   !strncmp(t, "win:UInt", 8) || !strncmp(t, "win:HexInt", 10) ||
+					   !strcmp(t, "win:Boolean");
 				if (str != (strings == 1) || (!str && !num) || strlen(cf->name) >= sizeof ce->fields[0])
 					continue;
 				strcpy(ce->fields[ce->n_fields], cf->name);
@@ -140,12 +102,7 @@ hs_live_catalog *hs_live_catalog_new(const hs_plan *plan)
 				ce->system = system;
 				ce->name = pp->events[k].name;
 				ce->pe = &pp->events[k];
-#ifndef _WIN32
-				if (plan->platform == HS_PLATFORM_LINUX)
-					read_format(ce);
-#endif
-				if (plan->platform == HS_PLATFORM_WINDOWS)
-					catalog_fields(ce, pp->provider);
+				catalog_fields(ce, pp->provider);
 			}
 		}
 	}
@@ -172,7 +129,7 @@ uint64_t hs_live_wall_ms(void)
 #endif
 }
 
-static const cat_entry *find(const hs_live_catalog *c, size_t session, const char *system, const char *name)
+static cat_entry *find(hs_live_catalog *c, size_t session, const char *system, const char *name)
 {
 	/* Tens of entries: a scan costs less than hashing two strings. */
 	for (size_t i = 0; i < c->n; i++)
@@ -261,7 +218,19 @@ void hs_live_event_fill(hs_live_catalog *c, const hs_key_event *ev, uint64_t now
 	copy_str(out->name, sizeof out->name, ev->name ? ev->name : "");
 	out->n_fields = 0;
 	out->story = out->alert = NULL;
-	const cat_entry *ce = ev->system && ev->name ? find(c, ev->session, ev->system, ev->name) : NULL;
+	cat_entry *ce = ev->system && ev->name ? find(c, ev->session, ev->system, ev->name) : NULL;
+	if (ce && !ce->named && ev->fields && ev->fields->names) {
+		/* the event's own format, once: what this kernel (or the replayed file) records, whatever the catalog */
+		ce->named = true;
+		char names[HS_LIVE_MAX_FIELDS][32];
+		bool is_str[HS_LIVE_MAX_FIELDS];
+		size_t n = ev->fields->names(ev, names, is_str, HS_LIVE_MAX_FIELDS);
+		if (n) {
+			memcpy(ce->fields, names, sizeof names);
+			memcpy(ce->is_str, is_str, sizeof is_str);
+			ce->n_fields = n;
+		}
+	}
 	const char *comm = NULL, *file = NULL;
 	if (ce) {
 		out->story = ce->pe->story;

@@ -431,6 +431,21 @@ static struct tep_format_field *event_field(const hs_tracedat *td, int id, const
 	return ev ? tep_find_field(ev, name) : NULL;
 }
 
+size_t hs_tracedat_event_field_names(const hs_tracedat *td, int id, char (*names)[32], bool *is_str, size_t cap)
+{
+	struct tep_event *ev = td && td->m.tep ? tep_find_event(td->m.tep, id) : NULL;
+	size_t n = 0;
+	for (struct tep_format_field *f = ev ? ev->format.fields : NULL; f && n < cap; f = f->next) {
+		if (!f->name || strlen(f->name) >= sizeof names[0] || !strncmp(f->name, "common_", 7))
+			continue;
+		strcpy(names[n], f->name);
+		is_str[n] = (f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC | TEP_FIELD_IS_STRING)) && f->type &&
+			    strstr(f->type, "char");
+		n++;
+	}
+	return n;
+}
+
 bool hs_tracedat_event_field_int(const hs_tracedat *td, int id, const void *data, size_t size, const char *field,
 				 int64_t *out)
 {
@@ -663,6 +678,12 @@ bool hs_tracedat_field_str(const hs_tracedat_record *r, const char *field, char 
 	if (cap)
 		buf[0] = '\0';
 	return false;
+}
+
+size_t hs_tracedat_event_field_names(const hs_tracedat *td, int id, char (*names)[32], bool *is_str, size_t cap)
+{
+	(void)td, (void)id, (void)names, (void)is_str, (void)cap;
+	return 0;
 }
 
 bool hs_tracedat_event_field_int(const hs_tracedat *td, int id, const void *data, size_t size, const char *field,
