@@ -117,7 +117,7 @@ static void test_windows_live_fields(void)
 				system = plan->sessions[i].providers[p].provider->name;
 			}
 	CHECK(session != SIZE_MAX);
-	hs_live_catalog *cat = hs_live_catalog_new(plan);
+	hs_live_catalog *cat = hs_live_catalog_new(plan, false);
 	CHECK(cat != NULL);
 	hs_key_fields kf = {.num = fake_num, .str = fake_str};
 	hs_key_event ev = {.session = session, .ts_ns = 5, .system = system, .name = "ProcessStop", .pid = 4242,

@@ -31,6 +31,7 @@ typedef struct {
 
 struct hs_live_catalog {
 	const hs_plan *plan;
+	bool host_tasks; /* a task no event named may be looked up on this machine */
 	cat_entry *e;
 	size_t n;
 	struct {
@@ -73,12 +74,13 @@ static void catalog_fields(cat_entry *ce, const hs_provider *pr)
 	}
 }
 
-hs_live_catalog *hs_live_catalog_new(const hs_plan *plan)
+hs_live_catalog *hs_live_catalog_new(const hs_plan *plan, bool host_tasks)
 {
 	hs_live_catalog *c = calloc(1, sizeof *c);
 	if (!c)
 		return NULL;
 	c->plan = plan;
+	c->host_tasks = host_tasks;
 	size_t n = 0;
 	for (size_t s = 0; s < plan->n_sessions; s++)
 		for (size_t p = 0; p < plan->sessions[s].n_providers; p++)
@@ -185,6 +187,8 @@ static void lookup_comm(hs_live_catalog *c, int pid, char *out, size_t cap)
 		copy_str(out, cap, c->comm[slot].comm);
 		return;
 	}
+	if (!c->host_tasks)
+		return; /* a replay's pid is another time's task: not this machine's */
 #ifndef _WIN32
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/comm", pid);

@@ -47,8 +47,11 @@ typedef struct {
 typedef struct hs_live_catalog hs_live_catalog;
 
 /* The plan's key events (file-circular sessions) with their stories, alerts
- * and field names. NULL only when out of memory. */
-hs_live_catalog *hs_live_catalog_new(const hs_plan *plan);
+ * and field names. host_tasks: the events are this machine's now (kernel
+ * sessions), so a task no event named is looked up in /proc and the kernel's
+ * saved comms; false for a replay, whose pids are another time's (its names
+ * come from its events only). NULL only when out of memory. */
+hs_live_catalog *hs_live_catalog_new(const hs_plan *plan, bool host_tasks);
 void hs_live_catalog_free(hs_live_catalog *c);
 
 /* Copies what ev says into out (the observer's one call per event). now_ns:

@@ -382,7 +382,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 		msg = &run_live_msg;
 		backend_msg = &backend_live_msg;
 	}
-	if ((live || jsonl) && !(cat = hs_live_catalog_new(plan))) {
+	if ((live || jsonl) && !(cat = hs_live_catalog_new(plan, ops->kernel))) {
 		hs_msg_say(msg, HS_MSG_ERROR, "run", "cannot set up the live view: out of memory");
 		goto fail;
 	}
