@@ -609,8 +609,11 @@ static int bench_snapshot(const hs_plan *plan, size_t si, double fill_s, bool tc
 	 * the backends: the engine leaves its own process and every child it
 	 * forks later out of its instances (set_event_notrace_pid with
 	 * event-fork), and this process is the engine here. */
+	/* The load's own bound, only for a bench that dies without stopping it: the bench stops it once the rings
+	 * wrapped. Sizing four rings under this load took 1-62 s each here (the kernel allocates the pages while
+	 * the load runs), and a bound of fill_s + 60 from the load's start ended it before the last ring filled. */
 	char secs[32];
-	snprintf(secs, sizeof(secs), "%.0fs", fill_s + 60);
+	snprintf(secs, sizeof(secs), "%.0fs", fill_s + 600);
 	bool stress = have_stress_ng();
 	int fds[2] = {-1, -1};
 	pid_t load = -1;
@@ -632,7 +635,7 @@ static int bench_snapshot(const hs_plan *plan, size_t si, double fill_s, bool tc
 		       "(at most %.0f s)\n",
 		       fill_s);
 		fflush(stdout);
-		load = start_exec_loop(cpus, fill_s + 60, 0, fds[1]);
+		load = start_exec_loop(cpus, fill_s + 600, 0, fds[1]);
 		close(fds[1]);
 		fds[1] = -1;
 	}
