@@ -277,8 +277,11 @@ static int run_frames(pid_t child, int go_w, hs_backend *b, size_t ring_i, round
  * Its output goes to load.log in the run directory, shown if it fails. */
 static bool start_fill(double fill_s, char *log, size_t log_len)
 {
+	/* Only a bound for a bench that dies without stopping it (fill_ring stops it once the ring wrapped): the
+	 * recorder starts after the load, and sizing its 256 MB ring under this load took up to 45 s here, so
+	 * fill_s + 30 from the load's start ended the load before the ring filled (an INVALID round). */
 	char secs[32];
-	snprintf(secs, sizeof(secs), "%.0fs", fill_s + 30);
+	snprintf(secs, sizeof(secs), "%.0fs", fill_s + 600);
 	snprintf(log, log_len, "%s/load.log", g_dir);
 	char *stress[] = {"stress-ng", "--switch", "2", "--fork", "2", "-t", secs, "--temp-path", g_dir, NULL};
 	char *shell[] = {"sh", "-c", "for i in 1 2; do (while :; do /bin/true; done) & done; wait", NULL};
