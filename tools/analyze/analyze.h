@@ -51,7 +51,6 @@ typedef struct {
 int analyze_load_rules(const analyze_opts *o, analyze_rules *out);
 void analyze_free_rules(analyze_rules *r);
 /* "Process", "Thread", ... for a kernel group, or NULL (for hs_event_names). */
-const char *analyze_kernel_group_name(uint8_t group);
 /* ISO 8601 UTC with 100 ns digits, "-" for 0. */
 void analyze_format_filetime(uint64_t ft, char *buf, size_t cap);
 

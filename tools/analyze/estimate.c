@@ -52,7 +52,7 @@ int analyze_estimate(const analyze_opts *o)
 	int rc = analyze_load_rules(o, &rules);
 	if (rc)
 		return rc;
-	hs_estimate_read_opts ro = {.rules = rules.rules, .kernel_group_name = analyze_kernel_group_name, .probe = true};
+	hs_estimate_read_opts ro = {.rules = rules.rules, .probe = true};
 	hs_estimate_trace *t = NULL;
 	hs_status st = hs_estimate_read(o->file, &ro, &t);
 	if (!t) {

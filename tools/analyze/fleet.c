@@ -190,7 +190,6 @@ static void build_snapshot(fleet *f, const char *dir, const char *report_path)
 		.default_rules = "stutter.yaml",
 		.argv0 = f->o->argv0,
 		.generator = "hindsight analyze fleet",
-		.kernel_group_name = analyze_kernel_group_name,
 		.msg = &msg,
 		.progress = on_report_progress,
 		.progress_ctx = &bp,

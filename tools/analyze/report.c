@@ -45,7 +45,6 @@ int analyze_report(const analyze_opts *o)
 		.argv0 = o->argv0,
 		.outdir = o->output,
 		.generator = "hindsight analyze report",
-		.kernel_group_name = analyze_kernel_group_name,
 		.msg = &msg,
 		.progress = on_progress,
 		.progress_ctx = &ps,

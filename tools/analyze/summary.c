@@ -131,7 +131,7 @@ int analyze_summary(const analyze_opts *o)
 	top = calloc(n + 1, sizeof(*top));
 	if (hs_event_counts_failed(c.counts) || !lines || !top)
 		goto oom;
-	hs_event_names names = {rules.rules, analyze_kernel_group_name};
+	hs_event_names names = {rules.rules};
 	for (size_t i = 0; i < n; i++)
 		describe(&names, hs_event_counts_at(c.counts, i), &lines[i]);
 	qsort(lines, n, sizeof(*lines), cmp_provider_then_count);

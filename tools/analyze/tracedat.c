@@ -218,8 +218,8 @@ int analyze_summary_tracedat(const analyze_opts *o)
 	memcpy(top, rows, n * sizeof(*top));
 	qsort(top, n, sizeof(*top), cmp_row_count);
 	const hs_tracedat_info *info = hs_tracedat_get_info(td);
-	/* Kernel groups are ETL's: ftrace events are named by their system's catalog provider. */
-	hs_event_names names = {rules.rules, NULL};
+	/* ftrace events are named by their system's catalog provider */
+	hs_event_names names = {rules.rules};
 	char t0[32], t1[32];
 	analyze_format_clock_ns(t.first, t0, sizeof t0);
 	analyze_format_clock_ns(t.last, t1, sizeof t1);

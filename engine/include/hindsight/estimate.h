@@ -68,8 +68,6 @@ typedef struct {
 
 typedef struct {
 	const hs_ruleset *rules; /* catalogs for provider and event names; may be NULL */
-	/* ETL kernel event groups ("Process" for 0x03); may be NULL */
-	const char *(*kernel_group_name)(uint8_t group);
 	/* trace.dat: passed to hs_tracedat_open_ex, which ignores it since the
 	 * reader checks what it reads (no forked probe child any more). */
 	bool probe;

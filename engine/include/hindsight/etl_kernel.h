@@ -285,6 +285,10 @@ typedef struct {
 } hs_etl_ready_thread;
 bool hs_etl_decode_ready_thread(const hs_etl_record *r, hs_etl_ready_thread *out);
 
+/* The name ETW gives kernel event group `group` (the high byte of a classic HookId: 0x03 "Process"), or NULL for
+ * a group it does not name. Static string. */
+const char *hs_etl_kernel_group_name(uint8_t group);
+
 /* The name of an NTSTATUS a crash report spells out ("STATUS_ACCESS_VIOLATION"),
  * or NULL for one it prints only as hex. Static string. */
 const char *hs_ntstatus_name(uint32_t status);

@@ -25,12 +25,7 @@ const hs_provider *hs_event_find_provider_guid(const hs_ruleset *rs, const hs_gu
 const hs_provider *hs_event_find_provider_system(const hs_ruleset *rs, const char *system);
 
 typedef struct {
-	const hs_ruleset *rules; /* catalogs; may be NULL */
-	/* "Process" for kernel group 0x03, ...; NULL shows groups by number only. The
-	 * names are not in the library: its policy check (tests/policy) keeps names
-	 * that catalogs also use (ImageLoad, StackWalk) out of engine/ C, so
-	 * `analyze` supplies them (analyze_kernel_group_name). */
-	const char *(*kernel_group_name)(uint8_t group);
+	const hs_ruleset *rules; /* catalogs; may be NULL. Kernel groups: hs_etl_kernel_group_name */
 } hs_event_names;
 
 /* The label sizes `analyze summary` has always shown (longer names are cut):

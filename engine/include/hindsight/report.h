@@ -57,8 +57,6 @@ typedef struct {
 	const char *ruleset_path;
 	const char *outdir;    /* where hs_report_write puts the files (made when missing); NULL: beside the input */
 	const char *generator; /* report.json's "generator"; NULL: "hindsight report" */
-	/* The .etl kernel groups' names (hs_event_names.kernel_group_name); NULL shows their numbers. */
-	const char *(*kernel_group_name)(uint8_t group);
 	/* The trace.dat files were written by the caller itself (a running engine's snapshot): they are opened
 	 * without the reader's forked probe (hindsight/tracedat.h, hs_tracedat_open_ex). */
 	bool own_files;

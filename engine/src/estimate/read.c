@@ -202,7 +202,7 @@ static hs_status finish(tally *t)
 	if (!rows)
 		return HS_ENOMEM;
 	/* The names `analyze summary` shows for the same events. */
-	hs_event_names names = {t->opts->rules, t->opts->kernel_group_name};
+	hs_event_names names = {t->opts->rules};
 	for (size_t i = 0; i < m; i++) {
 		const hs_event_count *n = hs_event_counts_at(t->counts, i);
 		hs_event_label lab;

@@ -636,6 +636,40 @@ bool hs_etl_decode_process_stop(const hs_etl_record *r, hs_etl_process_stop *out
 	return true;
 }
 
+/* Kernel event groups (the high byte of a HookId, EVENT_TRACE_GROUP_* >> 8): their names are fixed by the format. */
+const char *hs_etl_kernel_group_name(uint8_t group)
+{
+	switch (group) {
+	case 0x00: return "EventTrace";
+	case 0x01: return "DiskIo";
+	case 0x02: return "PageFault";
+	case 0x03: return "Process";
+	case 0x04: return "FileIo";
+	case 0x05: return "Thread";
+	case 0x06: return "TcpIp";
+	case 0x07: return "Job";
+	case 0x08: return "UdpIp";
+	case 0x09: return "Registry";
+	case 0x0A: return "DbgPrint";
+	case 0x0B: return "EventTraceConfig";
+	case 0x0C: return "Pool";
+	case 0x0F: return "PerfInfo";
+	case 0x10: return "Heap";
+	case 0x11: return "Object";
+	case 0x12: return "Power";
+	case 0x13: return "Modbound";
+	case 0x14: return "ImageLoad";
+	case 0x15: return "Dpc";
+	case 0x17: return "Cc";
+	case 0x18: return "StackWalk";
+	case 0x1A: return "ALPC";
+	case 0x1B: return "SplitIo";
+	case 0x20: return "ThreadPool";
+	case 0x22: return "Hypervisor";
+	}
+	return NULL;
+}
+
 const char *hs_ntstatus_name(uint32_t status)
 {
 	switch (status) {

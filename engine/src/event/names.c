@@ -1,5 +1,6 @@
 /* event/names.c: names for event identities, from the rules' catalogs, the kernel groups and the trace's own names. */
 #include "hindsight/event_names.h"
+#include "hindsight/etl_kernel.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -33,7 +34,7 @@ void hs_event_names_label(const hs_event_names *n, const hs_event_key *k, const 
 	char g[37];
 	switch (k->cls) {
 	case HS_EVCLS_KERNEL: {
-		const char *gn = n && n->kernel_group_name ? n->kernel_group_name(k->group) : NULL;
+		const char *gn = hs_etl_kernel_group_name(k->group);
 		if (gn)
 			snprintf(out->provider, sizeof out->provider, "kernel %s (0x%02x)", gn, k->group);
 		else

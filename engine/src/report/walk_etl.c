@@ -379,7 +379,6 @@ void hs_rpt_walk_etl(hs_report *r, size_t fi, const hs_ruleset *rules)
 		f->missed = h->events_lost;
 	etl_walk w = {.r = r, .fi = fi, .rules = rules, .etl = etl, .h = h};
 	w.namer.rules = rules;
-	w.namer.kernel_group_name = r->opts.kernel_group_name;
 	size_t first_event = r->n_events;
 	hs_etl_foreach(etl, HS_ETL_TIME_ORDER, on_record, &w);
 	if (r->opts.progress)
