@@ -8,6 +8,7 @@
 #include "hindsight/event.h"
 #include "hindsight/event_counts.h"
 #include "hindsight/event_names.h"
+#include "hindsight/plan.h"
 
 enum { TOP_EVENTS = 15 };
 
@@ -100,16 +101,13 @@ static void mode_names(uint32_t m, char *buf, size_t cap)
 		snprintf(buf, cap, "-");
 }
 
-static const char *clock_name(uint32_t c)
-{
-	return c == 2 ? "system time" : c == 3 ? "CPU cycles" : "QPC";
-}
 
 int analyze_summary(const analyze_opts *o)
 {
 	if (hs_tracedat_sniff(o->file))
 		return analyze_summary_tracedat(o);
 	analyze_rules rules;
+	char cb[24]; /* an unknown clock's name */
 	int rc = analyze_load_rules(o, &rules);
 	if (rc)
 		return rc;
@@ -161,7 +159,7 @@ int analyze_summary(const analyze_opts *o)
 		hs_json_kstr(&j, "log_file_name", h->log_file_name);
 		hs_json_kuint(&j, "log_file_mode", h->log_file_mode);
 		hs_json_kstr(&j, "log_file_mode_names", mode);
-		hs_json_kstr(&j, "clock", clock_name(h->clock_type));
+		hs_json_kstr(&j, "clock", hs_etw_clock_name(h->clock_type, cb, sizeof cb));
 		hs_json_kuint(&j, "pointer_size", h->pointer_size);
 		hs_json_kuint(&j, "build", h->provider_version);
 		hs_json_kuint(&j, "cpus", h->cpus);
@@ -197,7 +195,7 @@ int analyze_summary(const analyze_opts *o)
 		hs_sb_printf(&sb, "log file:  %s\n", h->log_file_name[0] ? h->log_file_name : "(none)");
 		hs_sb_printf(&sb, "mode:      0x%08x %s\n", h->log_file_mode, mode);
 		hs_sb_printf(&sb, "machine:   Windows build %u, %u CPUs, %u-bit logger, clock %s\n", h->provider_version,
-			     h->cpus, h->pointer_size * 8, clock_name(h->clock_type));
+			     h->cpus, h->pointer_size * 8, hs_etw_clock_name(h->clock_type, cb, sizeof cb));
 		hs_sb_printf(&sb, "time:      %s .. %s (%.3f s)\n", t0, t1, span);
 		hs_sb_printf(&sb, "buffers:   %zu (%zu compressed, %zu flagged lost)\n", nb, compressed,
 			     hs_etl_lost_flagged_buffers(etl));

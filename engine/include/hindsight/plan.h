@@ -149,6 +149,11 @@ typedef struct {
 hs_status hs_plan_build(const hs_ruleset *rs, hs_platform platform, const hs_plan_opts *opts, hs_plan **out);
 void hs_plan_free(hs_plan *plan);
 
+/* The name of an ETW clock (Wnode.ClientContext, and an .etl logfile header's ClockType): 1 "QPC", 2 "system
+ * time", 3 "CPU cycle counter"; any other value "clock N" into buf. The one wording the plan, the reports and
+ * analyze summary use. */
+const char *hs_etw_clock_name(uint32_t client_context, char *buf, size_t cap);
+
 /* Human-readable plan with every parameter and story. */
 hs_status hs_plan_print_text(const hs_plan *plan, FILE *out);
 /* The same as one JSON document. */

@@ -49,9 +49,15 @@ static void keyword_names(const hs_provider *p, uint64_t mask, hs_strbuf *sb)
 		}
 }
 
-static const char *clock_name(uint32_t c)
+const char *hs_etw_clock_name(uint32_t c, char *buf, size_t cap)
 {
-	return c == HS_ETW_CLOCK_SYSTEM ? "system time" : c == HS_ETW_CLOCK_CYCLE ? "CPU cycle counter" : "QPC";
+	switch (c) {
+	case HS_ETW_CLOCK_QPC: return "QPC";
+	case HS_ETW_CLOCK_SYSTEM: return "system time";
+	case HS_ETW_CLOCK_CYCLE: return "CPU cycle counter";
+	}
+	snprintf(buf, cap, "clock %u", c);
+	return buf;
 }
 
 static void mb(hs_strbuf *sb, uint64_t bytes)
@@ -87,7 +93,9 @@ static void text_windows_session(hs_strbuf *sb, const hs_plan_session *ps)
 	hs_sb_printf(sb, "    Wnode.BufferSize     %u (%u + two 1024-WCHAR names)\n", e->wnode_buffer_size,
 		  HS_SIZEOF_EVENT_TRACE_PROPERTIES);
 	hs_sb_printf(sb, "    Wnode.Flags          0x%08x WNODE_FLAG_TRACED_GUID\n", e->wnode_flags);
-	hs_sb_printf(sb, "    Wnode.ClientContext  %u (%s)\n", e->client_context, clock_name(e->client_context));
+	char cb[24];
+	hs_sb_printf(sb, "    Wnode.ClientContext  %u (%s)\n", e->client_context,
+		     hs_etw_clock_name(e->client_context, cb, sizeof cb));
 	hs_sb_printf(sb, "    BufferSize           %u KB\n", e->buffer_size_kb);
 	hs_sb_printf(sb, "    MinimumBuffers       %u\n", e->min_buffers);
 	hs_sb_printf(sb, "    MaximumBuffers       %u\n", e->max_buffers);

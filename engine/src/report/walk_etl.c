@@ -10,6 +10,7 @@
 #include "hindsight/etl_kernel.h"
 #include "hindsight/event.h"
 #include "hindsight/event_names.h"
+#include "hindsight/plan.h"
 #include "hindsight/text.h"
 #include "report/model.h"
 
@@ -55,15 +56,20 @@ static uint64_t etl_ns(const hs_etl_header *h, int64_t ts)
 	return (t / f) * 1000000000ull + (t % f) * 1000000000ull / f;
 }
 
-static const char *clock_name(const hs_etl_header *h)
+/* The clock the times are on: the header's, unless it lacks the rate to convert it (then the reader keeps system
+ * time, 100 ns since 1601). */
+static uint32_t clock_in_use(const hs_etl_header *h)
+{
+	if (h->valid && ((h->clock_type == 1 && h->perf_freq) || (h->clock_type == 3 && h->cpu_mhz)))
+		return h->clock_type;
+	return 2;
+}
+
+static const char *clock_name(const hs_etl_header *h, char *buf, size_t cap)
 {
 	if (!h->valid)
 		return "system time (100 ns since 1601; the file has no logfile header)";
-	switch (h->clock_type) {
-	case 1: return h->perf_freq ? "QPC" : "system time";
-	case 3: return h->cpu_mhz ? "CPU cycle" : "system time";
-	default: return "system time";
-	}
+	return hs_etw_clock_name(clock_in_use(h), buf, cap);
 }
 
 /* ISO 8601 UTC with 100 ns digits, "-" for 0. */
@@ -310,14 +316,14 @@ static void header_notes(hs_report *r, hs_rpt_file *f, const hs_etl *etl, const 
 		hs_rpt_file_note(r, f, "no logfile header: times are the records' raw clock read as system time");
 		return;
 	}
-	char a[80], b[80];
+	char a[80], b[80], cb[24];
 	format_filetime(h->start_time, a, sizeof a);
 	format_filetime(h->end_time, b, sizeof b);
 	hs_rpt_file_note(r, f,
 			 "session \"%s\" on %" PRIu32 " CPU%s, Windows build %" PRIu32 ", %s clock; header start %s, "
 			 "end %s",
 			 h->logger_name[0] ? h->logger_name : "(unnamed)", h->cpus, h->cpus == 1 ? "" : "s",
-			 h->provider_version, clock_name(h), a, b);
+			 h->provider_version, clock_name(h, cb, sizeof cb), a, b);
 	/* EVENT_TRACE_FILE_MODE_CIRCULAR (0x2): the file holds the newest buffers only */
 	if (h->log_file_mode & 0x2)
 		hs_rpt_file_note(r, f,
@@ -353,11 +359,9 @@ void hs_rpt_walk_etl(hs_report *r, size_t fi, const hs_ruleset *rules)
 	f->opened = true;
 	r->platforms |= HS_RPT_WINDOWS;
 	const hs_etl_header *h = hs_etl_get_header(etl);
+	char cb[24];
 	if (!r->clock[0])
-		snprintf(r->clock, sizeof r->clock, "%s",
-			 h->valid && h->clock_type == 1 && h->perf_freq ? "QPC"
-			 : h->valid && h->clock_type == 3 && h->cpu_mhz ? "CPU cycle"
-									: "system time");
+		snprintf(r->clock, sizeof r->clock, "%s", hs_etw_clock_name(clock_in_use(h), cb, sizeof cb));
 	unsigned cpus = h->valid && h->cpus ? h->cpus : 1;
 	for (size_t b = 0; b < hs_etl_buffer_count(etl); b++)
 		if (hs_etl_buffer_at(etl, b)->cpu >= cpus && hs_etl_buffer_at(etl, b)->cpu < HS_REPORT_ETL_MAX_CPUS)
