@@ -40,6 +40,9 @@ typedef struct {
 
 /* FNV-1a (64 bit) over n bytes: the hash every byte key uses. */
 uint64_t hs_hash_bytes(const void *p, size_t n);
+/* The same, continued over more bytes (a file read in pieces): h from HS_HASH_START or an earlier call. */
+#define HS_HASH_START 0xcbf29ce484222325ull
+uint64_t hs_hash_more(uint64_t h, const void *p, size_t n);
 
 /* The value for key, added as 0 when absent (*added says which; may be NULL).
  * NULL on OOM, the map unchanged. */

@@ -4,6 +4,7 @@
 
 #include "etl/etl_format.h"
 #include "hindsight/etl_writer.h"
+#include "hindsight/hmap.h"
 #include "hindsight/imageid.h"
 #include "util/text.h"
 
@@ -224,10 +225,7 @@ typedef struct {
 
 static uint64_t hash_str(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	return hs_hash_bytes(s, strlen(s));
 }
 
 static uint64_t hash_pair(uint64_t a, uint64_t b)

@@ -7,6 +7,7 @@
 
 #include "hindsight/cpu_profile.h"
 #include "hindsight/etl_kernel.h"
+#include "hindsight/hmap.h"
 #include "hindsight/regex.h"
 #include "hindsight/text.h"
 
@@ -132,16 +133,6 @@ typedef struct {
 	VEC(uint32_t) next;
 } interner;
 
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
 
 static const void *intern_at(const interner *t, uint32_t id)
 {
@@ -151,7 +142,7 @@ static const void *intern_at(const interner *t, uint32_t id)
 /* Returns the id of the bytes, adding them if new; NONE on OOM. */
 static uint32_t intern(interner *t, const void *p, size_t n)
 {
-	uint64_t h = hash_bytes(p, n);
+	uint64_t h = hs_hash_bytes(p, n);
 	uint32_t *head = map_put(&t->index, h, n);
 	if (!head)
 		return NONE;

@@ -17,6 +17,7 @@
 #include <tracefs/tracefs.h>
 
 #include "ftrace/ftrace.h"
+#include "hindsight/hmap.h"
 #include "hindsight/limits.h"
 
 /*
@@ -214,15 +215,14 @@ static uint64_t g_ksyms_modules; /* FNV-1a of /proc/modules when g_ksyms_fd was 
 
 static uint64_t hash_file(const char *path)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = HS_HASH_START;
 	char buf[8192];
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0; /* no modules (a kernel without them): the symbols never change */
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		for (ssize_t i = 0; i < n; i++)
-			h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
+		h = hs_hash_more(h, buf, (size_t)n);
 	close(fd);
 	return h;
 }

@@ -7,6 +7,7 @@
 
 #include "etw/etw.h"
 #include "etw/etw_api.h"
+#include "hindsight/hmap.h"
 #include "hindsight/limits.h"
 #include "run/ctl.h"
 #include "run/ctl_transport.h"
@@ -59,11 +60,11 @@ static char *pipe_name(const char *run_root, const char *profile)
 	if (hs_etw_widen(run_root, in, sizeof(in) / sizeof(in[0])) != HS_OK ||
 	    api->full_path(in, full, sizeof(full) / sizeof(full[0])))
 		return NULL;
-	uint64_t h = 1469598103934665603ull; /* FNV-1a 64 over UTF-16LE */
+	uint64_t h = HS_HASH_START; /* FNV-1a 64 over UTF-16LE */
 	for (const WCHAR *p = full; *p; p++) {
 		WCHAR ch = *p == L'/' ? L'\\' : (WCHAR)towupper(*p);
-		h = (h ^ (uint8_t)(ch & 0xff)) * 1099511628211ull;
-		h = (h ^ (uint8_t)(ch >> 8)) * 1099511628211ull;
+		uint8_t le[2] = {(uint8_t)(ch & 0xff), (uint8_t)(ch >> 8)};
+		h = hs_hash_more(h, le, sizeof le);
 	}
 	hs_strbuf sb = {0};
 	hs_sb_append(&sb, "\\\\.\\pipe\\hindsight-ctl-");

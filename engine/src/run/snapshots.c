@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "hindsight/hmap.h"
 #include "hindsight/limits.h"
 #include "hindsight/rundoc.h"
 #include "run/tasks.h"
@@ -109,7 +110,7 @@ void hs_snapshots_free(hs_snapshots *sn)
 
 void hs_snapshots_rules_hash(const hs_ruleset *rs, char out[17])
 {
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64 offset basis */
+	uint64_t h = HS_HASH_START;
 	out[0] = 0;
 	for (size_t i = 0; i < rs->n_files; i++) {
 		FILE *f = fopen(rs->files[i], "rb");
@@ -118,8 +119,7 @@ void hs_snapshots_rules_hash(const hs_ruleset *rs, char out[17])
 		unsigned char buf[4096];
 		size_t n;
 		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-			for (size_t k = 0; k < n; k++)
-				h = (h ^ buf[k]) * 0x100000001b3ull;
+			h = hs_hash_more(h, buf, n);
 		fclose(f);
 	}
 	snprintf(out, 17, "%016" PRIx64, h);

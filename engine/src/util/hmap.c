@@ -7,15 +7,19 @@
 /* Smallest table: 16 slots (8 entries at half load) costs 640 bytes. */
 #define HMAP_MIN_CAP 16u
 
-uint64_t hs_hash_bytes(const void *p, size_t n)
+uint64_t hs_hash_more(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *b = p;
-	uint64_t h = 0xcbf29ce484222325ull; /* the FNV-1a offset basis */
 	for (size_t i = 0; i < n; i++) {
 		h ^= b[i];
-		h *= 1099511628211ull;
+		h *= 1099511628211ull; /* the FNV-1a 64 prime */
 	}
 	return h;
+}
+
+uint64_t hs_hash_bytes(const void *p, size_t n)
+{
+	return hs_hash_more(HS_HASH_START, p, n); /* from the FNV-1a offset basis */
 }
 
 /* Slot hashes are never 0, which marks an empty slot. */
