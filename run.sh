@@ -98,9 +98,11 @@ fi
 #      Release builds compile in the background at the lowest CPU and I/O priority (nice 19, idle I/O): those
 #      tests mostly wait on the kernel, and a compile only gets what they leave.
 #   2. The sanitizer build's machine tests, one at a time (its long root scenarios are DISABLED: tests/ci.cmake
-#      says why), and beside them at nice 19 its libFuzzer targets (label fuzz, HS_FUZZ_SECONDS each, one at a
-#      time): the machine tests there use one CPU (ftrace:record under ASan is 2 min of one CPU), the fuzzers the
-#      other. Not the other tests: run beside them, ftrace:record under ASan took over 400 s and timed out.
+#      says why), and beside them its libFuzzer targets (label fuzz, HS_FUZZ_SECONDS each, one at a time): the
+#      machine tests there use about one CPU (ftrace:record under ASan is 2 min of one CPU), the fuzzers the
+#      other. At normal priority: at nice 19 a fuzz input that takes 0.75 s alone took over 10 s (libFuzzer's
+#      -timeout) while ftrace:record's workload ran. Not the other tests: run beside them, ftrace:record under
+#      ASan took over 400 s and timed out.
 #   3. Every other test of three builds at once: the product build, the ASan+UBSan build and the mingw-w64 build
 #      under Wine; each one's output follows in turn.
 # Every phase runs even when an earlier one failed; the summary at the end gives each phase's time and result.
@@ -173,12 +175,11 @@ rest() { # NAME DIR [CTEST ARGS...]: ctest -jN on DIR with its output in DIR/ci-
 	leg "$name" "$dir" ci-rest.log -j"$jobs" "$@"
 }
 pids=()
-# 2. The sanitizer build's machine tests, and its fuzzers beside them at the lowest priority.
+# 2. The sanitizer build's machine tests, and its fuzzers beside them.
 check_ok=0
 if wait_built build-check; then
 	check_ok=1
-	nice -n 19 bash -c "$(declare -f timed leg); summary='$summary' leg 'tests: build-check, the fuzzers (nice 19)' \
-		build-check ci-fuzz.log -L fuzz" &
+	leg "tests: build-check, the fuzzers (one at a time)" build-check ci-fuzz.log -L fuzz &
 	pids+=($!)
 	timed "tests: build-check, label machine (one at a time)" \
 		ctest --test-dir build-check --output-on-failure -L machine || failed=1
