@@ -3,19 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "report/model.h"
-
-static int failures, checks;
-#define CHECK(c, ...)                                                                                                  \
-	do {                                                                                                           \
-		checks++;                                                                                              \
-		if (!(c)) {                                                                                            \
-			failures++;                                                                                    \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                    \
-			printf(__VA_ARGS__);                                                                           \
-			printf("\n");                                                                                  \
-		}                                                                                                      \
-	} while (0)
 
 #define MS 1000000ull
 
@@ -23,7 +12,7 @@ static int failures, checks;
 static hs_rpt_event *ev(hs_report *r, double ms, int pid, const char *comm, hs_decoded_kind shape, const char *name)
 {
 	hs_rpt_event *e = hs_rpt_event_slot(r);
-	CHECK(e != NULL, "event slot");
+	CHECK(e != NULL);
 	e->ts = (uint64_t)(ms * 1e6) + 1000 * MS;
 	e->pid = pid;
 	e->platform = HS_RPT_LINUX;
@@ -52,19 +41,24 @@ static const hs_rpt_event *find(const hs_report *r, const char *name)
 #define NAMED(r, evname, want)                                                                                         \
 	do {                                                                                                           \
 		const hs_rpt_event *e_ = find(r, evname);                                                              \
-		CHECK(e_ && !strcmp(e_->comm, want), "%s: named '%s', want '%s'", evname, e_ ? e_->comm : "(none)",    \
-		      want);                                                                                           \
+		CHECK_EQ_STR(e_ ? e_->comm : "(no such event)", want);                                                 \
 	} while (0)
+
+/* pid forks child (the kernel's sched_process_fork: the child's comm is the parent's) */
+static void fork_ev(hs_report *r, double ms, int pid, const char *comm, int child, const char *name)
+{
+	hs_rpt_event *f = ev(r, ms, pid, comm, HS_DEC_FORK, name);
+	f->v[0] = pid;
+	f->v[1] = child;
+	snprintf(f->subject, sizeof f->subject, "%s", comm);
+}
 
 /* A shell forks a child that execs a program and crashes at once; the comm list still says "bash" for it (the
  * kernel saved the name before the exec). The crash is the program's; the child's life before its exec is bash's. */
 static void test_exec_then_crash(void)
 {
 	hs_report *r = calloc(1, sizeof *r);
-	hs_rpt_event *f = ev(r, 0, 100, "bash", HS_DEC_FORK, "fork");
-	f->v[0] = 100;
-	f->v[1] = 4242;
-	snprintf(f->subject, sizeof f->subject, "bash");
+	fork_ev(r, 0, 100, "bash", 4242, "fork");
 	ev(r, 0.5, 4242, "bash", HS_DEC_ALERT, "before_exec");
 	ren(r, 1, 4242, "bash", "crasher");
 	hs_rpt_event *x = ev(r, 1, 4242, "bash", HS_DEC_EXEC, "exec");
@@ -104,10 +98,7 @@ static void test_pid_reuse(void)
 	hs_report *r = calloc(1, sizeof *r);
 	ren(r, 0, 55, "sh", "old");
 	ev(r, 1, 55, "new", HS_DEC_ALERT, "first_life");
-	hs_rpt_event *f = ev(r, 2, 1, "init", HS_DEC_FORK, "refork");
-	f->v[0] = 1;
-	f->v[1] = 55;
-	snprintf(f->subject, sizeof f->subject, "init");
+	fork_ev(r, 2, 1, "init", 55, "refork");
 	ev(r, 3, 55, "new", HS_DEC_ALERT, "second_life");
 	ev(r, 3, 56, "other", HS_DEC_ALERT, "unrenamed");
 	hs_rpt_settle(r);
@@ -137,6 +128,6 @@ int main(void)
 	test_prctl_rename();
 	test_pid_reuse();
 	test_windows_untouched();
-	printf("%d checks, %d failures\n", checks, failures);
-	return failures ? 1 : 0;
+	printf("%d checks, %d failures\n", hs_test_checks, hs_test_failures);
+	return hs_test_failures ? 1 : 0;
 }
