@@ -1,4 +1,4 @@
-/* test_status.c: unit tests for what a running recorder says about itself (run/status.h) and how the live view names a Windows event's fields (run/live_event.h), over hand-built plans, a fake backend and stutter.yaml. */
+/* test_status.c: unit tests for what a running recorder says about itself (run/status.h) and how the live view names an event's fields (Windows and Linux) (run/live_event.h), over hand-built plans, a fake backend and stutter.yaml. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -143,9 +143,91 @@ static void test_windows_live_fields(void)
 	hs_rules_free(rs);
 }
 
+static bool linux_num(const hs_key_event *ev, const char *name, int64_t *out)
+{
+	(void)ev;
+	*out = !strcmp(name, "pid") ? 777 : 3;
+	return true;
+}
+
+static bool linux_str(const hs_key_event *ev, const char *name, char *buf, size_t cap)
+{
+	(void)ev;
+	if (strcmp(name, "filename"))
+		return false;
+	snprintf(buf, cap, "%s", "/usr/bin/game");
+	return true;
+}
+
+static size_t linux_names(const hs_key_event *ev, char (*names)[32], bool *is_str, size_t cap)
+{
+	(void)ev;
+	if (cap < 1)
+		return 0;
+	snprintf(names[0], 32, "%s", "pid");
+	is_str[0] = false;
+	return 1;
+}
+
+/* The live view on Linux: until an event names its own fields (a backend without
+ * hs_key_fields.names), the catalog's formats (linux-formats.yaml, matched by the
+ * ftrace event's name, strings first) name them; once it does, its own names win. */
+static void test_linux_live_fields(void)
+{
+	hs_diags *d = hs_diags_new();
+	hs_ruleset *rs = NULL;
+	CHECK_EQ_INT(hs_rules_load(HS_TEST_RULES_DIR "/stutter.yaml", d, &rs), HS_OK);
+	hs_diags_free(d);
+	hs_plan *plan = NULL;
+	CHECK(rs && hs_plan_build(rs, HS_PLATFORM_LINUX, &(hs_plan_opts){.cpus = 2}, &plan) == HS_OK);
+	if (!plan) {
+		hs_rules_free(rs);
+		return;
+	}
+	size_t session = SIZE_MAX;
+	const char *system = NULL;
+	for (size_t i = 0; i < plan->n_sessions && session == SIZE_MAX; i++)
+		for (size_t p = 0; p < plan->sessions[i].n_providers && session == SIZE_MAX; p++) {
+			const hs_plan_provider *pp = &plan->sessions[i].providers[p];
+			for (size_t k = 0; k < pp->n_events; k++)
+				if (plan->sessions[i].session->mode == HS_MODE_FILE_CIRCULAR && pp->events[k].name &&
+				    !strcmp(pp->events[k].name, "sched_process_exec")) {
+					session = i;
+					system = pp->provider->system ? pp->provider->system : pp->provider->name;
+				}
+		}
+	CHECK(session != SIZE_MAX);
+	hs_live_catalog *cat = hs_live_catalog_new(plan, false);
+	CHECK(cat != NULL);
+	hs_key_fields kf = {.num = linux_num, .str = linux_str};
+	hs_key_event ev = {.session = session, .ts_ns = 5, .system = system, .name = "sched_process_exec", .pid = 777,
+			   .fields = &kf};
+	hs_live_event le;
+	if (cat && session != SIZE_MAX) {
+		hs_live_event_fill(cat, &ev, 0, &le);
+		CHECK_EQ_INT(le.n_fields, 3);
+		CHECK_EQ_STR(le.fields[0].name, "filename");
+		CHECK(le.fields[0].is_str);
+		CHECK_EQ_STR(le.fields[0].str, "/usr/bin/game");
+		CHECK_EQ_STR(le.fields[1].name, "pid");
+		CHECK(le.fields[1].num == 777);
+		CHECK_EQ_STR(le.fields[2].name, "old_pid");
+		CHECK_EQ_STR(le.comm, "game");
+		/* the event's own format replaces the catalog's */
+		kf.names = linux_names;
+		hs_live_event_fill(cat, &ev, 0, &le);
+		CHECK_EQ_INT(le.n_fields, 1);
+		CHECK_EQ_STR(le.fields[0].name, "pid");
+	}
+	hs_live_catalog_free(cat);
+	hs_plan_free(plan);
+	hs_rules_free(rs);
+}
+
 int main(void)
 {
 	test_etw();
 	test_windows_live_fields();
+	test_linux_live_fields();
 	return hs_test_done("test_status");
 }

@@ -48,11 +48,13 @@ struct hs_live_catalog {
  * out. Classic (kernel) events have none. */
 static void catalog_fields(cat_entry *ce, const hs_provider *pr)
 {
-	if (ce->pe->has_classic_guid || ce->pe->id < 0)
+	if (ce->pe->has_classic_guid)
 		return;
 	for (size_t i = 0; i < pr->n_events; i++) {
 		const hs_cat_event *e = &pr->events[i];
-		if (e->id != ce->pe->id || !e->has_fields)
+		/* Windows events are known by id, ftrace events (id -1) by name. */
+		bool same = ce->pe->id >= 0 ? e->id == ce->pe->id : e->name && !strcmp(e->name, ce->name);
+		if (!same || !e->has_fields)
 			continue;
 		/* Strings (names, paths) first: they say the most when the cap
 		 * leaves numbers out. */
