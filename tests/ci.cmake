@@ -37,7 +37,7 @@ set(HS_CI_SANITIZER_SKIP
   "^(ftrace:stale|fleet:runs)$ :: 105 s and 159 s under ASan (three engine runs each): both run in the product build; analyze fleet runs under ASan in fleet:signature, the rescue of a killed engine's chunks only in the product build"
   "^estimate:live_stutter$ :: 86 s under ASan (an engine start with the whole stutter profile); estimate:* run the estimator under ASan on files"
   "^schema_agrees_with_rulecheck$ :: 98 s under ASan (342 rulecheck runs, 23 s in the product build): the same rulecheck runs under ASan on every file of these corpora in the rulecheck_clean:* and rules corpus tests; the agreement it checks is between two texts, not memory"
-  "^(policy_not_in_c|tools_include_only_public_headers)$ :: greps over the sources, the same in every build (21 s and 4 s under the sanitizer phase's load)"
+  "^(policy_not_in_c|tools_include_only_public_headers|policy:run_names_no_platform)$ :: greps over the sources, the same in every build (21 s and 4 s under the sanitizer phase's load)"
 )
 # Tests that take long, started first (CTest's COST: a fresh clone has no timing data of its own, so without it the
 # order is the declaration order and a 75 s test started last is the run's tail): "name regex :: seconds", measured

@@ -362,7 +362,7 @@ static void test_record_sequence(const hs_plan *plan)
 	CHECK_CONTAINS(r.messages, "the ring keeps the newest");
 	CHECK_CONTAINS(r.messages, "saved to rec-run\\snap.etl");
 	CHECK_EQ_INT(r.ring.snapshots, 1);
-	CHECK(r.ring.etw_buffers > 0);
+	CHECK(r.ring.pool_buffers > 0);
 	CHECK(r.keys.events_enabled > 0);
 	CHECK_EQ_INT(r.keys.events_skipped, 0);
 	check_golden("stutter-record");

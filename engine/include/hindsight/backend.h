@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "hindsight/launch.h"
 #include "hindsight/msg.h"
 #include "hindsight/plan.h"
 #include "hindsight/status.h"
@@ -136,15 +137,23 @@ typedef struct {
 	uint64_t snapshot_raw_bytes, snapshot_file_bytes, snapshot_bytes_dropped, snapshot_events_dropped;
 	size_t events_enabled, events_skipped; /* skipped: missing in this kernel or bad filter */
 	const hs_skipped_event *skipped;       /* [events_skipped] which, and why (tracefs; NULL on ETW) */
-	/* ETW only (zero on Linux), from EVENT_TRACE_CONTROL_QUERY: the buffers
-	 * the kernel really gave the session, and what it lost. */
-	uint32_t etw_buffers, etw_buffer_kb, etw_free_buffers;
-	uint64_t etw_events_lost, etw_buffers_lost, etw_buffers_written;
-	/* ETW, a session with a real-time consumer (etw_realtime): the events
-	 * of its plan's providers the consumer was handed so far (queued or
-	 * dropped for a full queue), for the status's events/s. */
-	bool etw_realtime;
-	uint64_t etw_rt_events;
+	/* A session whose kernel keeps one pool of buffers for all CPUs instead of
+	 * per-CPU rings (pool true, cpus 0; ETW), from the kernel's own query
+	 * (ETW: EVENT_TRACE_CONTROL_QUERY): the buffers it really gave the session,
+	 * their size, how many are free, and what it lost and wrote. */
+	bool pool;
+	uint32_t pool_buffers, pool_buffer_kb, pool_free_buffers;
+	uint64_t pool_events_lost, pool_buffers_lost, pool_buffers_written;
+	/* A session whose events a consumer counts as they come (ETW real time):
+	 * the events of its plan's providers handed over so far (queued or dropped
+	 * for a full queue), for the status's events/s where the kernel says
+	 * nothing of what its buffers hold. */
+	bool events_counted;
+	uint64_t events_seen;
+	/* file-circular, pool: the file's cap in bytes. A file that overwrites
+	 * nothing before it reaches its cap holds everything since the start
+	 * while bytes_in_file plus a buffer stays under it. 0: no such cap. */
+	uint64_t file_max_bytes;
 } hs_session_status;
 
 /* How often poll must run for the backend to keep up: the loop's wake interval. */
@@ -154,12 +163,42 @@ typedef enum {
 	HS_BACKEND_WAKE_ALWAYS,    /* every event arrives through poll, on time only if it runs often (replay) */
 } hs_backend_wake;
 
+/* The name of a task of this machine (pid), as it is now; false when unknown. */
+typedef bool (*hs_task_name_fn)(int pid, char *out, size_t cap);
+
 typedef struct hs_backend_ops {
 	const char *name; /* "ftrace", "etw", "replay": for messages and hs_backend_find */
 	/* Makes kernel sessions: the recording mode checks privilege and claims
 	 * the plan's session names first. false: runs as any user. */
 	bool kernel;
 	hs_backend_wake wake;
+	int wake_ms; /* wake STREAMING or ALWAYS: the loop's wake interval while poll moves data */
+	/* How late an event may reach the observer after it happened (ETW real
+	 * time: buffers come when full or at the flush timer), ms; triggers judge
+	 * a deadline that much later. 0: at once. */
+	uint32_t delivery_lag_ms;
+
+	/* Kernel backends whose session names are the machine's to share: claims
+	 * them for this run before anything is made (tracefs: a lock per instance
+	 * name that dies with the process), so a second engine with the same
+	 * names stops here instead of removing the first one's sessions. HS_OK,
+	 * or an error after saying on msg who holds them. NULL: nothing to claim. */
+	hs_status (*claim)(const hs_plan *plan, const hs_msg *msg);
+	/* The run folder is made: leaves it with the claims, then deals with what
+	 * an engine that died holding them left in its own run folder (tracefs:
+	 * the key-event file rebuilt from its chunks), saying so on msg. */
+	void (*adopt)(const hs_plan *plan, const char *run_dir, const hs_msg *msg);
+	/* Lets the names go (the run stopped, or never started). */
+	void (*release)(const hs_plan *plan);
+	/* The name of a task of this machine as it is now, for an event that
+	 * names none (tracefs: /proc, then the kernel's saved_cmdlines); false
+	 * when unknown. NULL: the backend's pids are not this machine's tasks
+	 * (replay: another time's) or it has no way to ask. */
+	hs_task_name_fn task_name;
+	/* Launch mode (hindsight/launch.h, hs_launch_run): runs one program under
+	 * the CPU sampler (Linux: perf_event_open; Windows: an ETW sampling
+	 * session). NULL: the backend cannot (replay). */
+	hs_status (*launch)(const hs_plan *plan, const hs_launch_opts *o, const hs_msg *msg, hs_launch_result *res);
 
 	/* Creates and starts every session of the plan. Kernel backends remove
 	 * stale sessions with the plan's names (left by a dead engine) first and

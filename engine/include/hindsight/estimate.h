@@ -108,8 +108,9 @@ typedef struct {
 	const uint64_t *cpu_kernel_events; /* tracefs: [n_cpu_kernel], kernel_events per CPU */
 	unsigned n_cpu_kernel;
 	uint64_t bytes_streamed, chunks_dropped;   /* tracefs file-circular: ring pages taken */
-	uint64_t etw_events_lost, etw_buffers_lost;
-	uint32_t etw_buffers, etw_free_buffers;
+	bool pool; /* one pool of buffers for the session (ETW), its kernel counters: */
+	uint64_t pool_events_lost, pool_buffers_lost;
+	uint32_t pool_buffers, pool_free_buffers;
 	uint64_t bytes_in_file; /* the output file's size at the end (0 unknown) */
 } hs_estimate_session;
 

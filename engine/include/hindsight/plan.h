@@ -134,6 +134,14 @@ typedef struct {
 	uint64_t snapshots_max_bytes; /* run.snapshots_max_mb; 0: no cap */
 } hs_plan;
 
+/* How many per-CPU rings share the session's buffer size and file (tracefs:
+ * one a CPU, each with its share of the file); 0 where the session has one
+ * pool of buffers for all CPUs (ETW). */
+static inline unsigned hs_plan_session_split_cpus(const hs_plan *plan, const hs_plan_session *ps)
+{
+	return plan->platform == HS_PLATFORM_LINUX ? ps->linux_.cpus : 0;
+}
+
 typedef struct {
 	unsigned cpus; /* 0: this machine's CPU count (only used for linux) */
 	/* The run shows every key event as it happens (--live, --events-jsonl

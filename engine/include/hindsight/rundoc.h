@@ -90,8 +90,8 @@ typedef struct {
 	uint64_t snapshots, snapshot_events, snapshot_entries, snapshot_events_dropped, snapshot_raw_bytes,
 		snapshot_bytes_dropped, snapshot_file_bytes;
 	double snapshot_s;
-	bool etw; /* a Windows session: its ETW counters */
-	uint64_t etw_buffers, etw_buffer_kb, etw_free_buffers, etw_events_lost, etw_buffers_lost, etw_buffers_written;
+	bool pool; /* a session with one pool of buffers (ETW): its kernel counters, under their etw_* keys */
+	uint64_t pool_buffers, pool_buffer_kb, pool_free_buffers, pool_events_lost, pool_buffers_lost, pool_buffers_written;
 	hs_rundoc_cpu *cpus;
 	size_t n_cpus;
 } hs_rundoc_run_session;

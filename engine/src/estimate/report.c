@@ -68,9 +68,9 @@ static void compute(const hs_estimate_session *s, calc *c)
 	/* Losses: what the backend counted (live), else what the file says. */
 	if (s->has_counters) {
 		c->loss_known = true;
-		c->lost = s->overrun + s->dropped + s->commit_overrun + s->etw_events_lost;
+		c->lost = s->overrun + s->dropped + s->commit_overrun + s->pool_events_lost;
 		c->wrapped = s->has_mode && s->mode == HS_MODE_BUFFERING &&
-			     (s->overrun > 0 || (s->etw_buffers > 0 && s->etw_free_buffers == 0));
+			     (s->overrun > 0 || (s->pool_buffers > 0 && s->pool_free_buffers == 0));
 	} else if (t->format == HS_ESTIMATE_ETL) {
 		c->loss_known = true;
 		c->lost = t->etl_events_lost;
@@ -250,11 +250,11 @@ static void text_losses(hs_strbuf *sb, const hs_estimate_report *r, const calc *
 				 ", dropped %" PRIu64 ", commit overrun %" PRIu64 ")\n",
 			     s->kernel_events, c->lost, s->overrun, s->dropped, s->commit_overrun);
 	} else if (s->has_counters) {
-		hs_sb_printf(sb, "kernel:   lost %" PRIu64 " events and %" PRIu64 " buffers", s->etw_events_lost,
-			     s->etw_buffers_lost);
-		if (s->etw_buffers)
-			hs_sb_printf(sb, "; %" PRIu32 " of %" PRIu32 " buffers still free at the end", s->etw_free_buffers,
-				     s->etw_buffers);
+		hs_sb_printf(sb, "kernel:   lost %" PRIu64 " events and %" PRIu64 " buffers", s->pool_events_lost,
+			     s->pool_buffers_lost);
+		if (s->pool_buffers)
+			hs_sb_printf(sb, "; %" PRIu32 " of %" PRIu32 " buffers still free at the end", s->pool_free_buffers,
+				     s->pool_buffers);
 		hs_sb_putc(sb, '\n');
 	} else if (t->format == HS_ESTIMATE_ETL) {
 		hs_sb_printf(sb, "lost:     the logger counted %" PRIu64 " events and %" PRIu64 " buffers lost\n",
@@ -480,10 +480,10 @@ static void json_session(hs_json *j, const hs_estimate_report *r, const hs_estim
 		hs_json_kuint(j, "overrun", s->overrun);
 		hs_json_kuint(j, "dropped", s->dropped);
 		hs_json_kuint(j, "commit_overrun", s->commit_overrun);
-		hs_json_kuint(j, "etw_events_lost", s->etw_events_lost);
-		hs_json_kuint(j, "etw_buffers_lost", s->etw_buffers_lost);
-		hs_json_kuint(j, "etw_buffers", s->etw_buffers);
-		hs_json_kuint(j, "etw_free_buffers", s->etw_free_buffers);
+		hs_json_kuint(j, "etw_events_lost", s->pool_events_lost);
+		hs_json_kuint(j, "etw_buffers_lost", s->pool_buffers_lost);
+		hs_json_kuint(j, "etw_buffers", s->pool_buffers);
+		hs_json_kuint(j, "etw_free_buffers", s->pool_free_buffers);
 		hs_json_kuint(j, "bytes_streamed", s->bytes_streamed);
 		hs_json_kuint(j, "chunks_dropped", s->chunks_dropped);
 	} else if (t->format == HS_ESTIMATE_ETL) {

@@ -381,17 +381,22 @@ static void fill_status(hs_backend *b, size_t i)
 	ss->cpu = NULL;
 	ss->events_enabled = s->events_enabled;
 	ss->events_skipped = s->events_skipped;
-	ss->etw_buffers = s->buffers;
-	ss->etw_buffer_kb = s->buffer_kb;
-	ss->etw_free_buffers = s->free_buffers;
-	ss->etw_events_lost = s->events_lost;
-	ss->etw_buffers_lost = (uint64_t)s->log_buffers_lost + s->rt_buffers_lost;
-	ss->etw_buffers_written = s->buffers_written;
-	ss->etw_realtime = b->rt[i] != NULL;
+	ss->pool = true;
+	/* Before the first query the plan's size stands for the buffers' */
+	ss->pool_buffers = s->buffers;
+	ss->pool_buffer_kb = s->buffer_kb ? s->buffer_kb : s->ps->etw.buffer_size_kb;
+	ss->pool_free_buffers = s->free_buffers;
+	ss->pool_events_lost = s->events_lost;
+	ss->pool_buffers_lost = (uint64_t)s->log_buffers_lost + s->rt_buffers_lost;
+	ss->pool_buffers_written = s->buffers_written;
+	/* Logging Mode Constants, EVENT_TRACE_FILE_MODE_CIRCULAR: the file
+	 * overwrites nothing before it reaches MaximumFileSize. */
+	ss->file_max_bytes = (uint64_t)s->ps->etw.max_file_mb << 20;
+	ss->events_counted = b->rt[i] != NULL;
 	if (b->rt[i]) {
 		hs_etw_rt_stats c;
 		hs_etw_rt_counts(b->rt[i], &c);
-		ss->etw_rt_events = c.queued + c.dropped;
+		ss->events_seen = c.queued + c.dropped;
 	}
 	if (s->file[0]) {
 		ULONGLONG size = 0;
@@ -466,6 +471,8 @@ const hs_backend_ops hs_backend_etw = {
 	.name = "etw",
 	.kernel = true,
 	.wake = HS_BACKEND_WAKE_IDLE,
+	.delivery_lag_ms = HS_ETW_MIN_POST_DELAY_MS,
+	.launch = hs_etw_launch_run,
 	.start = etw_start,
 	.poll = etw_poll,
 	.snapshot = etw_snapshot,

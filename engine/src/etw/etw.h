@@ -211,4 +211,7 @@ void hs_etw_marker_unregister(hs_etw_marker *m, const hs_etw_api *api, const hs_
 hs_status hs_etw_check_output(const hs_etw_api *api, const WCHAR *path, const char *what, const hs_msg *msg,
 			      ULONGLONG *size);
 
+/* hs_launch_run on Windows (hindsight/launch.h): an ETW sampling session around the program (etw/launch.c); the backend table's launch. */
+hs_status hs_etw_launch_run(const hs_plan *plan, const hs_launch_opts *o, const hs_msg *msg, hs_launch_result *res);
+
 #endif

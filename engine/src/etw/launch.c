@@ -239,7 +239,7 @@ static hs_status merge(launch *L, const char *raw_utf8, const char *out_utf8, hs
 	return st;
 }
 
-hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, const hs_msg *msg, hs_launch_result *res)
+hs_status hs_etw_launch_run(const hs_plan *plan, const hs_launch_opts *o, const hs_msg *msg, hs_launch_result *res)
 {
 	memset(res, 0, sizeof(*res));
 	res->exit_code = -1;

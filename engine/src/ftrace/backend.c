@@ -19,6 +19,7 @@
 #include "ftrace/backend_int.h"
 #include "ftrace/ftrace.h"
 #include "hindsight/limits.h"
+#include "perf/launch.h"
 
 static char *chunk_path(const session *s, unsigned cpu, unsigned seq)
 {
@@ -908,6 +909,12 @@ const hs_backend_ops hs_backend_ftrace = {
 	.name = "ftrace",
 	.kernel = true,
 	.wake = HS_BACKEND_WAKE_STREAMING,
+	.wake_ms = HS_LINUX_STREAM_WAKE_MS,
+	.claim = hs_ftrace_sessions_claim,
+	.adopt = hs_ftrace_sessions_adopt,
+	.release = hs_ftrace_sessions_release,
+	.task_name = hs_ftrace_task_name,
+	.launch = hs_perf_launch_run,
 	.start = ftrace_start,
 	.poll = ftrace_poll,
 	.snapshot = ftrace_snapshot,

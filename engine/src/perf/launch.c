@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hindsight/launch.h"
+#include "perf/launch.h"
 #include "hindsight/limits.h"
 #include "perf/perf_file.h"
 #include "perf/tree_events.h"
@@ -316,7 +316,7 @@ static const char *sig_name(int sig)
 	return s ? s : "?";
 }
 
-hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, const hs_msg *msg, hs_launch_result *res)
+hs_status hs_perf_launch_run(const hs_plan *plan, const hs_launch_opts *o, const hs_msg *msg, hs_launch_result *res)
 {
 	/* NULL is silent (launch.h); the tracefs helpers' NULL would be stderr. */
 	static const hs_msg silent = {quiet, NULL};

@@ -1045,6 +1045,7 @@ const hs_backend_ops hs_backend_replay = {
 	.name = "replay",
 	.kernel = false,
 	.wake = HS_BACKEND_WAKE_ALWAYS,
+	.wake_ms = HS_REPLAY_WAKE_MS,
 	.start = rp_start,
 	.poll = rp_poll,
 	.snapshot = rp_snapshot,

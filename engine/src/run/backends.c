@@ -24,6 +24,18 @@ const hs_backend_ops *hs_backend_find(const char *name)
 	return NULL;
 }
 
+/* Launch mode is the native backend's (hs_backend_ops.launch). */
+hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, const hs_msg *msg, hs_launch_result *res)
+{
+	const hs_backend_ops *ops = hs_backend_native();
+	if (!ops || !ops->launch) {
+		memset(res, 0, sizeof *res);
+		hs_msg_say(msg, HS_MSG_ERROR, "launch", "this build has no backend that can launch a program");
+		return HS_EUNSUPPORTED;
+	}
+	return ops->launch(plan, o, msg, res);
+}
+
 #if defined(HS_NATIVE_BACKEND)
 hs_status hs_backend_start(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts, hs_backend **out)
 {

@@ -251,11 +251,6 @@ void hs_counters_attach(hs_counters *c, hs_trigger_engine *te, uint64_t now_ms)
 		return;
 	}
 	hs_trigger_engine_set_probe(te, probe, c);
-	/* Windows' real-time consumer gets events about a second late
-	 * (HS_ETW_MIN_POST_DELAY_MS says by how much at most): a deadline is
-	 * judged only once a frame could no longer be on its way. */
-	if (c->plan->platform == HS_PLATFORM_WINDOWS)
-		hs_trigger_engine_set_lag(te, (uint64_t)HS_ETW_MIN_POST_DELAY_MS * 1000000u);
 	if (c->scans)
 		scan(c, te, now_ms);
 }

@@ -68,10 +68,11 @@ static void on_stopped(void *vctx, const char *run_dir, const hs_backend_ops *op
 		s->bytes_streamed = st->mode == HS_MODE_FILE_CIRCULAR ? st->bytes_streamed : 0;
 		s->chunks_dropped = st->chunks_dropped;
 		s->bytes_in_file = st->bytes_in_file;
-		s->etw_events_lost = st->etw_events_lost;
-		s->etw_buffers_lost = st->etw_buffers_lost;
-		s->etw_buffers = st->etw_buffers;
-		s->etw_free_buffers = st->etw_free_buffers;
+		s->pool = st->pool;
+		s->pool_events_lost = st->pool_events_lost;
+		s->pool_buffers_lost = st->pool_buffers_lost;
+		s->pool_buffers = st->pool_buffers;
+		s->pool_free_buffers = st->pool_free_buffers;
 	}
 }
 
@@ -146,8 +147,7 @@ int hs_estimate_live(const hs_ruleset *rs, const hs_plan *plan, const char *rule
 		s->mode = ss->mode;
 		/* A ring stops taking events at its snapshot, a stream at the stop. */
 		s->window_s = (double)(ss->mode == HS_MODE_BUFFERING ? c.snapshot_ms : c.stop_ms) / 1000.0;
-		/* tracefs gives every CPU its own ring and its own share of the file. */
-		s->split_cpus = plan->platform == HS_PLATFORM_LINUX ? ps->linux_.cpus : 0;
+		s->split_cpus = hs_plan_session_split_cpus(plan, ps);
 		if (ss->mode == HS_MODE_FILE_CIRCULAR) {
 			s->project_file = true;
 			s->max_file_mb = ss->max_file_mb;

@@ -6,17 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <time.h>
-#ifdef _WIN32
-#include "etw/etw_api.h"
-#else
-#include <fcntl.h>
-#include <tracefs.h>
-#include <unistd.h>
-#endif
 
 #include "hindsight/compat.h"
 #include "hindsight/json.h"
+#include "run/os.h"
 
 /* One key event of the plan: where its story is, and the names of its fields. */
 typedef struct {
@@ -31,7 +24,7 @@ typedef struct {
 
 struct hs_live_catalog {
 	const hs_plan *plan;
-	bool host_tasks; /* a task no event named may be looked up on this machine */
+	hs_task_name_fn task_name; /* a task no event named is looked up on this machine; NULL: never */
 	cat_entry *e;
 	size_t n;
 	struct {
@@ -76,13 +69,13 @@ static void catalog_fields(cat_entry *ce, const hs_provider *pr)
 	}
 }
 
-hs_live_catalog *hs_live_catalog_new(const hs_plan *plan, bool host_tasks)
+hs_live_catalog *hs_live_catalog_new(const hs_plan *plan, hs_task_name_fn task_name)
 {
 	hs_live_catalog *c = calloc(1, sizeof *c);
 	if (!c)
 		return NULL;
 	c->plan = plan;
-	c->host_tasks = host_tasks;
+	c->task_name = task_name;
 	size_t n = 0;
 	for (size_t s = 0; s < plan->n_sessions; s++)
 		for (size_t p = 0; p < plan->sessions[s].n_providers; p++)
@@ -121,18 +114,6 @@ void hs_live_catalog_free(hs_live_catalog *c)
 	free(c);
 }
 
-uint64_t hs_live_wall_ms(void)
-{
-#ifdef _WIN32
-	uint64_t t = hs_etw_api_get()->system_time(); /* 100 ns since 1601, through the call table */
-	return t / 10000u - 11644473600000ull;
-#else
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-#endif
-}
-
 static cat_entry *find(hs_live_catalog *c, size_t session, const char *system, const char *name)
 {
 	/* Tens of entries: a scan costs less than hashing two strings. */
@@ -151,32 +132,9 @@ static void copy_str(char *dst, size_t cap, const char *src)
 	dst[n] = 0;
 }
 
-#ifndef _WIN32
-/* tracefs's saved_cmdlines ("<pid> <comm>" of tasks the kernel saw switch in
- * lately): the name of a task that is already gone, such as one a signal just
- * killed. Read only when /proc no longer has the task. */
-static void read_saved_cmdlines(hs_live_catalog *c)
-{
-	char *text = tracefs_instance_file_read(NULL, "saved_cmdlines", NULL);
-	if (!text)
-		return;
-	char *save = NULL;
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *sp = strchr(line, ' ');
-		int pid = atoi(line);
-		if (!sp || pid <= 0)
-			continue;
-		size_t slot = (size_t)pid % HS_LIVE_COMM_CACHE;
-		c->comm[slot].pid = pid;
-		copy_str(c->comm[slot].comm, sizeof c->comm[slot].comm, sp + 1);
-	}
-	free(text);
-}
-#endif
-
 /* The task's name: from the cache (fed by events that carry a comm), else
- * /proc (the task is usually still there: key events are seen within a
- * wake-up of tens of ms), else the kernel's saved_cmdlines. */
+ * from the machine through the backend (the task is usually still there: key
+ * events are seen within a wake-up of tens of ms). */
 static void lookup_comm(hs_live_catalog *c, int pid, char *out, size_t cap)
 {
 	out[0] = 0;
@@ -189,32 +147,18 @@ static void lookup_comm(hs_live_catalog *c, int pid, char *out, size_t cap)
 		copy_str(out, cap, c->comm[slot].comm);
 		return;
 	}
-	if (!c->host_tasks)
+	char name[sizeof c->comm[slot].comm];
+	if (!c->task_name || !c->task_name(pid, name, sizeof name))
 		return; /* a replay's pid is another time's task: not this machine's */
-#ifndef _WIN32
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/comm", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, c->comm[slot].comm, sizeof c->comm[slot].comm - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0) {
-		read_saved_cmdlines(c);
-		if (c->comm[slot].pid == pid)
-			copy_str(out, cap, c->comm[slot].comm);
-		return;
-	}
-	c->comm[slot].comm[n] = 0;
-	c->comm[slot].comm[strcspn(c->comm[slot].comm, "\n")] = 0;
 	c->comm[slot].pid = pid;
-	copy_str(out, cap, c->comm[slot].comm);
-#endif
+	copy_str(c->comm[slot].comm, sizeof c->comm[slot].comm, name);
+	copy_str(out, cap, name);
 }
 
 void hs_live_event_fill(hs_live_catalog *c, const hs_key_event *ev, uint64_t now_ns, hs_live_event *out)
 {
 	out->ts_ns = ev->ts_ns;
-	out->wall_ms = hs_live_wall_ms();
+	out->wall_ms = hs_os_wall_ms();
 	if (now_ns && now_ns >= ev->ts_ns && (now_ns - ev->ts_ns) / 1000000u < out->wall_ms)
 		out->wall_ms -= (now_ns - ev->ts_ns) / 1000000u;
 	out->session = ev->session;

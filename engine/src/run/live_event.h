@@ -47,19 +47,17 @@ typedef struct {
 typedef struct hs_live_catalog hs_live_catalog;
 
 /* The plan's key events (file-circular sessions) with their stories, alerts
- * and field names. host_tasks: the events are this machine's now (kernel
- * sessions), so a task no event named is looked up in /proc and the kernel's
- * saved comms; false for a replay, whose pids are another time's (its names
- * come from its events only). NULL only when out of memory. */
-hs_live_catalog *hs_live_catalog_new(const hs_plan *plan, bool host_tasks);
+ * and field names. task_name: the backend's (hs_backend_ops.task_name), which
+ * names a task of this machine that no event named; NULL for a replay, whose
+ * pids are another time's (its names come from its events only). NULL only
+ * when out of memory. */
+hs_live_catalog *hs_live_catalog_new(const hs_plan *plan, hs_task_name_fn task_name);
 void hs_live_catalog_free(hs_live_catalog *c);
 
 /* Copies what ev says into out (the observer's one call per event). now_ns:
  * the session's clock now (0: unknown), for the wall time. */
 void hs_live_event_fill(hs_live_catalog *c, const hs_key_event *ev, uint64_t now_ns, hs_live_event *out);
 
-/* The wall clock, Unix ms. */
-uint64_t hs_live_wall_ms(void);
 
 /* The decoded fields as "name=value name=value" (strings quoted when they hold a space). */
 void hs_live_event_fields_text(const hs_live_event *e, char *buf, size_t cap);

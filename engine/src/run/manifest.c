@@ -77,14 +77,14 @@ hs_status hs_run_manifest_write(const hs_run_manifest *m)
 			o->snapshot_file_bytes = s->snapshot_file_bytes;
 			o->snapshot_s = s->snapshot_s;
 		}
-		if (m->plan->platform == HS_PLATFORM_WINDOWS) {
-			o->etw = true;
-			o->etw_buffers = s->etw_buffers;
-			o->etw_buffer_kb = s->etw_buffer_kb;
-			o->etw_free_buffers = s->etw_free_buffers;
-			o->etw_events_lost = s->etw_events_lost;
-			o->etw_buffers_lost = s->etw_buffers_lost;
-			o->etw_buffers_written = s->etw_buffers_written;
+		if (s->pool) {
+			o->pool = true;
+			o->pool_buffers = s->pool_buffers;
+			o->pool_buffer_kb = s->pool_buffer_kb;
+			o->pool_free_buffers = s->pool_free_buffers;
+			o->pool_events_lost = s->pool_events_lost;
+			o->pool_buffers_lost = s->pool_buffers_lost;
+			o->pool_buffers_written = s->pool_buffers_written;
 		}
 		o->cpus = hs_arena_alloc(&a, (s->cpus ? s->cpus : 1) * sizeof *o->cpus);
 		if (!o->cpus)

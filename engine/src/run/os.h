@@ -14,18 +14,6 @@
  * error (with what to do) and HS_EXIT_NOT_PRIVILEGED (hindsight/exitcodes.h) is returned. */
 int hs_os_check_privilege(const hs_msg *msg);
 
-/* The plan's kernel session names, claimed for this run before anything is
- * made (Linux: a lock per tracefs instance name that dies with the process),
- * so a second engine with the same names stops here instead of removing the
- * first one's sessions. 0, or HS_EXIT_RUN_FAILED after saying who holds them (on msg). */
-int hs_os_sessions_claim(const hs_plan *plan, const hs_msg *msg);
-/* Leaves the run folder with the claims, then deals with what an engine that
- * died holding them left in its own run folder (Linux: the key-event file is
- * rebuilt from its chunks), saying so on msg. */
-void hs_os_sessions_adopt(const hs_plan *plan, const char *run_dir, const hs_msg *msg);
-/* Lets the names go (the run stopped cleanly or never started). */
-void hs_os_sessions_release(const hs_plan *plan);
-
 /* Files created from now on are readable by their owner only where the
  * platform decides that per process (umask); traces hold command lines and paths. */
 void hs_os_private_files(void);
@@ -44,6 +32,8 @@ void hs_os_localtime(time_t t, struct tm *out);
 /* Local time's offset from UTC in minutes at t (east positive). */
 long hs_os_utc_offset_min(time_t t);
 uint64_t hs_os_monotonic_ms(void);
+/* The wall clock, Unix ms. */
+uint64_t hs_os_wall_ms(void);
 /* The process's CPU time so far (user + system, all threads), µs; 0 unknown. */
 uint64_t hs_os_cpu_time_us(void);
 /* t as local ISO 8601 with a numeric UTC offset ("2026-12-03T10:15:00+0100"); os_common.c. */

@@ -11,8 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ftrace/instance.h"
-#include "hindsight/detect.h"
 #include "hindsight/exitcodes.h"
 #include "run/os.h"
 
@@ -24,87 +22,6 @@ int hs_os_check_privilege(const hs_msg *msg)
 	hs_msg_say(msg, HS_MSG_ERROR, "run",
 		   "run it as root (sudo ./run.sh, or sudo engine --rules ...); `engine --plan` works without root.");
 	return HS_EXIT_NOT_PRIVILEGED;
-}
-
-/* ---- the sessions' tracefs instance names ---- */
-
-/* What a previous owner that died left with each name (index = plan session),
- * from the claim until the run folder is known. */
-static long *g_prev_pid;
-static char **g_prev_dir;
-
-static void forget_previous(const hs_plan *plan)
-{
-	for (size_t i = 0; g_prev_dir && i < plan->n_sessions; i++)
-		free(g_prev_dir[i]);
-	free(g_prev_dir);
-	free(g_prev_pid);
-	g_prev_dir = NULL;
-	g_prev_pid = NULL;
-}
-
-int hs_os_sessions_claim(const hs_plan *plan, const hs_msg *msg)
-{
-	if (plan->platform != HS_PLATFORM_LINUX)
-		return 0;
-	if (!(g_prev_pid = calloc(plan->n_sessions + 1, sizeof(*g_prev_pid))) ||
-	    !(g_prev_dir = calloc(plan->n_sessions + 1, sizeof(*g_prev_dir)))) {
-		forget_previous(plan);
-		hs_msg_say(msg, HS_MSG_ERROR, "run", "out of memory");
-		return HS_EXIT_RUN_FAILED;
-	}
-	for (size_t i = 0; i < plan->n_sessions; i++) {
-		const char *name = plan->sessions[i].session->logger_name;
-		if (name && hs_ftrace_claim(name, "ftrace", msg, &g_prev_pid[i], &g_prev_dir[i]) != HS_OK) {
-			hs_msg_say(msg, HS_MSG_ERROR, "run", "nothing was started");
-			hs_os_sessions_release(plan);
-			return HS_EXIT_RUN_FAILED;
-		}
-		/* Its trigger-detection instance's name too (detect.h): the same
-		 * rule the backend follows when it makes one. */
-		char det[HS_LINUX_MAX_INSTANCE_CHARS * 2 + sizeof(HS_LINUX_DETECT_SUFFIX)];
-		if (hs_plan_session_has_trigger_copy(plan, i) && hs_plan_detect_name(name, det, sizeof det) &&
-		    hs_ftrace_claim(det, "ftrace", msg, NULL, NULL) != HS_OK) {
-			hs_msg_say(msg, HS_MSG_ERROR, "run", "nothing was started");
-			hs_os_sessions_release(plan);
-			return HS_EXIT_RUN_FAILED;
-		}
-	}
-	return 0;
-}
-
-void hs_os_sessions_adopt(const hs_plan *plan, const char *run_dir, const hs_msg *msg)
-{
-	if (plan->platform != HS_PLATFORM_LINUX)
-		return;
-	char *abs = realpath(run_dir, NULL);
-	for (size_t i = 0; i < plan->n_sessions; i++) {
-		const char *name = plan->sessions[i].session->logger_name;
-		if (name)
-			hs_ftrace_claim_note(name, abs ? abs : run_dir);
-		char det[HS_LINUX_MAX_INSTANCE_CHARS * 2 + sizeof(HS_LINUX_DETECT_SUFFIX)];
-		if (hs_plan_session_has_trigger_copy(plan, i) && hs_plan_detect_name(name, det, sizeof det))
-			hs_ftrace_claim_note(det, abs ? abs : run_dir);
-	}
-	free(abs);
-	/* Only now, with this run's note in place: a rescue that itself dies is not retried forever. */
-	for (size_t i = 0; g_prev_dir && i < plan->n_sessions; i++)
-		if (g_prev_dir[i])
-			hs_ftrace_rescue_chunks(&plan->sessions[i], g_prev_dir[i], g_prev_pid[i], "ftrace", msg);
-	forget_previous(plan);
-}
-
-void hs_os_sessions_release(const hs_plan *plan)
-{
-	for (size_t i = 0; plan->platform == HS_PLATFORM_LINUX && i < plan->n_sessions; i++) {
-		const char *name = plan->sessions[i].session->logger_name;
-		if (name)
-			hs_ftrace_release(name);
-		char det[HS_LINUX_MAX_INSTANCE_CHARS * 2 + sizeof(HS_LINUX_DETECT_SUFFIX)];
-		if (hs_plan_session_has_trigger_copy(plan, i) && hs_plan_detect_name(name, det, sizeof det))
-			hs_ftrace_release(det);
-	}
-	forget_previous(plan);
 }
 
 void hs_os_private_files(void)
@@ -152,6 +69,13 @@ uint64_t hs_os_monotonic_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+uint64_t hs_os_wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 

@@ -31,25 +31,6 @@ int hs_os_check_privilege(const hs_msg *msg)
 /* Not yet on Windows: the ETW backend still takes a running session of the
  * same name for a stale one and stops it. A named kernel mutex per session
  * name (gone with its owner, like the Linux lock) would be the equivalent. */
-int hs_os_sessions_claim(const hs_plan *plan, const hs_msg *msg)
-{
-	(void)plan;
-	(void)msg;
-	return 0;
-}
-
-void hs_os_sessions_adopt(const hs_plan *plan, const char *run_dir, const hs_msg *msg)
-{
-	(void)plan;
-	(void)msg;
-	(void)run_dir;
-}
-
-void hs_os_sessions_release(const hs_plan *plan)
-{
-	(void)plan;
-}
-
 void hs_os_private_files(void)
 {
 	/* Files inherit the run folder's ACL; under the user's profile or an
@@ -103,6 +84,12 @@ long hs_os_utc_offset_min(time_t t)
 uint64_t hs_os_monotonic_ms(void)
 {
 	return GetTickCount64();
+}
+
+uint64_t hs_os_wall_ms(void)
+{
+	uint64_t t = hs_etw_api_get()->system_time(); /* 100 ns since 1601, through the call table */
+	return t / 10000u - 11644473600000ull;
 }
 
 /* ---- console control events ---- */

@@ -256,23 +256,23 @@ static void print_stats(const hs_msg *msg, const hs_backend_ops *ops, hs_backend
 		const hs_session_status *s;
 		if (ops->session_status(b, i, &s) != HS_OK)
 			continue;
-		if (!s->cpus) {
-			/* ETW: one set of buffers per session; the kernel counts losses. */
+		if (s->pool) {
+			/* One pool of buffers for the session; the kernel counts losses. */
 			if (s->mode == HS_MODE_FILE_CIRCULAR)
 				hs_sb_printf(&sb, " %s: file %.1f MB, lost %" PRIu64 " events and %" PRIu64 " buffers;",
-					     s->name, (double)s->bytes_in_file / 1048576.0, s->etw_events_lost,
-					     s->etw_buffers_lost);
+					     s->name, (double)s->bytes_in_file / 1048576.0, s->pool_events_lost,
+					     s->pool_buffers_lost);
 			else {
 				hs_sb_printf(&sb, " %s: ring of %" PRIu32 " buffers, %" PRIu32 " still free, lost %" PRIu64
 						  " events",
-					     s->name, s->etw_buffers, s->etw_free_buffers, s->etw_events_lost);
+					     s->name, s->pool_buffers, s->pool_free_buffers, s->pool_events_lost);
 				/* Coverage: while the ring fills, the rate so far says how
 				 * much history a full ring will hold. */
-				uint32_t used = s->etw_buffers - s->etw_free_buffers;
-				if (s->etw_buffers && s->etw_free_buffers && used && elapsed_ms)
+				uint32_t used = s->pool_buffers - s->pool_free_buffers;
+				if (s->pool_buffers && s->pool_free_buffers && used && elapsed_ms)
 					hs_sb_printf(&sb, ", at this rate it will hold about %.0f s",
-						     (double)elapsed_ms / 1000.0 * s->etw_buffers / used);
-				else if (s->etw_buffers && !s->etw_free_buffers)
+						     (double)elapsed_ms / 1000.0 * s->pool_buffers / used);
+				else if (s->pool_buffers && !s->pool_free_buffers)
 					hs_sb_printf(&sb, ", full (it holds less than the %.0f s recorded so far)",
 						     (double)elapsed_ms / 1000.0);
 				hs_sb_putc(&sb, ';');
@@ -336,8 +336,10 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 		if (denied)
 			return denied;
 		/* Before the run folder: a second engine refuses without leaving an empty one. */
-		if ((rc = hs_os_sessions_claim(plan, msg)) != 0)
-			return rc;
+		if (ops->claim && ops->claim(plan, msg) != HS_OK) {
+			hs_msg_say(msg, HS_MSG_ERROR, "run", "nothing was started");
+			return HS_EXIT_RUN_FAILED;
+		}
 		claimed = true;
 	}
 	rc = HS_EXIT_RUN_FAILED;
@@ -382,7 +384,7 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 		msg = &run_live_msg;
 		backend_msg = &backend_live_msg;
 	}
-	if ((live || jsonl) && !(cat = hs_live_catalog_new(plan, ops->kernel))) {
+	if ((live || jsonl) && !(cat = hs_live_catalog_new(plan, ops->task_name))) {
 		hs_msg_say(msg, HS_MSG_ERROR, "run", "cannot set up the live view: out of memory");
 		goto fail;
 	}
@@ -405,8 +407,8 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	volatile int *stop = hs_os_stop_requests();
 
 	hs_msg_say(msg, HS_MSG_INFO, "run", "run folder %s (pid %lu)", dir, hs_getpid());
-	if (claimed)
-		hs_os_sessions_adopt(plan, dir, backend_msg);
+	if (claimed && ops->adopt)
+		ops->adopt(plan, dir, backend_msg);
 	if (o->quiet_plan)
 		say_header(msg, plan, rules_path, log_path);
 	else if (hs_plan_print_text(plan, stdout) != HS_OK)
@@ -453,8 +455,12 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 		rc = HS_EXIT_RULES;
 		goto fail;
 	}
-	if (tst == HS_OK)
+	if (tst == HS_OK) {
 		hs_counters_attach(counters, te, hs_os_monotonic_ms());
+		/* A deadline is judged only once a frame could no longer be on its way. */
+		if (ops->delivery_lag_ms)
+			hs_trigger_engine_set_lag(te, (uint64_t)ops->delivery_lag_ms * 1000000u);
+	}
 	if (tst != HS_OK) {
 		hs_msg_say(msg, HS_MSG_ERROR, "run", "cannot set up the triggers (%s); nothing is being recorded",
 			   hs_strerror(tst));
@@ -494,9 +500,8 @@ int hs_record_run_opts(const hs_ruleset *rs, const hs_plan *plan, const char *ru
 	for (size_t i = 0; i < plan->n_sessions; i++)
 		streams |= ops->wake == HS_BACKEND_WAKE_STREAMING &&
 			   plan->sessions[i].session->mode == HS_MODE_FILE_CIRCULAR;
-	int wake_ms = ops->wake == HS_BACKEND_WAKE_ALWAYS ? HS_REPLAY_WAKE_MS
-		      : streams			       ? HS_LINUX_STREAM_WAKE_MS
-						       : (int)(interval_ms ? interval_ms : 60000u);
+	int wake_ms = ops->wake == HS_BACKEND_WAKE_ALWAYS || streams ? ops->wake_ms
+								      : (int)(interval_ms ? interval_ms : 60000u);
 	if (wake_ms > HS_TRIGGER_WAKE_MS)
 		wake_ms = HS_TRIGGER_WAKE_MS;
 	if (duration_s && (uint64_t)wake_ms > duration_s * 1000ull)
@@ -606,8 +611,8 @@ fail:
 	hs_capture_free(capture); /* before the snapshots: its worker is done with them */
 	hs_snapshots_free(sn);
 	hs_ctl_close(ctl); /* after run.json and the snapshots (their names are its); a stop client sees the end */
-	if (claimed)
-		hs_os_sessions_release(plan);
+	if (claimed && ops->release)
+		ops->release(plan);
 	if (tee)
 		hs_os_tee_stop();
 	hs_os_run_finished();

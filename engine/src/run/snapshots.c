@@ -183,7 +183,7 @@ static void fill_session(hs_snapshots *sn, hs_rundoc_snap_session *o, size_t i, 
 		/* The ring overwrote its oldest events since the previous snapshot:
 		 * its window starts later than that snapshot's end. */
 		o->has_wrapped = true;
-		o->wrapped = overrun > sn->overrun_at_last[i] || s->etw_buffers_lost;
+		o->wrapped = overrun > sn->overrun_at_last[i] || s->pool_buffers_lost;
 		o->overwritten_since_previous = overrun - sn->overrun_at_last[i];
 		sn->overrun_at_last[i] = overrun;
 	} else {
@@ -191,7 +191,7 @@ static void fill_session(hs_snapshots *sn, hs_rundoc_snap_session *o, size_t i, 
 		o->bytes_in_file = s->bytes_in_file;
 		o->chunks_dropped = s->chunks_dropped;
 		o->bytes_lost_disk = s->bytes_lost_disk;
-		o->events_lost = lost + overrun + s->etw_events_lost;
+		o->events_lost = lost + overrun + s->pool_events_lost;
 	}
 }
 

@@ -76,7 +76,7 @@ void hs_run_status_free(hs_run_status *s)
 	s->n_triggers = s->n_sessions = 0;
 }
 
-static void update_session(hs_run_session_status *ss, const hs_session_status *st, const hs_plan_session *ps,
+static void update_session(hs_run_session_status *ss, const hs_session_status *st,
 			   double interval_s, bool first, double uptime_s)
 {
 	ss->kernel_name = st->kernel_name;
@@ -89,27 +89,25 @@ static void update_session(hs_run_session_status *ss, const hs_session_status *s
 	ss->bytes_lost_disk = st->bytes_lost_disk;
 	ss->trigger_events_lost = st->trigger_events_lost;
 	ss->events_per_s = ss->ring_fill = ss->history_s = ss->history_max_s = -1;
-	if (!st->cpus) {
-		/* ETW: one set of buffers per session, no per-CPU times. */
+	if (st->pool) {
+		/* One pool of buffers for the session, no per-CPU times. */
 		ss->entries = ss->overrun = ss->dropped = ss->read = 0;
-		ss->lost_events = st->etw_events_lost;
-		if (st->etw_buffers)
-			ss->ring_fill = (double)(st->etw_buffers - st->etw_free_buffers) / st->etw_buffers;
-		/* Events/s only where a real-time consumer counts them: ETW tells
-		 * a file or a ring nothing of the events in it. */
-		if (st->etw_realtime) {
-			if (!first && interval_s > 0 && st->etw_rt_events >= ss->prev_total)
-				ss->events_per_s = (double)(st->etw_rt_events - ss->prev_total) / interval_s;
-			ss->prev_total = st->etw_rt_events;
+		ss->lost_events = st->pool_events_lost;
+		if (st->pool_buffers)
+			ss->ring_fill = (double)(st->pool_buffers - st->pool_free_buffers) / st->pool_buffers;
+		/* Events/s only where a consumer counts them: the kernel tells
+		 * nothing of the events in a pool's file or buffers. */
+		if (st->events_counted) {
+			if (!first && interval_s > 0 && st->events_seen >= ss->prev_total)
+				ss->events_per_s = (double)(st->events_seen - ss->prev_total) / interval_s;
+			ss->prev_total = st->events_seen;
 		}
-		/* A circular file overwrites nothing before it reaches MaximumFileSize
-		 * (Logging Mode Constants, EVENT_TRACE_FILE_MODE_CIRCULAR): while it is a
-		 * buffer short of that, it holds everything since the start. After
-		 * that, and for a buffering ring, ETW says nothing of the oldest
-		 * event: unknown. */
-		uint64_t max_bytes = ps ? (uint64_t)ps->etw.max_file_mb << 20 : 0;
-		uint64_t buffer = (uint64_t)(st->etw_buffer_kb ? st->etw_buffer_kb : (ps ? ps->etw.buffer_size_kb : 0)) << 10;
-		if (ss->mode == HS_MODE_FILE_CIRCULAR && max_bytes && st->bytes_in_file + buffer <= max_bytes)
+		/* A file that overwrites nothing before its cap holds everything
+		 * since the start while it is a buffer short of it. After that, and
+		 * for a buffering pool, nothing says how old the oldest event is:
+		 * unknown. */
+		uint64_t buffer = (uint64_t)st->pool_buffer_kb << 10;
+		if (ss->mode == HS_MODE_FILE_CIRCULAR && st->file_max_bytes && st->bytes_in_file + buffer <= st->file_max_bytes)
 			ss->history_s = ss->history_max_s = uptime_s;
 		return;
 	}
@@ -209,7 +207,7 @@ void hs_run_status_update(hs_run_status *s, const hs_backend_ops *ops, hs_backen
 	for (size_t i = 0; i < n && i < s->n_sessions; i++) {
 		const hs_session_status *st;
 		if (ops->session_status(b, i, &st) == HS_OK)
-			update_session(&s->sessions[i], st, &s->plan->sessions[i], interval_s, first, s->uptime_s);
+			update_session(&s->sessions[i], st, interval_s, first, s->uptime_s);
 	}
 	for (size_t i = 0; te && i < s->n_triggers && i < hs_trigger_engine_count(te); i++) {
 		const hs_trigger_stats *st = hs_trigger_engine_stats(te, i);

@@ -25,7 +25,7 @@ static const rd_table cpu_table = RD_TABLE(hs_rundoc_cpu, cpu_fields);
 #define S hs_rundoc_run_session
 #define KEYF .when_off = RD_WHEN(S, key_file)
 #define RING .when_off = RD_WHEN(S, ring)
-#define ETW .when_off = RD_WHEN(S, etw)
+#define POOL .when_off = RD_WHEN(S, pool)
 static const rd_field session_fields[] = {
 	F(S, name, "name", RD_STR),
 	F(S, instance, "instance", RD_STR, .nullable = true),
@@ -48,12 +48,12 @@ static const rd_field session_fields[] = {
 	F(S, snapshot_bytes_dropped, "snapshot_bytes_dropped", RD_U64, RING),
 	F(S, snapshot_file_bytes, "snapshot_file_bytes", RD_U64, RING),
 	F(S, snapshot_s, "snapshot_s", RD_DOUBLE, .digits = 3, RING),
-	F(S, etw_buffers, "etw_buffers", RD_U64, ETW),
-	F(S, etw_buffer_kb, "etw_buffer_kb", RD_U64, ETW),
-	F(S, etw_free_buffers, "etw_free_buffers", RD_U64, ETW),
-	F(S, etw_events_lost, "etw_events_lost", RD_U64, ETW),
-	F(S, etw_buffers_lost, "etw_buffers_lost", RD_U64, ETW),
-	F(S, etw_buffers_written, "etw_buffers_written", RD_U64, ETW),
+	F(S, pool_buffers, "etw_buffers", RD_U64, POOL),
+	F(S, pool_buffer_kb, "etw_buffer_kb", RD_U64, POOL),
+	F(S, pool_free_buffers, "etw_free_buffers", RD_U64, POOL),
+	F(S, pool_events_lost, "etw_events_lost", RD_U64, POOL),
+	F(S, pool_buffers_lost, "etw_buffers_lost", RD_U64, POOL),
+	F(S, pool_buffers_written, "etw_buffers_written", RD_U64, POOL),
 	F(S, cpus, "cpus", RD_ARR, .n_off = offsetof(S, n_cpus), .sub = &cpu_table),
 };
 #undef S
