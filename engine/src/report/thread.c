@@ -374,6 +374,10 @@ void hs_rpt_thread_build(hs_report *r)
 	/* a hang's finding is the watchdog's record: the hung task is its subject */
 	if (!strcmp(top->kind, "hang") && top->n_ev && r->events[top->ev[0]].v[0] > 0)
 		t->pid = (int)r->events[top->ev[0]].v[0];
+	/* its name at the moment (a thread that renamed itself after its exec is named as it then was) */
+	const char *at = hs_rpt_comm_at(r, t->pid, r->moment);
+	if (at && at[0])
+		snprintf(t->comm, sizeof t->comm, "%s", at);
 	for (size_t i = 0; i < r->n_events && !t->comm[0]; i++)
 		if (r->events[i].pid == t->pid)
 			snprintf(t->comm, sizeof t->comm, "%s", r->events[i].comm);
