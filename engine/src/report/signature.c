@@ -218,6 +218,11 @@ static void app_of(const hs_report *r, const hs_fleet_rules *fl, hs_rpt_signatur
 		if (e->pid == tid && known_name(e->comm) && !thread_comm)
 			thread_comm = e->comm;
 	}
+	/* the main thread's name as it was at the moment: a process that renamed itself after its exec (prctl,
+	 * setproctitle) goes by its new name, and an interpreter's script is named by it */
+	const char *at = hs_rpt_comm_at(r, tgid, r->moment);
+	if (at && known_name(at))
+		main_comm = at;
 	const char *name = NULL;
 	if (exe) {
 		name = base_name(exe);
