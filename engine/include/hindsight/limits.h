@@ -391,6 +391,9 @@
  * name its task had at that moment (40 bytes each: 8 MB). A fork-and-exec storm past it keeps the names the
  * trace's comm list gives. */
 #define HS_REPORT_MAX_RENAMES 200000
+/* analyze report: exec times kept for the process-storm detector (8 bytes each: 32 MB), far past any storm's
+ * evidence; the rest are not needed to find one. */
+#define HS_REPORT_MAX_EXECS 4000000
 /* analyze report: trace files read from one snapshot or run folder (a folder
  * holds one per session: two or three). */
 #define HS_REPORT_MAX_FILES 16
@@ -579,5 +582,21 @@
 #define HS_REPORT_MAX_TASKS_BYTES (32 * 1024 * 1024)
 /* Evidence lines kept per reason. */
 #define HS_CAUSE_MAX_EVIDENCE 8
+
+/* ---- The perf.data reader (engine/src/perfdata/, hindsight/perfdata.h) ---- */
+/* Problems one reader keeps: a damaged file says what matters in the first few. */
+#define HS_PERFDATA_MAX_PROBLEMS 64
+/* The read window over the data section: one record is at most 64 KiB (its
+ * size is a u16), so the window holds any record; 1 MiB makes a read per
+ * thousands of records, whatever the file's size. */
+#define HS_PERFDATA_WINDOW_BYTES (1u << 20)
+/* Attrs (events) in one file: perf record -e takes a few dozen; more is damage. */
+#define HS_PERFDATA_MAX_ATTRS 4096
+/* Sample ids of all attrs (one per event per CPU or thread): 4096 CPUs x a few events. */
+#define HS_PERFDATA_MAX_IDS (1u << 20)
+/* Build-ids in HEADER_BUILD_ID: one per DSO that had samples (a desktop maps a few thousand). */
+#define HS_PERFDATA_MAX_BUILD_IDS 65536
+/* Frames of one callchain (the kernel's PERF_MAX_STACK_DEPTH is 127, sysctl up to a few thousand, plus markers). */
+#define HS_PERFDATA_MAX_CALLCHAIN 8192
 
 #endif

@@ -179,37 +179,27 @@ hs_rpt_event *hs_rpt_event_slot(hs_report *r)
 
 void hs_rpt_exec_seen(hs_report *r, uint64_t ts)
 {
-	/* 4 M execs (32 MB) is far past any storm's evidence; the rest are not needed to find one */
-	if (r->n_execs >= 4000000)
+	if (r->execs.len >= HS_REPORT_MAX_EXECS)
 		return;
-	if (r->n_execs == r->cap_execs) {
-		size_t cap = r->cap_execs ? r->cap_execs * 2 : 1024;
-		uint64_t *v = realloc(r->execs, cap * sizeof *v);
-		if (!v) {
-			r->oom = true;
-			return;
-		}
-		r->execs = v;
-		r->cap_execs = cap;
+	r->execs.elem = sizeof(uint64_t); /* a zeroed report's vec is empty: it only lacks its element size */
+	uint64_t *v = hs_vec_push(&r->execs);
+	if (!v) {
+		r->oom = true;
+		return;
 	}
-	r->execs[r->n_execs++] = ts;
+	*v = ts;
 }
 
 void hs_rpt_rename_seen(hs_report *r, uint64_t ts, int pid, const char *was, const char *now)
 {
-	if (r->n_renames >= HS_REPORT_MAX_RENAMES)
+	if (r->renames.len >= HS_REPORT_MAX_RENAMES)
 		return;
-	if (r->n_renames == r->cap_renames) {
-		size_t cap = r->cap_renames ? r->cap_renames * 2 : 256;
-		hs_rpt_rename *v = realloc(r->renames, cap * sizeof *v);
-		if (!v) {
-			r->oom = true;
-			return;
-		}
-		r->renames = v;
-		r->cap_renames = cap;
+	r->renames.elem = sizeof(hs_rpt_rename);
+	hs_rpt_rename *n = hs_vec_push(&r->renames);
+	if (!n) {
+		r->oom = true;
+		return;
 	}
-	hs_rpt_rename *n = &r->renames[r->n_renames++];
 	n->ts = ts;
 	n->pid = pid;
 	snprintf(n->was, sizeof n->was, "%s", was);
@@ -286,8 +276,8 @@ void hs_rpt_model_free(hs_report *r)
 	free(r->findings);
 	free(r->files);
 	free(r->events);
-	free(r->execs);
-	free(r->renames);
+	hs_vec_free(&r->execs);
+	hs_vec_free(&r->renames);
 	free(r->input);
 	free(r->outdir);
 	free(r->rules_path);

@@ -12,6 +12,7 @@
 #include "hindsight/report.h"
 #include "hindsight/rules.h"
 #include "hindsight/strbuf.h"
+#include "hindsight/vec.h"
 #include "hindsight/arena.h"
 #include "hindsight/ynode.h"
 #include "report/cause/cause.h"
@@ -236,11 +237,10 @@ struct hs_report {
 	hs_rpt_event *events;
 	size_t n_events, cap_events;
 	uint64_t events_not_kept; /* past the cap */
-	uint64_t *execs;          /* times of every exec the walks saw (kept or not), for storms */
-	size_t n_execs, cap_execs;
-	/* every task rename the walks saw (an exec's or a prctl's), in the order read; settle.c names events by it */
-	hs_rpt_rename *renames;
-	size_t n_renames, cap_renames;
+	hs_vec execs; /* uint64_t: times of every exec the walks saw (kept or not), for storms */
+	/* hs_rpt_rename: every task rename the walks saw (an exec's or a prctl's), in the order read; settle.c names
+	 * events by it */
+	hs_vec renames;
 	hs_rpt_finding *findings;
 	size_t n_findings;
 	uint64_t moment; /* the reference time (ns): the trigger's first hit, else the strongest finding */

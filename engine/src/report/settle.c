@@ -64,20 +64,21 @@ static int mark_cmp(const void *a, const void *b)
  * task). Without renames in the trace, nothing changes. */
 static void names_at_the_time(hs_report *r)
 {
-	if (!r->n_renames)
+	const hs_rpt_rename *renames = r->renames.data;
+	if (!r->renames.len)
 		return;
 	size_t n_forks = 0;
 	for (size_t i = 0; i < r->n_events; i++)
 		n_forks += r->events[i].shape == HS_DEC_FORK && r->events[i].platform == HS_RPT_LINUX;
 	size_t n = 0;
-	name_mark *m = malloc((r->n_renames + n_forks) * sizeof *m);
+	name_mark *m = malloc((r->renames.len + n_forks) * sizeof *m);
 	if (!m) {
 		r->oom = true;
 		return;
 	}
-	for (size_t i = 0; i < r->n_renames; i++)
-		m[n++] = (name_mark){.ts = r->renames[i].ts, .pid = r->renames[i].pid, .was = r->renames[i].was,
-				     .now = r->renames[i].now};
+	for (size_t i = 0; i < r->renames.len; i++)
+		m[n++] = (name_mark){.ts = renames[i].ts, .pid = renames[i].pid, .was = renames[i].was,
+				     .now = renames[i].now};
 	for (size_t i = 0; i < r->n_events; i++) {
 		const hs_rpt_event *e = &r->events[i];
 		if (e->shape == HS_DEC_FORK && e->platform == HS_RPT_LINUX)

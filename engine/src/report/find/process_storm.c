@@ -103,8 +103,8 @@ static void find_storm(hs_report *r)
 	/* one start recorded by two sessions counts once: the settled events, unless some were not kept (then every
 	 * start the walks saw) */
 	uint64_t *own = NULL;
-	const uint64_t *starts = r->execs;
-	size_t n = r->n_execs;
+	const uint64_t *starts = r->execs.data;
+	size_t n = r->execs.len;
 	if (!r->events_not_kept) {
 		own = hs_rpt_calloc(r, r->n_events, sizeof *own);
 		if (!own)
