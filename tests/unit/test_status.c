@@ -90,33 +90,49 @@ static bool fake_str(const hs_key_event *ev, const char *name, char *buf, size_t
 	return true;
 }
 
+/* stutter.yaml's plan for a platform (2 CPUs), or NULL (checked). */
+static hs_plan *stutter_plan(hs_platform platform, hs_ruleset **rs)
+{
+	hs_diags *d = hs_diags_new();
+	CHECK_EQ_INT(hs_rules_load(HS_TEST_RULES_DIR "/stutter.yaml", d, rs), HS_OK);
+	hs_diags_free(d);
+	hs_plan *plan = NULL;
+	CHECK(*rs && hs_plan_build(*rs, platform, &(hs_plan_opts){.cpus = 2}, &plan) == HS_OK);
+	if (!plan)
+		hs_rules_free(*rs);
+	return plan;
+}
+
+/* The file-circular (key-event) session whose provider lists the event, and the provider's system; SIZE_MAX when none. */
+static size_t key_session(const hs_plan *plan, const char *event, const char **system)
+{
+	for (size_t i = 0; i < plan->n_sessions; i++)
+		for (size_t p = 0; p < plan->sessions[i].n_providers; p++) {
+			const hs_plan_provider *pp = &plan->sessions[i].providers[p];
+			for (size_t k = 0; k < pp->n_events; k++)
+				if (plan->sessions[i].session->mode == HS_MODE_FILE_CIRCULAR && pp->events[k].name &&
+				    !strcmp(pp->events[k].name, event)) {
+					*system = pp->provider->system ? pp->provider->system : pp->provider->name;
+					return i;
+				}
+		}
+	return SIZE_MAX;
+}
+
 /* The live view and the tap on Windows: field names from the catalog's
  * formats (the newest template of Kernel-Process ProcessStop), strings first
  * so the cap keeps the image name, numbers and strings of the types TDH reads
  * (not the FILETIMEs), the task named after its image (not cut to 15). */
 static void test_windows_live_fields(void)
 {
-	hs_diags *d = hs_diags_new();
 	hs_ruleset *rs = NULL;
-	CHECK_EQ_INT(hs_rules_load(HS_TEST_RULES_DIR "/stutter.yaml", d, &rs), HS_OK);
-	hs_diags_free(d);
-	hs_plan *plan = NULL;
-	CHECK(rs && hs_plan_build(rs, HS_PLATFORM_WINDOWS, &(hs_plan_opts){.cpus = 2}, &plan) == HS_OK);
-	if (!plan) {
-		hs_rules_free(rs);
+	hs_plan *plan = stutter_plan(HS_PLATFORM_WINDOWS, &rs);
+	if (!plan)
 		return;
-	}
-	size_t session = SIZE_MAX;
 	const char *system = NULL;
-	for (size_t i = 0; i < plan->n_sessions && session == SIZE_MAX; i++)
-		for (size_t p = 0; p < plan->sessions[i].n_providers; p++)
-			if (plan->sessions[i].session->mode == HS_MODE_FILE_CIRCULAR &&
-			    !strcmp(plan->sessions[i].providers[p].provider->name, "Microsoft-Windows-Kernel-Process")) {
-				session = i;
-				system = plan->sessions[i].providers[p].provider->name;
-			}
+	size_t session = key_session(plan, "ProcessStop", &system);
 	CHECK(session != SIZE_MAX);
-	hs_live_catalog *cat = hs_live_catalog_new(plan, false);
+	hs_live_catalog *cat = hs_live_catalog_new(plan, NULL);
 	CHECK(cat != NULL);
 	hs_key_fields kf = {.num = fake_num, .str = fake_str};
 	hs_key_event ev = {.session = session, .ts_ns = 5, .system = system, .name = "ProcessStop", .pid = 4242,
@@ -173,30 +189,14 @@ static size_t linux_names(const hs_key_event *ev, char (*names)[32], bool *is_st
  * ftrace event's name, strings first) name them; once it does, its own names win. */
 static void test_linux_live_fields(void)
 {
-	hs_diags *d = hs_diags_new();
 	hs_ruleset *rs = NULL;
-	CHECK_EQ_INT(hs_rules_load(HS_TEST_RULES_DIR "/stutter.yaml", d, &rs), HS_OK);
-	hs_diags_free(d);
-	hs_plan *plan = NULL;
-	CHECK(rs && hs_plan_build(rs, HS_PLATFORM_LINUX, &(hs_plan_opts){.cpus = 2}, &plan) == HS_OK);
-	if (!plan) {
-		hs_rules_free(rs);
+	hs_plan *plan = stutter_plan(HS_PLATFORM_LINUX, &rs);
+	if (!plan)
 		return;
-	}
-	size_t session = SIZE_MAX;
 	const char *system = NULL;
-	for (size_t i = 0; i < plan->n_sessions && session == SIZE_MAX; i++)
-		for (size_t p = 0; p < plan->sessions[i].n_providers && session == SIZE_MAX; p++) {
-			const hs_plan_provider *pp = &plan->sessions[i].providers[p];
-			for (size_t k = 0; k < pp->n_events; k++)
-				if (plan->sessions[i].session->mode == HS_MODE_FILE_CIRCULAR && pp->events[k].name &&
-				    !strcmp(pp->events[k].name, "sched_process_exec")) {
-					session = i;
-					system = pp->provider->system ? pp->provider->system : pp->provider->name;
-				}
-		}
+	size_t session = key_session(plan, "sched_process_exec", &system);
 	CHECK(session != SIZE_MAX);
-	hs_live_catalog *cat = hs_live_catalog_new(plan, false);
+	hs_live_catalog *cat = hs_live_catalog_new(plan, NULL);
 	CHECK(cat != NULL);
 	hs_key_fields kf = {.num = linux_num, .str = linux_str};
 	hs_key_event ev = {.session = session, .ts_ns = 5, .system = system, .name = "sched_process_exec", .pid = 777,
