@@ -1,4 +1,4 @@
-/* hindsight/cpu_profile.h: CPU samples of an .etl joined to their stacks, resolved to modules and aggregated per process, thread and stack. */
+/* hindsight/cpu_profile.h: CPU samples of an .etl or a perf.data joined to their stacks, resolved to modules and aggregated per process, thread and stack. */
 #ifndef HINDSIGHT_CPU_PROFILE_H
 #define HINDSIGHT_CPU_PROFILE_H
 
@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "hindsight/etl.h"
+#include "hindsight/perfdata.h"
 #include "hindsight/regex.h"
 #include "hindsight/status.h"
 
@@ -20,11 +21,18 @@
  * equal stacks are summed. The program renders the result; the library
  * prints nothing.
  *
+ * A perf.data gives the same view (hs_cpu_profile_build_perf): processes and
+ * threads from its samples' pid/tid and COMM, FORK and EXIT records, images
+ * from MMAP/MMAP2, each sample's callchain split at the kernel/user context
+ * markers; user frames are "<file's base name>!+0x<file offset>" and kernel
+ * frames "[kernel]!+0x<address>" (docs/perfdata-notes.md).
+ *
  * Ownership: hs_cpu_profile_build allocates the profile; free it with
  * hs_cpu_profile_free. The view, the processes, threads, orders, stacks and
  * frame names it gives out all belong to the profile and are valid until it
  * is freed; callers only read them. The trace and the filter are only read
- * during the build (walked with hs_etl_foreach) and may be closed after it.
+ * during the build (walked with hs_etl_foreach) and may be closed after it;
+ * so is the perf.data reader.
  */
 
 /* What the sampling interval was taken from. */
@@ -33,6 +41,9 @@ typedef enum {
 	HS_CPU_INTERVAL_COLLECTION_START, /* the interval at collection start */
 	HS_CPU_INTERVAL_SET_INTERVAL,     /* a SetInterval event */
 	HS_CPU_INTERVAL_COLLECTION_END,   /* the interval at collection end */
+	HS_CPU_INTERVAL_PERF_FREQ,        /* perf.data: the attr's sample_freq (Hz) */
+	HS_CPU_INTERVAL_PERF_PERIOD,      /* perf.data: the sample_period of a clock event (ns) */
+	HS_CPU_INTERVAL_PERF_EVENTS,      /* perf.data: a period of events that are not time (interval 0) */
 } hs_cpu_interval_source;
 
 typedef struct {
@@ -86,6 +97,11 @@ typedef void (*hs_cpu_progress_fn)(const hs_etl *etl, const hs_etl_record *r, vo
 hs_status hs_cpu_profile_build(hs_etl *etl, const hs_regex *process, hs_cpu_progress_fn progress, void *ctx,
 			       hs_cpu_profile **out);
 void hs_cpu_profile_free(hs_cpu_profile *p);
+
+/* The same from a perf.data (walked with hs_perfdata_foreach; its problems
+ * stay with the reader). A sample weighs 1; in period mode (no sample_freq)
+ * a sample whose period is k times the attr's weighs k. HS_ENOMEM. */
+hs_status hs_cpu_profile_build_perf(hs_perfdata *pd, const hs_regex *process, hs_cpu_profile **out);
 
 const hs_cpu_view *hs_cpu_profile_view(const hs_cpu_profile *p);
 

@@ -1,17 +1,18 @@
-/* event/cpu_profile.c: CPU samples of an .etl joined to their stacks (stack walks, keys, definitions), resolved to modules and summed per process, thread and stack. */
+/* event/cpu_profile.c: CPU samples of an .etl joined to their stacks (stack walks, keys, definitions), resolved to modules and summed per process, thread and stack (the aggregation perf.data's builder shares). */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "event/cpu_profile_int.h"
 #include "hindsight/cpu_profile.h"
 #include "hindsight/etl_kernel.h"
 #include "hindsight/hmap.h"
 #include "hindsight/regex.h"
 #include "hindsight/text.h"
 
-#define NONE UINT32_MAX
+#define NONE HS_CPU_NONE
 
 /* Windows' default profile interval (1 ms, in 100 ns units): what a trace
  * without interval events was almost certainly sampled at. */
@@ -20,7 +21,7 @@ enum { DEFAULT_INTERVAL_100NS = 10000 };
 /* ---- containers ---- */
 
 /* Grows *p (an array of elem-sized items with *cap slots) to hold need items. */
-static bool grow(void *p, size_t *cap, size_t need, size_t elem)
+bool hs_cpu_grow(void *p, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
 		return true;
@@ -38,21 +39,6 @@ static bool grow(void *p, size_t *cap, size_t need, size_t elem)
 	return true;
 }
 
-#define VEC(T)                 \
-	struct {               \
-		T *v;          \
-		size_t n, cap; \
-	}
-
-/* Appends val; on allocation failure sets c->oom and drops it. */
-#define PUSH(c, vec, val)                                                     \
-	do {                                                                  \
-		if (grow(&(vec).v, &(vec).cap, (vec).n + 1, sizeof(*(vec).v))) \
-			(vec).v[(vec).n++] = (val);                           \
-		else                                                          \
-			(c)->oom = true;                                      \
-	} while (0)
-
 static uint64_t mix64(uint64_t x)
 {
 	/* splitmix64's finaliser: every key bit reaches every hash bit. */
@@ -64,25 +50,12 @@ static uint64_t mix64(uint64_t x)
 	return x;
 }
 
-/* Open addressing from two 64-bit keys to an index. Entries are never
- * removed; callers store NONE to retire one. */
-typedef struct {
-	uint64_t k1, k2;
-	uint32_t val;
-	bool used;
-} mslot;
-
-typedef struct {
-	mslot *s;
-	size_t cap, n;
-} map2;
-
 static size_t map_home(const map2 *m, uint64_t k1, uint64_t k2)
 {
 	return (size_t)(mix64(k1 ^ mix64(k2 + 0x9e3779b97f4a7c15ull)) & (m->cap - 1));
 }
 
-static uint32_t map_get(const map2 *m, uint64_t k1, uint64_t k2)
+uint32_t hs_cpu_map_get(const map2 *m, uint64_t k1, uint64_t k2)
 {
 	if (!m->cap)
 		return NONE;
@@ -95,7 +68,7 @@ static uint32_t map_get(const map2 *m, uint64_t k1, uint64_t k2)
 }
 
 /* The value slot for the keys, created holding NONE; NULL on OOM. */
-static uint32_t *map_put(map2 *m, uint64_t k1, uint64_t k2)
+uint32_t *hs_cpu_map_put(map2 *m, uint64_t k1, uint64_t k2)
 {
 	if ((m->n + 1) * 2 > m->cap) {
 		size_t ncap = m->cap ? m->cap * 2 : 1024;
@@ -143,7 +116,7 @@ static const void *intern_at(const interner *t, uint32_t id)
 static uint32_t intern(interner *t, const void *p, size_t n)
 {
 	uint64_t h = hs_hash_bytes(p, n);
-	uint32_t *head = map_put(&t->index, h, n);
+	uint32_t *head = hs_cpu_map_put(&t->index, h, n);
 	if (!head)
 		return NONE;
 	for (uint32_t id = *head; id != NONE; id = t->next.v[id])
@@ -151,8 +124,10 @@ static uint32_t intern(interner *t, const void *p, size_t n)
 			return id;
 	if (t->data.n + n > UINT32_MAX || t->off.n >= NONE - 1)
 		return NONE;
-	if (!grow(&t->data.v, &t->data.cap, t->data.n + n, 1) || !grow(&t->off.v, &t->off.cap, t->off.n + 1, 4) ||
-	    !grow(&t->len.v, &t->len.cap, t->len.n + 1, 4) || !grow(&t->next.v, &t->next.cap, t->next.n + 1, 4))
+	if (!hs_cpu_grow(&t->data.v, &t->data.cap, t->data.n + n, 1) ||
+	    !hs_cpu_grow(&t->off.v, &t->off.cap, t->off.n + 1, 4) ||
+	    !hs_cpu_grow(&t->len.v, &t->len.cap, t->len.n + 1, 4) ||
+	    !hs_cpu_grow(&t->next.v, &t->next.cap, t->next.n + 1, 4))
 		return NONE;
 	uint32_t id = (uint32_t)t->off.n;
 	if (n)
@@ -174,91 +149,7 @@ static void interner_free(interner *t)
 	free(t->index.s);
 }
 
-/* ---- the model built from the trace ---- */
-
-typedef hs_cpu_process proc;
-typedef hs_cpu_thread trec;
-
-/* A thread as the walk sees it now: its process and the samples whose kernel
- * stack arrived but whose user stack waits for the thread to leave the kernel. */
-typedef struct {
-	uint32_t proc;
-	char *name;
-	VEC(uint32_t) waiting;
-} tstate;
-
-typedef struct {
-	uint32_t off, len; /* into the address pool; len 0: none */
-} part;
-
-enum { PART_NONE, PART_KEY, PART_SET };
-
-typedef struct {
-	int64_t ts;
-	uint64_t ip;
-	uint32_t tid, proc, weight;
-	part kpart, upart;
-	uint8_t kstate, ustate; /* PART_* */
-	bool waiting;
-	bool p64; /* logged with 64-bit pointers: where the kernel half starts */
-} sample;
-
-typedef struct {
-	uint32_t pid;
-	uint64_t base, size;
-	int64_t load_ts, unload_ts;
-	char *file;  /* owned: base name of the kernel's path */
-	char *orig;  /* owned: ImageId OriginalFileName, or NULL */
-	char *pdb;   /* owned: DbgID_RSDS PDB base name, or NULL */
-} image;
-
-/* ImageId / DbgID data that arrived before its image event. */
-typedef struct {
-	char *orig, *pdb;
-} pending_id;
-
-/* A sample waiting for a stack key's definition. */
-typedef struct {
-	uint32_t sample, next;
-	bool user;
-} waiter;
-
-typedef struct {
-	const hs_etl *etl;
-	const hs_regex *re; /* the process filter, or NULL */
-	hs_cpu_progress_fn progress;
-	void *progress_ctx;
-	bool oom;
-	uint64_t undecodable;
-
-	VEC(proc) procs;
-	map2 pid_proc; /* pid -> current proc */
-	VEC(tstate) threads;
-	map2 tid_thread; /* tid -> tstate */
-	VEC(trec) trecs;
-	map2 proc_tid_trec;
-
-	VEC(sample) samples;
-	map2 tid_ts_sample;
-	VEC(uint64_t) pool; /* stack addresses */
-	VEC(waiter) waiters;
-	map2 key_waiters; /* (key, user) -> first waiter */
-
-	VEC(image) images;
-	map2 pid_base_image; /* latest image at (pid, base) */
-	VEC(pending_id) pending_ids;
-	map2 pid_base_pending;
-
-	uint32_t interval; /* 100 ns; 0 until an event says */
-	hs_cpu_interval_source interval_source;
-	bool interval_from_start;
-
-	uint64_t total_weight;   /* every sample */
-	uint64_t stacked_weight; /* shown samples with a stack */
-	uint64_t unresolved_keys;
-} cpu;
-
-static char *dupstr(cpu *c, const char *s)
+char *hs_cpu_dupstr(cpu *c, const char *s)
 {
 	size_t n = strlen(s) + 1;
 	char *d = malloc(n);
@@ -270,11 +161,11 @@ static char *dupstr(cpu *c, const char *s)
 	return d;
 }
 
-static void set_str(cpu *c, char **dst, const char *s)
+void hs_cpu_set_str(cpu *c, char **dst, const char *s)
 {
 	if (!s || !*s)
 		return;
-	char *d = dupstr(c, s);
+	char *d = hs_cpu_dupstr(c, s);
 	if (!d)
 		return;
 	free(*dst);
@@ -288,7 +179,7 @@ const char *hs_cpu_process_name(const hs_cpu_process *p)
 	return p->name ? p->name : "(unnamed)";
 }
 
-static uint32_t new_proc(cpu *c, uint32_t pid)
+uint32_t hs_cpu_new_proc(cpu *c, uint32_t pid)
 {
 	proc p = {.pid = pid};
 	size_t before = c->procs.n;
@@ -297,21 +188,30 @@ static uint32_t new_proc(cpu *c, uint32_t pid)
 }
 
 /* The process a pid means now, created unnamed if no event has named it. */
-static uint32_t proc_for_pid(cpu *c, uint32_t pid)
+uint32_t hs_cpu_proc_for_pid(cpu *c, uint32_t pid)
 {
-	uint32_t *slot = map_put(&c->pid_proc, pid, 0);
+	uint32_t *slot = hs_cpu_map_put(&c->pid_proc, pid, 0);
 	if (!slot) {
 		c->oom = true;
 		return NONE;
 	}
 	if (*slot == NONE)
-		*slot = new_proc(c, pid);
+		*slot = hs_cpu_new_proc(c, pid);
 	return *slot;
 }
 
-static uint32_t thread_for_tid(cpu *c, uint32_t tid)
+uint32_t hs_cpu_restart_pid(cpu *c, uint32_t pid)
 {
-	uint32_t *slot = map_put(&c->tid_thread, tid, 0);
+	uint32_t *slot = hs_cpu_map_put(&c->pid_proc, pid, 0);
+	uint32_t idx = slot ? hs_cpu_new_proc(c, pid) : NONE;
+	if (slot)
+		*slot = idx;
+	return idx;
+}
+
+uint32_t hs_cpu_thread_for_tid(cpu *c, uint32_t tid)
+{
+	uint32_t *slot = hs_cpu_map_put(&c->tid_thread, tid, 0);
 	if (!slot) {
 		c->oom = true;
 		return NONE;
@@ -335,14 +235,9 @@ static void on_process(cpu *c, const hs_etl_record *r)
 		c->undecodable++;
 		return;
 	}
-	uint32_t idx = map_get(&c->pid_proc, p.pid, 0);
-	if (p.opcode == HS_ETLK_OP_START || idx == NONE) {
-		/* A start is a new process even when the pid was used before. */
-		uint32_t *slot = map_put(&c->pid_proc, p.pid, 0);
-		idx = slot ? new_proc(c, p.pid) : NONE;
-		if (slot)
-			*slot = idx;
-	}
+	uint32_t idx = hs_cpu_map_get(&c->pid_proc, p.pid, 0);
+	if (p.opcode == HS_ETLK_OP_START || idx == NONE)
+		idx = hs_cpu_restart_pid(c, p.pid); /* a start is a new process even when the pid was used before */
 	if (idx == NONE) {
 		c->oom = true;
 		return;
@@ -351,8 +246,8 @@ static void on_process(cpu *c, const hs_etl_record *r)
 	/* Starts and rundowns name the process; ends only fill a missing name. */
 	bool naming = p.opcode == HS_ETLK_OP_START || p.opcode == HS_ETLK_OP_DCSTART || !pr->name;
 	if (naming) {
-		set_str(c, &pr->name, p.image_file_name);
-		set_str(c, &pr->cmdline, p.command_line);
+		hs_cpu_set_str(c, &pr->name, p.image_file_name);
+		hs_cpu_set_str(c, &pr->cmdline, p.command_line);
 	}
 }
 
@@ -363,7 +258,7 @@ static void on_thread(cpu *c, const hs_etl_record *r)
 		c->undecodable++;
 		return;
 	}
-	uint32_t ti = thread_for_tid(c, t.tid);
+	uint32_t ti = hs_cpu_thread_for_tid(c, t.tid);
 	if (ti == NONE)
 		return;
 	tstate *ts = &c->threads.v[ti];
@@ -377,16 +272,16 @@ static void on_thread(cpu *c, const hs_etl_record *r)
 			free(ts->name);
 			ts->name = NULL;
 		}
-		uint32_t pi = proc_for_pid(c, t.pid);
+		uint32_t pi = hs_cpu_proc_for_pid(c, t.pid);
 		ts = &c->threads.v[ti];
 		ts->proc = pi;
 	}
-	set_str(c, &ts->name, t.name);
+	hs_cpu_set_str(c, &ts->name, t.name);
 }
 
 static void apply_pending_id(cpu *c, image *im)
 {
-	uint32_t pi = map_get(&c->pid_base_pending, im->pid, im->base);
+	uint32_t pi = hs_cpu_map_get(&c->pid_base_pending, im->pid, im->base);
 	if (pi == NONE)
 		return;
 	pending_id *pd = &c->pending_ids.v[pi];
@@ -409,7 +304,7 @@ static void on_image(cpu *c, const hs_etl_record *r)
 		c->undecodable++;
 		return;
 	}
-	uint32_t *slot = map_put(&c->pid_base_image, im.pid, im.base);
+	uint32_t *slot = hs_cpu_map_put(&c->pid_base_image, im.pid, im.base);
 	if (!slot) {
 		c->oom = true;
 		return;
@@ -425,7 +320,7 @@ static void on_image(cpu *c, const hs_etl_record *r)
 			.size = im.size,
 			.load_ts = loaded_now ? r->timestamp : INT64_MIN,
 			.unload_ts = INT64_MAX,
-			.file = dupstr(c, hs_path_base(im.file_name)),
+			.file = hs_cpu_dupstr(c, hs_path_base(im.file_name)),
 		};
 		size_t before = c->images.n;
 		PUSH(c, c->images, n);
@@ -445,14 +340,14 @@ static void on_image(cpu *c, const hs_etl_record *r)
  * keeps them for the image event that follows (they come just before it). */
 static void on_image_names(cpu *c, uint32_t pid, uint64_t base, const char *orig, const char *pdb)
 {
-	uint32_t ii = map_get(&c->pid_base_image, pid, base);
+	uint32_t ii = hs_cpu_map_get(&c->pid_base_image, pid, base);
 	if (ii != NONE && c->images.v[ii].unload_ts == INT64_MAX) {
 		image *im = &c->images.v[ii];
-		set_str(c, &im->orig, orig);
-		set_str(c, &im->pdb, pdb);
+		hs_cpu_set_str(c, &im->orig, orig);
+		hs_cpu_set_str(c, &im->pdb, pdb);
 		return;
 	}
-	uint32_t *slot = map_put(&c->pid_base_pending, pid, base);
+	uint32_t *slot = hs_cpu_map_put(&c->pid_base_pending, pid, base);
 	if (!slot) {
 		c->oom = true;
 		return;
@@ -466,8 +361,8 @@ static void on_image_names(cpu *c, uint32_t pid, uint64_t base, const char *orig
 		*slot = (uint32_t)before;
 	}
 	pending_id *pd = &c->pending_ids.v[*slot];
-	set_str(c, &pd->orig, orig);
-	set_str(c, &pd->pdb, pdb);
+	hs_cpu_set_str(c, &pd->orig, orig);
+	hs_cpu_set_str(c, &pd->pdb, pdb);
 }
 
 static void on_interval(cpu *c, const hs_etl_record *r)
@@ -507,7 +402,7 @@ static void on_sample(cpu *c, const hs_etl_record *r)
 		c->undecodable++;
 		return;
 	}
-	uint32_t ti = map_get(&c->tid_thread, s.tid, 0);
+	uint32_t ti = hs_cpu_map_get(&c->tid_thread, s.tid, 0);
 	sample sm = {
 		.ts = r->timestamp,
 		.ip = s.ip,
@@ -520,7 +415,7 @@ static void on_sample(cpu *c, const hs_etl_record *r)
 	PUSH(c, c->samples, sm);
 	if (c->samples.n == before)
 		return;
-	uint32_t *slot = map_put(&c->tid_ts_sample, s.tid, (uint64_t)r->timestamp);
+	uint32_t *slot = hs_cpu_map_put(&c->tid_ts_sample, s.tid, (uint64_t)r->timestamp);
 	if (!slot) {
 		c->oom = true;
 		return;
@@ -531,12 +426,12 @@ static void on_sample(cpu *c, const hs_etl_record *r)
 /* The sample a stack event belongs to (same thread, same timestamp), or NULL. */
 static sample *stack_target(cpu *c, uint32_t tid, uint32_t pid, uint64_t event_ts)
 {
-	uint32_t si = map_get(&c->tid_ts_sample, tid, event_ts);
+	uint32_t si = hs_cpu_map_get(&c->tid_ts_sample, tid, event_ts);
 	if (si == NONE)
 		return NULL;
 	sample *s = &c->samples.v[si];
 	if (s->proc == NONE && pid != UINT32_MAX)
-		s->proc = proc_for_pid(c, pid); /* the stack names the process the thread table could not */
+		s->proc = hs_cpu_proc_for_pid(c, pid); /* the stack names the process the thread table could not */
 	return &c->samples.v[si];
 }
 
@@ -545,7 +440,7 @@ static part pool_add(cpu *c, const hs_etl_frames *f)
 	part p = {0, 0};
 	if (f->count == 0 || c->pool.n + f->count > UINT32_MAX)
 		return p;
-	if (!grow(&c->pool.v, &c->pool.cap, c->pool.n + f->count, sizeof(uint64_t))) {
+	if (!hs_cpu_grow(&c->pool.v, &c->pool.cap, c->pool.n + f->count, sizeof(uint64_t))) {
 		c->oom = true;
 		return p;
 	}
@@ -561,7 +456,7 @@ static void add_waiting(cpu *c, uint32_t tid, sample *s)
 	if (s->waiting)
 		return;
 	uint32_t si = (uint32_t)(s - c->samples.v);
-	uint32_t ti = thread_for_tid(c, tid);
+	uint32_t ti = hs_cpu_thread_for_tid(c, tid);
 	if (ti == NONE)
 		return;
 	s = &c->samples.v[si];
@@ -571,7 +466,7 @@ static void add_waiting(cpu *c, uint32_t tid, sample *s)
 
 static void add_waiter(cpu *c, uint64_t key, bool user, uint32_t si)
 {
-	uint32_t *head = map_put(&c->key_waiters, key, user);
+	uint32_t *head = hs_cpu_map_put(&c->key_waiters, key, user);
 	if (!head) {
 		c->oom = true;
 		return;
@@ -593,7 +488,7 @@ static void add_waiter(cpu *c, uint64_t key, bool user, uint32_t si)
 static void user_fragment(cpu *c, uint32_t tid, sample *target, bool have_part, part pt, uint64_t key)
 {
 	uint32_t target_i = target ? (uint32_t)(target - c->samples.v) : NONE;
-	uint32_t ti = map_get(&c->tid_thread, tid, 0);
+	uint32_t ti = hs_cpu_map_get(&c->tid_thread, tid, 0);
 	size_t nwait = ti != NONE ? c->threads.v[ti].waiting.n : 0;
 	for (size_t k = 0; k <= nwait; k++) {
 		uint32_t si;
@@ -685,7 +580,7 @@ static void on_stack_def(cpu *c, const hs_etl_record *r)
 	/* A kernel and a user stack can share a key at the same time; the
 	 * frames say which one this is. */
 	bool kernel = hs_etl_kernel_address(hs_etl_stack_frame(&d.frames, d.frames.count - 1), d.frames.ptr64);
-	uint32_t *head = map_put(&c->key_waiters, d.key, !kernel);
+	uint32_t *head = hs_cpu_map_put(&c->key_waiters, d.key, !kernel);
 	if (!head) {
 		c->oom = true;
 		return;
@@ -795,7 +690,7 @@ static bool symbols_init(symbols *s, cpu *c)
 	for (size_t i = 0; i < s->n; i++) {
 		s->order[i] = (uint32_t)i;
 		const image *im = &c->images.v[i];
-		uint32_t *slot = map_put(&s->pid_maxsize, im->pid, 0);
+		uint32_t *slot = hs_cpu_map_put(&s->pid_maxsize, im->pid, 0);
 		if (!slot)
 			return false;
 		if (*slot == NONE) {
@@ -824,7 +719,7 @@ static void symbols_free(symbols *s)
 static const image *find_image(const symbols *s, uint32_t pid, uint64_t addr, int64_t ts)
 {
 	const image *imgs = s->c->images.v;
-	uint32_t mi = map_get(&s->pid_maxsize, pid, 0);
+	uint32_t mi = hs_cpu_map_get(&s->pid_maxsize, pid, 0);
 	if (mi == NONE)
 		return NULL;
 	uint64_t maxsize = s->maxsizes.v[mi];
@@ -866,14 +761,15 @@ static const char *image_name(const image *im)
 	return "?";
 }
 
-/* Frame text: `module!+0xoffset`, or the bare address. Characters that would
- * break the folded format (';', controls) become '_'. */
-static uint32_t frame_id(symbols *s, uint32_t procidx, uint64_t addr, int64_t ts, bool p64)
+/* Frame text: `module!+0xoffset` (the offset in the module's file), or the bare
+ * address (kernel frames: the model's kernel label with the address as the
+ * offset, when it has one). Characters that would break the folded format
+ * (';', controls) become '_'. */
+static uint32_t frame_id(symbols *s, uint32_t procidx, uint64_t addr, int64_t ts, bool kernel)
 {
 	cpu *c = s->c;
-	bool kernel = hs_etl_kernel_address(addr, p64);
 	uint32_t owner = kernel ? NONE : procidx;
-	uint32_t *slot = map_put(&s->addr_frame, owner, addr);
+	uint32_t *slot = hs_cpu_map_put(&s->addr_frame, owner, addr);
 	if (!slot)
 		return NONE;
 	if (*slot != NONE)
@@ -889,7 +785,9 @@ static uint32_t frame_id(symbols *s, uint32_t procidx, uint64_t addr, int64_t ts
 		size_t o = 0;
 		for (; name[o] && o < 500; o++)
 			buf[o] = (name[o] == ';' || (unsigned char)name[o] < 0x20) ? '_' : name[o];
-		snprintf(buf + o, sizeof buf - o, "!+0x%" PRIx64, addr - im->base);
+		snprintf(buf + o, sizeof buf - o, "!+0x%" PRIx64, addr - im->base + im->pgoff);
+	} else if (kernel && c->kernel_label) {
+		snprintf(buf, sizeof buf, "%s!+0x%" PRIx64, c->kernel_label, addr);
 	} else {
 		snprintf(buf, sizeof buf, "0x%" PRIx64, addr);
 	}
@@ -917,6 +815,7 @@ typedef struct {
 static bool aggregate(cpu *c, agg *a)
 {
 	VEC(uint64_t) addrs = {0};
+	VEC(uint8_t) kflags = {0}; /* marked samples: per frame, in the kernel */
 	VEC(uint32_t) blob = {0};
 	bool ok = false;
 	for (size_t i = 0; i < c->samples.n; i++) {
@@ -924,17 +823,17 @@ static bool aggregate(cpu *c, agg *a)
 		if (s->proc == NONE) {
 			/* Sampled before its thread was announced (a rundown still
 			 * being written): the thread's process is known by now. */
-			uint32_t ti = map_get(&c->tid_thread, s->tid, 0);
+			uint32_t ti = hs_cpu_map_get(&c->tid_thread, s->tid, 0);
 			if (ti != NONE)
 				s->proc = c->threads.v[ti].proc;
 		}
 		if (s->proc == NONE) {
 			/* Never saw the thread: one bucket, not a guess. */
-			uint32_t *slot = map_put(&c->pid_proc, UINT32_MAX, 0);
+			uint32_t *slot = hs_cpu_map_put(&c->pid_proc, UINT32_MAX, 0);
 			if (!slot)
 				goto fail;
 			if (*slot == NONE) {
-				*slot = new_proc(c, UINT32_MAX);
+				*slot = hs_cpu_new_proc(c, UINT32_MAX);
 				if (*slot == NONE)
 					goto fail;
 				c->procs.v[*slot].shown = !c->re || hs_regex_match(c->re, hs_cpu_process_name(&c->procs.v[*slot]));
@@ -945,14 +844,14 @@ static bool aggregate(cpu *c, agg *a)
 		proc *p = &c->procs.v[s->proc];
 		p->samples += s->weight;
 		c->total_weight += s->weight;
-		uint32_t *ts = map_put(&c->proc_tid_trec, s->proc, s->tid);
+		uint32_t *ts = hs_cpu_map_put(&c->proc_tid_trec, s->proc, s->tid);
 		if (!ts)
 			goto fail;
 		if (*ts == NONE) {
 			trec t = {.process = s->proc, .tid = s->tid};
-			uint32_t ti = map_get(&c->tid_thread, s->tid, 0);
+			uint32_t ti = hs_cpu_map_get(&c->tid_thread, s->tid, 0);
 			if (ti != NONE && c->threads.v[ti].proc == s->proc && c->threads.v[ti].name)
-				t.name = dupstr(c, c->threads.v[ti].name);
+				t.name = hs_cpu_dupstr(c, c->threads.v[ti].name);
 			size_t before = c->trecs.n;
 			PUSH(c, c->trecs, t);
 			if (c->trecs.n == before)
@@ -963,17 +862,21 @@ static bool aggregate(cpu *c, agg *a)
 
 		/* The stack, leaf first: kernel part then user part. */
 		addrs.n = 0;
+		kflags.n = 0;
 		bool p64 = s->p64;
 		if (s->kstate == PART_KEY || s->ustate == PART_KEY)
 			c->unresolved_keys++;
 		bool have_u = s->ustate == PART_SET && s->upart.len;
-		bool u_whole = have_u && hs_etl_kernel_address(c->pool.v[s->upart.off], p64);
+		bool u_whole = have_u && !s->marked && hs_etl_kernel_address(c->pool.v[s->upart.off], p64);
 		if (s->kstate == PART_SET && !u_whole)
 			for (uint32_t k = 0; k < s->kpart.len; k++)
 				PUSH(c, addrs, c->pool.v[s->kpart.off + k]);
 		if (have_u)
-			for (uint32_t k = 0; k < s->upart.len; k++)
+			for (uint32_t k = 0; k < s->upart.len; k++) {
 				PUSH(c, addrs, c->pool.v[s->upart.off + k]);
+				uint8_t kf = k < s->nkernel;
+				PUSH(c, kflags, kf);
+			}
 		bool stacked = addrs.n > 0;
 		if (stacked)
 			c->procs.v[s->proc].stacked += s->weight;
@@ -981,10 +884,13 @@ static bool aggregate(cpu *c, agg *a)
 			/* Without a stack, or when the kernel part was lost, the
 			 * sampled instruction is still the leaf. */
 			PUSH(c, addrs, 0);
+			PUSH(c, kflags, 0);
 			if (c->oom)
 				goto fail;
 			memmove(addrs.v + 1, addrs.v, (addrs.n - 1) * sizeof(*addrs.v));
 			addrs.v[0] = s->ip;
+			memmove(kflags.v + 1, kflags.v, (kflags.n - 1) * sizeof(*kflags.v));
+			kflags.v[0] = s->nkernel > 0; /* marked: the sample's cpumode */
 		}
 		if (c->oom)
 			goto fail;
@@ -996,7 +902,8 @@ static bool aggregate(cpu *c, agg *a)
 		blob.n = 0;
 		PUSH(c, blob, s->proc);
 		for (size_t k = 0; k < addrs.n; k++) {
-			uint32_t f = frame_id(&a->sym, s->proc, addrs.v[k], s->ts, p64);
+			bool kernel = s->marked ? kflags.v[k] != 0 : hs_etl_kernel_address(addrs.v[k], p64);
+			uint32_t f = frame_id(&a->sym, s->proc, addrs.v[k], s->ts, kernel);
 			if (f == NONE)
 				goto fail;
 			PUSH(c, blob, f);
@@ -1020,6 +927,7 @@ fail:
 	if (!ok)
 		c->oom = true;
 	free(addrs.v);
+	free(kflags.v);
 	free(blob.v);
 	return ok;
 }
@@ -1147,34 +1055,33 @@ void hs_cpu_profile_free(hs_cpu_profile *p)
 	free(p);
 }
 
-hs_status hs_cpu_profile_build(hs_etl *etl, const hs_regex *process, hs_cpu_progress_fn progress, void *ctx,
-			       hs_cpu_profile **out)
+hs_cpu_profile *hs_cpu_profile_alloc(void)
 {
-	*out = NULL;
-	hs_cpu_profile *p = calloc(1, sizeof *p);
-	if (!p)
-		return HS_ENOMEM;
+	return calloc(1, sizeof(hs_cpu_profile));
+}
+
+cpu *hs_cpu_profile_model(hs_cpu_profile *p)
+{
+	return &p->c;
+}
+
+bool hs_cpu_profile_finish(hs_cpu_profile *p, const hs_regex *process)
+{
 	cpu *c = &p->c;
-	c->etl = etl;
-	c->progress = progress;
-	c->progress_ctx = ctx;
-	hs_etl_foreach(etl, HS_ETL_TIME_ORDER, on_record, c);
 	if (c->oom)
-		goto fail;
-	if (!c->interval) {
+		return false;
+	if (!c->interval && c->interval_source == HS_CPU_INTERVAL_DEFAULT)
 		c->interval = DEFAULT_INTERVAL_100NS;
-		c->interval_source = HS_CPU_INTERVAL_DEFAULT;
-	}
 	c->re = process;
 	for (size_t i = 0; i < c->procs.n; i++)
 		c->procs.v[i].shown = !process || hs_regex_match(process, hs_cpu_process_name(&c->procs.v[i]));
 	p->have_sym = true; /* symbols_init leaves what it made for symbols_free even when it fails */
 	if (!symbols_init(&p->a.sym, c))
-		goto fail;
+		return false;
 	if (!aggregate(c, &p->a))
-		goto fail;
+		return false;
 	if (!order_report(c, &p->ro))
-		goto fail;
+		return false;
 	/* The filter was only needed to build; the view points into vectors that no longer grow. */
 	c->re = NULL;
 	c->progress = NULL;
@@ -1198,6 +1105,23 @@ hs_status hs_cpu_profile_build(hs_etl *etl, const hs_regex *process, hs_cpu_prog
 	v->first_thread = p->ro.first_trec;
 	v->nstacks = p->a.stacks.off.n;
 	v->nframes = p->a.sym.frames.off.n;
+	return true;
+}
+
+hs_status hs_cpu_profile_build(hs_etl *etl, const hs_regex *process, hs_cpu_progress_fn progress, void *ctx,
+			       hs_cpu_profile **out)
+{
+	*out = NULL;
+	hs_cpu_profile *p = hs_cpu_profile_alloc();
+	if (!p)
+		return HS_ENOMEM;
+	cpu *c = &p->c;
+	c->etl = etl;
+	c->progress = progress;
+	c->progress_ctx = ctx;
+	hs_etl_foreach(etl, HS_ETL_TIME_ORDER, on_record, c);
+	if (!hs_cpu_profile_finish(p, process))
+		goto fail;
 	*out = p;
 	return HS_OK;
 fail:
