@@ -1,4 +1,4 @@
-/* analyze/cpu.c: `analyze cpu`: renders the library's CPU profile (cpu_profile.h) as a table, JSON, folded stacks and speedscope. */
+/* analyze/cpu.c: `analyze cpu`: renders the library's CPU profile (cpu_profile.h) of an .etl or a perf.data as a table, JSON, folded stacks and speedscope. */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include "hindsight/cpu_profile.h"
 #include "hindsight/exitcodes.h"
 #include "hindsight/json.h"
+#include "hindsight/perfdata.h"
 #include "hindsight/regex.h"
 #include "hindsight/strbuf.h"
 #include "hindsight/text.h"
@@ -29,6 +30,12 @@ static const char *interval_source_text(hs_cpu_interval_source s)
 		return "SetInterval";
 	case HS_CPU_INTERVAL_COLLECTION_END:
 		return "CollectionEnd";
+	case HS_CPU_INTERVAL_PERF_FREQ:
+		return "sample_freq";
+	case HS_CPU_INTERVAL_PERF_PERIOD:
+		return "sample_period";
+	case HS_CPU_INTERVAL_PERF_EVENTS:
+		return "sample_period of events that are not time: ms unknown";
 	case HS_CPU_INTERVAL_DEFAULT:
 		break;
 	}
@@ -50,9 +57,13 @@ static double resolved_pct(const hs_cpu_view *c)
 	return c->frames_total ? 100.0 * (double)c->frames_resolved / (double)c->frames_total : 0.0;
 }
 
-static void print_table(const hs_cpu_view *c, const analyze_opts *o)
+static void print_table(const hs_cpu_view *c, const analyze_opts *o, bool perf)
 {
 	printf("file: %s\n", o->file);
+	if (!c->total_weight && perf) {
+		printf("samples: 0 (no PERF_RECORD_SAMPLE with an ip in the perf.data)\n");
+		return;
+	}
 	if (!c->total_weight) {
 		printf("samples: 0 (no SampledProfile events: the trace was not recorded with the kernel's "
 		       "PROFILE flag)\n");
@@ -91,7 +102,34 @@ static void print_table(const hs_cpu_view *c, const analyze_opts *o)
 	}
 }
 
-static void write_json(const hs_cpu_view *c, const hs_etl *etl, const analyze_opts *o)
+/* The perf.data reader's problems: into an open JSON object as "problems" when
+ * j is set (the shape analyze_json_problems gives an .etl's), else on stderr;
+ * HS_EXIT_FINDINGS when there were any. */
+static int perf_problems(const hs_perfdata *pd, hs_json *j)
+{
+	size_t n = hs_perfdata_problem_count(pd);
+	if (j) {
+		hs_json_key(j, "problems");
+		hs_json_arr_begin(j);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const hs_problem *p = hs_perfdata_problem_at(pd, i);
+		char text[HS_PROBLEM_TEXT_MAX];
+		if (!j) {
+			fprintf(stderr, "analyze: %s\n", hs_problem_format(p, text, sizeof text));
+			continue;
+		}
+		hs_json_obj_begin(j);
+		hs_json_kuint(j, "offset", p->offset);
+		hs_json_kstr(j, "message", p->message);
+		hs_json_obj_end(j);
+	}
+	if (j)
+		hs_json_arr_end(j);
+	return n ? HS_EXIT_FINDINGS : HS_EXIT_OK;
+}
+
+static void write_json(const hs_cpu_view *c, const hs_etl *etl, const hs_perfdata *pd, const analyze_opts *o)
 {
 	hs_strbuf sb = {0};
 	hs_json j;
@@ -149,7 +187,10 @@ static void write_json(const hs_cpu_view *c, const hs_etl *etl, const analyze_op
 		hs_json_obj_end(&j);
 	}
 	hs_json_arr_end(&j);
-	analyze_json_problems(&j, etl);
+	if (pd)
+		perf_problems(pd, &j);
+	else
+		analyze_json_problems(&j, etl);
 	hs_json_obj_end(&j);
 	hs_sb_write_free(&sb, stdout);
 }
@@ -300,9 +341,23 @@ static void on_progress(const hs_etl *etl, const hs_etl_record *r, void *ctx)
 	analyze_progress(etl, r);
 }
 
+/* Opens a perf.data, printing the reader's problems when it refuses it; 0 or an exit code. */
+static int open_perfdata(const char *path, hs_perfdata **out)
+{
+	hs_status st = hs_perfdata_open(path, out);
+	if (st == HS_OK)
+		return 0;
+	if (*out)
+		perf_problems(*out, NULL);
+	else
+		fprintf(stderr, "analyze: %s: %s\n", path, hs_strerror(st));
+	return HS_EXIT_USAGE;
+}
+
 int analyze_cpu(const analyze_opts *o)
 {
 	hs_etl *etl = NULL;
+	hs_perfdata *pd = NULL;
 	hs_regex *re = NULL;
 	hs_cpu_profile *prof = NULL;
 	int rc = HS_EXIT_USAGE;
@@ -318,21 +373,27 @@ int analyze_cpu(const analyze_opts *o)
 			return HS_EXIT_USAGE;
 		}
 	}
-	rc = analyze_open_etl(o->file, &etl);
+	bool perf = hs_perfdata_sniff(o->file);
+	rc = perf ? open_perfdata(o->file, &pd) : analyze_open_etl(o->file, &etl);
 	if (rc)
 		goto fail;
 	rc = HS_EXIT_USAGE;
-	hs_status st = hs_cpu_profile_build(etl, re, on_progress, NULL, &prof);
-	analyze_progress_done();
+	hs_status st;
+	if (perf) {
+		st = hs_cpu_profile_build_perf(pd, re, &prof);
+	} else {
+		st = hs_cpu_profile_build(etl, re, on_progress, NULL, &prof);
+		analyze_progress_done();
+	}
 	if (st != HS_OK) {
 		fprintf(stderr, "analyze: out of memory\n");
 		goto fail;
 	}
 	const hs_cpu_view *c = hs_cpu_profile_view(prof);
 	if (o->json)
-		write_json(c, etl, o);
+		write_json(c, etl, pd, o);
 	else
-		print_table(c, o);
+		print_table(c, o, perf);
 	if (o->folded && write_folded(prof, o->folded))
 		goto fail;
 	if (o->speedscope && write_speedscope(prof, o->speedscope, o->file))
@@ -343,12 +404,13 @@ int analyze_cpu(const analyze_opts *o)
 	if (c->unresolved_keys && !o->json)
 		fprintf(stderr, "analyze: %" PRIu64 " samples refer to stack keys the trace never defined\n",
 			c->unresolved_keys);
-	rc = analyze_report_problems(etl);
+	rc = perf ? perf_problems(pd, NULL) : analyze_report_problems(etl);
 	if (!rc && c->undecodable)
 		rc = HS_EXIT_FINDINGS;
 fail:
 	hs_cpu_profile_free(prof);
 	hs_regex_free(re);
 	hs_etl_close(etl);
+	hs_perfdata_close(pd);
 	return rc;
 }
