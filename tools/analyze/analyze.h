@@ -52,7 +52,6 @@ int analyze_load_rules(const analyze_opts *o, analyze_rules *out);
 void analyze_free_rules(analyze_rules *r);
 /* "Process", "Thread", ... for a kernel group, or NULL (for hs_event_names). */
 /* ISO 8601 UTC with 100 ns digits, "-" for 0. */
-void analyze_format_filetime(uint64_t ft, char *buf, size_t cap);
 
 /* ---- tracedat.c: trace.dat files (counts, summary; tracedat_crash.c: crash) ---- */
 

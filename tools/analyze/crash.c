@@ -52,7 +52,7 @@ static int on_record(const hs_etl_record *r, void *vctx)
 		return 0;
 	c->shown++;
 	char when[40];
-	analyze_format_filetime(r->filetime, when, sizeof when);
+	hs_etl_filetime_text(r->filetime, when, sizeof when);
 	hs_etl_process_stop x;
 	bool is_exit = w->exit && hs_etl_decode_process_stop(r, &x);
 	bool crashed = is_exit && x.crashed;

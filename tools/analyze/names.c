@@ -46,20 +46,3 @@ void analyze_free_rules(analyze_rules *r)
 	memset(r, 0, sizeof(*r));
 }
 
-void analyze_format_filetime(uint64_t ft, char *buf, size_t cap)
-{
-	if (!ft) {
-		snprintf(buf, cap, "-");
-		return;
-	}
-	/* FILETIME counts 100 ns since 1601-01-01; Unix time starts 11644473600 s later. */
-	time_t secs = (time_t)(ft / 10000000u) - (time_t)11644473600LL;
-	unsigned frac = (unsigned)(ft % 10000000u);
-	struct tm tm;
-	if (!hs_gmtime(secs, &tm)) {
-		snprintf(buf, cap, "%llu", (unsigned long long)ft);
-		return;
-	}
-	snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%07uZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-		 tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
-}

@@ -143,8 +143,8 @@ int analyze_summary(const analyze_opts *o)
 		compressed += hs_etl_buffer_at(etl, i)->compressed;
 	char mode[256], t0[40], t1[40];
 	mode_names(h->log_file_mode, mode, sizeof mode);
-	analyze_format_filetime(c.first, t0, sizeof t0);
-	analyze_format_filetime(c.last, t1, sizeof t1);
+	hs_etl_filetime_text(c.first, t0, sizeof t0);
+	hs_etl_filetime_text(c.last, t1, sizeof t1);
 	double span = c.last > c.first ? (double)(c.last - c.first) / 1e7 : 0.0;
 
 	hs_strbuf sb = {0};

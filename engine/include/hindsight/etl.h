@@ -138,6 +138,13 @@ size_t hs_etl_lost_flagged_buffers(const hs_etl *etl);
 
 /* Converts a raw session timestamp to FILETIME with the header's clock. */
 uint64_t hs_etl_to_filetime(const hs_etl *etl, int64_t ts);
+/* A raw session timestamp in ns of the session's own clock: QPC ticks or CPU cycles by the header's rates, else
+ * 100 ns of system time (also when the header lacks the rate); 0 for a negative one. The scale the report's events
+ * and the engine's real-time hit times share. */
+uint64_t hs_etl_clock_ns(const hs_etl_header *h, int64_t ts);
+/* FILETIME (100 ns since 1601) as ISO 8601 UTC with 100 ns digits ("2026-12-04T09:38:15.1234567Z"); "-" for 0,
+ * the number itself when the calendar cannot hold it. */
+void hs_etl_filetime_text(uint64_t ft, char *buf, size_t cap);
 
 /* ---- TraceLogging self-describing metadata (extended items of EVENT records) ---- */
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "etl/etl_format.h"
 #include "etl/xpress.h"
@@ -291,6 +292,39 @@ static void decode_logfile_header(hs_etl *e, const hs_etl_record *r)
 	if (used < units)
 		hs_utf16le_to_utf8(p + need + 2 * used, units - used, h->log_file_name, sizeof h->log_file_name, NULL,
 				   NULL);
+}
+
+uint64_t hs_etl_clock_ns(const hs_etl_header *h, int64_t ts)
+{
+	if (ts < 0)
+		return 0;
+	uint64_t t = (uint64_t)ts, f = 0;
+	if (h->valid && h->clock_type == 1)
+		f = h->perf_freq;
+	else if (h->valid && h->clock_type == 3)
+		f = (uint64_t)h->cpu_mhz * 1000000u;
+	if (!f)
+		return t * 100u;
+	/* split so that t * 1e9 cannot overflow (f below 1.8e10 Hz) */
+	return (t / f) * 1000000000ull + (t % f) * 1000000000ull / f;
+}
+
+void hs_etl_filetime_text(uint64_t ft, char *buf, size_t cap)
+{
+	if (!ft) {
+		snprintf(buf, cap, "-");
+		return;
+	}
+	/* FILETIME counts 100 ns since 1601-01-01; Unix time starts 11644473600 s later. */
+	time_t secs = (time_t)(ft / 10000000u) - (time_t)11644473600LL;
+	unsigned frac = (unsigned)(ft % 10000000u);
+	struct tm tm;
+	if (!hs_gmtime(secs, &tm)) {
+		snprintf(buf, cap, "%llu", (unsigned long long)ft);
+		return;
+	}
+	snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%07uZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+		 tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
 }
 
 uint64_t hs_etl_to_filetime(const hs_etl *etl, int64_t ts)

@@ -39,23 +39,6 @@ typedef struct {
 	uint64_t records;
 } etl_walk;
 
-/* The session clock in ns, as the engine's real-time consumer computes it (hs_etw_event_ns), so snapshot.json's
- * hit times and the marker's "hit at" line are on the same scale: QPC ticks, CPU cycles, or 100 ns of system time. */
-static uint64_t etl_ns(const hs_etl_header *h, int64_t ts)
-{
-	if (ts < 0)
-		return 0;
-	uint64_t t = (uint64_t)ts, f = 0;
-	if (h->valid && h->clock_type == 1)
-		f = h->perf_freq;
-	else if (h->valid && h->clock_type == 3)
-		f = (uint64_t)h->cpu_mhz * 1000000u;
-	if (!f)
-		return t * 100u;
-	/* split so that t * 1e9 cannot overflow (f below 1.8e10 Hz) */
-	return (t / f) * 1000000000ull + (t % f) * 1000000000ull / f;
-}
-
 /* The clock the times are on: the header's, unless it lacks the rate to convert it (then the reader keeps system
  * time, 100 ns since 1601). */
 static uint32_t clock_in_use(const hs_etl_header *h)
@@ -70,25 +53,6 @@ static const char *clock_name(const hs_etl_header *h, char *buf, size_t cap)
 	if (!h->valid)
 		return "system time (100 ns since 1601; the file has no logfile header)";
 	return hs_etw_clock_name(clock_in_use(h), buf, cap);
-}
-
-/* ISO 8601 UTC with 100 ns digits, "-" for 0. */
-static void format_filetime(uint64_t ft, char *buf, size_t cap)
-{
-	if (!ft) {
-		snprintf(buf, cap, "-");
-		return;
-	}
-	/* FILETIME counts 100 ns since 1601-01-01; Unix time starts 11644473600 s later. */
-	time_t secs = (time_t)(ft / 10000000u) - (time_t)11644473600LL;
-	unsigned frac = (unsigned)(ft % 10000000u);
-	struct tm tm;
-	if (!hs_gmtime(secs, &tm)) {
-		snprintf(buf, cap, "%llu", (unsigned long long)ft);
-		return;
-	}
-	snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%07uZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-		 tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
 }
 
 static void remember_name(etl_walk *w, uint32_t pid, const char *name)
@@ -135,7 +99,7 @@ static hs_rpt_event *keep(etl_walk *w, const hs_etl_record *rec)
 	hs_rpt_event *e = hs_rpt_event_slot(w->r);
 	if (!e)
 		return NULL;
-	e->ts = etl_ns(w->h, rec->timestamp);
+	e->ts = hs_etl_clock_ns(w->h, rec->timestamp);
 	e->cpu = rec->cpu;
 	e->pid = rec->pid == UINT32_MAX ? -1 : (int)rec->pid;
 	e->file = (int)w->fi;
@@ -221,7 +185,7 @@ static int on_record(const hs_etl_record *rec, void *vctx)
 	}
 	if (hs_etl_kernel_header(rec))
 		return 0; /* the logfile header and its companions: not events of the session */
-	uint64_t ns = etl_ns(w->h, rec->timestamp);
+	uint64_t ns = hs_etl_clock_ns(w->h, rec->timestamp);
 	f->events++;
 	if (ns < f->first_ns)
 		f->first_ns = ns;
@@ -317,8 +281,8 @@ static void header_notes(hs_report *r, hs_rpt_file *f, const hs_etl *etl, const 
 		return;
 	}
 	char a[80], b[80], cb[24];
-	format_filetime(h->start_time, a, sizeof a);
-	format_filetime(h->end_time, b, sizeof b);
+	hs_etl_filetime_text(h->start_time, a, sizeof a);
+	hs_etl_filetime_text(h->end_time, b, sizeof b);
 	hs_rpt_file_note(r, f,
 			 "session \"%s\" on %" PRIu32 " CPU%s, Windows build %" PRIu32 ", %s clock; header start %s, "
 			 "end %s",

@@ -64,22 +64,6 @@ typedef struct {
 	bool oom;
 } etl_ctx;
 
-/* The session clock in ns, the scale the report's .etl reader gives its events (report/walk_etl.c) and the
- * engine's real-time consumer its hit times: QPC ticks, CPU cycles, or 100 ns of system time. */
-static uint64_t etl_ns(const hs_etl_header *h, int64_t ts)
-{
-	if (ts < 0)
-		return 0;
-	uint64_t t = (uint64_t)ts, f = 0;
-	if (h->valid && h->clock_type == 1)
-		f = h->perf_freq;
-	else if (h->valid && h->clock_type == 3)
-		f = (uint64_t)h->cpu_mhz * 1000000u;
-	if (!f)
-		return t * 100u;
-	return (t / f) * 1000000000ull + (t % f) * 1000000000ull / f;
-}
-
 /*
  * A Windows priority (0..31) on the model's scale, where lower is stronger (the kernel prio of Linux): the
  * real-time class 16..31 is real-time priority 16..31 (prio 99 - p), the dynamic class 1..15 and the zero-page
@@ -352,7 +336,7 @@ static int on_rec(const hs_etl_record *rec, void *vctx)
 	etl_ctx *c = vctx;
 	if (rec->kind != HS_ETL_SYSTEM && rec->kind != HS_ETL_COMPACT && rec->kind != HS_ETL_PERFINFO)
 		return 0;
-	uint64_t ts = etl_ns(c->h, rec->timestamp);
+	uint64_t ts = hs_etl_clock_ns(c->h, rec->timestamp);
 	bool in_time = ts <= c->m->end_ts; /* later records still name threads (the rundown at the session's end) */
 	hs_etl_cswitch cs;
 	hs_etl_ready_thread rt;
