@@ -50,8 +50,6 @@ typedef struct {
  * and returns an exit code when it cannot. */
 int analyze_load_rules(const analyze_opts *o, analyze_rules *out);
 void analyze_free_rules(analyze_rules *r);
-/* "Process", "Thread", ... for a kernel group, or NULL (for hs_event_names). */
-/* ISO 8601 UTC with 100 ns digits, "-" for 0. */
 
 /* ---- tracedat.c: trace.dat files (counts, summary; tracedat_crash.c: crash) ---- */
 
