@@ -7,14 +7,12 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <traceevent/event-parse.h>
 #include <traceevent/kbuffer.h>
-#include <tracefs/tracefs.h>
 
 #include "ftrace/backend_int.h"
 #include "ftrace/ftrace.h"
@@ -32,15 +30,15 @@ static char *chunk_path(const session *s, unsigned cpu, unsigned seq)
 
 static hs_status ensure_tracefs(hs_backend *b)
 {
-	if (tracefs_tracing_dir())
+	if (hs_tracefs_api_get()->tracing_dir())
 		return HS_OK;
 	/* libtracefs looks for a mount; make the standard one when there is none. */
-	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) && errno != EBUSY) {
+	if (hs_tracefs_api_get()->mount("/sys/kernel/tracing") && errno != EBUSY) {
 		hs_ftrace_say(b, HS_MSG_ERROR, "cannot mount tracefs at /sys/kernel/tracing: %s", strerror(errno));
 		return errno == EPERM ? HS_EPERM : HS_EIO;
 	}
 	hs_ftrace_say(b, HS_MSG_INFO, "mounted tracefs at /sys/kernel/tracing");
-	return tracefs_tracing_dir() ? HS_OK : HS_EIO;
+	return hs_tracefs_api_get()->tracing_dir() ? HS_OK : HS_EIO;
 }
 
 static hs_status open_chunk(hs_backend *b, session *s, unsigned cpu)
@@ -78,19 +76,19 @@ static hs_status setup_session(hs_backend *b, session *s)
 	}
 	if ((st = hs_ftrace_remove_stale(name, "ftrace", b->msg)) != HS_OK)
 		return st;
-	s->inst = tracefs_instance_create(name);
+	s->inst = hs_tracefs_api_get()->instance_create(name);
 	if (!s->inst) {
 		hs_ftrace_say(b, HS_MSG_ERROR, "cannot create tracefs instance '%s': %s", name, strerror(errno));
 		return errno == EPERM || errno == EACCES ? HS_EPERM : HS_EIO;
 	}
-	tracefs_trace_off(s->inst);
+	hs_tracefs_api_get()->trace_off(s->inst);
 	double t0 = hs_ftrace_now_s();
-	if (tracefs_instance_set_buffer_size(s->inst, ps->linux_.per_cpu_kb, -1) < 0) {
+	if (hs_tracefs_api_get()->instance_set_buffer_size(s->inst, ps->linux_.per_cpu_kb, -1) < 0) {
 		hs_ftrace_say(b, HS_MSG_ERROR, "%s: cannot size the ring to %" PRIu64 " KB per CPU: %s", name,
 			      ps->linux_.per_cpu_kb, strerror(errno));
 		return HS_EIO;
 	}
-	ssize_t real = tracefs_instance_get_buffer_size(s->inst, 0);
+	ssize_t real = hs_tracefs_api_get()->instance_get_buffer_size(s->inst, 0);
 	s->st.real_per_cpu_kb = real > 0 ? (uint64_t)real : 0;
 	hs_ftrace_say(b, HS_MSG_INFO,
 		      "%s: ring %" PRIu64 " KB per CPU x %u CPUs (asked %" PRIu64
@@ -98,19 +96,19 @@ static hs_status setup_session(hs_backend *b, session *s)
 		      "clock %s",
 		      name, s->st.real_per_cpu_kb, b->cpus, ps->linux_.per_cpu_kb, (hs_ftrace_now_s() - t0) * 1e3,
 		      ps->linux_.overwrite ? "on" : "off", rs->clock ? rs->clock : "(kernel default)");
-	if ((ps->linux_.overwrite ? tracefs_option_enable(s->inst, TRACEFS_OPTION_OVERWRITE)
-				  : tracefs_option_disable(s->inst, TRACEFS_OPTION_OVERWRITE)) < 0) {
+	if ((ps->linux_.overwrite ? hs_tracefs_api_get()->option_enable(s->inst, TRACEFS_OPTION_OVERWRITE)
+				  : hs_tracefs_api_get()->option_disable(s->inst, TRACEFS_OPTION_OVERWRITE)) < 0) {
 		hs_ftrace_say(b, HS_MSG_ERROR, "%s: cannot set overwrite mode", name);
 		return HS_EIO;
 	}
-	if (rs->clock && tracefs_instance_file_write(s->inst, "trace_clock", rs->clock) < 0) {
+	if (rs->clock && hs_tracefs_api_get()->instance_file_write(s->inst, "trace_clock", rs->clock) < 0) {
 		hs_ftrace_say(b, HS_MSG_ERROR, "%s: the kernel has no trace clock '%s'", name, rs->clock);
 		return HS_EIO;
 	}
 	if ((st = hs_ftrace_copy_trace_marker(s->inst, ps, "ftrace", b->msg)) != HS_OK)
 		return st;
 	/* mark() writes here; opened once, closed before the instance goes. */
-	s->marker_fd = tracefs_instance_file_open(s->inst, "trace_marker", O_WRONLY | O_CLOEXEC);
+	s->marker_fd = hs_tracefs_api_get()->instance_file_open(s->inst, "trace_marker", O_WRONLY | O_CLOEXEC);
 	if (s->marker_fd < 0)
 		hs_ftrace_say(b, HS_MSG_WARN,
 			      "%s: cannot open trace_marker (%s): triggers cannot mark this session's trace", name,
@@ -170,7 +168,7 @@ static hs_status setup_session(hs_backend *b, session *s)
 		s->sc[c].fd = -1;
 		if (!(s->sc[c].chunk_bytes = calloc(HS_LINUX_STREAM_CHUNKS, sizeof(uint64_t))))
 			return HS_ENOMEM;
-		s->sc[c].tcpu = tracefs_cpu_open(s->inst, (int)c, true);
+		s->sc[c].tcpu = hs_tracefs_api_get()->cpu_open(s->inst, (int)c, true);
 		if (!s->sc[c].tcpu) {
 			hs_ftrace_say(b, HS_MSG_ERROR, "%s: cannot open the ring of CPU %u: %s", name, c,
 				      strerror(errno));
@@ -211,7 +209,7 @@ static void pick_clock(hs_backend *b)
 		snprintf(name, sizeof name, "%s", s->ps->session->clock);
 	} else {
 		/* "[local] global counter ...": the bracketed one is in use. */
-		char *text = tracefs_instance_file_read(s->inst, "trace_clock", NULL);
+		char *text = hs_tracefs_api_get()->instance_file_read(s->inst, "trace_clock", NULL);
 		char *o = text ? strchr(text, '[') : NULL, *c = o ? strchr(o, ']') : NULL;
 		if (o && c && (size_t)(c - o - 1) < sizeof name) {
 			memcpy(name, o + 1, (size_t)(c - o - 1));
@@ -246,8 +244,7 @@ static hs_status ftrace_start(const hs_plan *plan, const char *run_dir, const hs
 	b->drain_streams = drain_streams;
 	b->msg = opts ? opts->msg : NULL;
 	b->interrupts = opts ? opts->interrupts : NULL;
-	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	b->cpus = ncpu > 0 ? (unsigned)ncpu : 1;
+	b->cpus = hs_tracefs_api_get()->cpus();
 	b->subbuf = (size_t)getpagesize();
 	/* Privilege: the recording mode checks it first (hs_os_check_privilege);
 	 * other callers get EPERM from the first tracefs write. */
@@ -290,7 +287,7 @@ static hs_status ftrace_start(const hs_plan *plan, const char *run_dir, const hs
 	 * session records. */
 	for (size_t i = 0; i < b->n; i++) {
 		hs_ftrace_detect_trace_on(&b->s[i]);
-		tracefs_trace_on(b->s[i].inst);
+		hs_tracefs_api_get()->trace_on(b->s[i].inst);
 	}
 	/* The first snapshot's .dat headers, in the background (snapshot.c). */
 	for (size_t i = 0; i < b->n; i++)
@@ -392,7 +389,8 @@ static hs_status drain_cpu(hs_backend *b, size_t si, unsigned cpu, bool flush)
 		 * buffered read splices full sub-buffers into a pipe and hands them
 		 * out one at a time (the kernel's copy, without waking per page);
 		 * only a flush takes the partly filled page the writer is on. */
-		int n = flush ? tracefs_cpu_flush(sc->tcpu, b->page) : tracefs_cpu_buffered_read(sc->tcpu, b->page, true);
+		int n = flush ? hs_tracefs_api_get()->cpu_flush(sc->tcpu, b->page)
+			      : hs_tracefs_api_get()->cpu_buffered_read(sc->tcpu, b->page, true);
 		if (n < 0 && errno == EAGAIN)
 			n = 0;
 		if (n < 0) {
@@ -721,7 +719,7 @@ static hs_status ftrace_snapshot(hs_backend *b, size_t session_i, const char *pa
 	 * live ring would also chase the writer and yield mostly empty pages
 	 * (measured: 1.3 GB for 2.8M events). This kernel has no snapshot buffer,
 	 * so events arriving until tracing resumes are lost. */
-	tracefs_trace_off(s->inst);
+	hs_tracefs_api_get()->trace_off(s->inst);
 	hs_ftrace_read_stats(b, s);
 	/* One trace.dat writer at a time (dat.c's comm table is not shared): a
 	 * running rewrite finishes first, the key events streaming meanwhile. */
@@ -801,19 +799,19 @@ static void close_session(hs_backend *b, session *s)
 	s->marker_fd = -1;
 	if (s->sc)
 		for (unsigned c = 0; c < b->cpus; c++) {
-			tracefs_cpu_close(s->sc[c].tcpu);
+			hs_tracefs_api_get()->cpu_close(s->sc[c].tcpu);
 			s->sc[c].tcpu = NULL;
 			if (s->sc[c].fd >= 0)
 				close(s->sc[c].fd);
 			s->sc[c].fd = -1;
 		}
 	if (s->inst) {
-		tracefs_trace_off(s->inst);
+		hs_tracefs_api_get()->trace_off(s->inst);
 		/* Every fd on the instance must be closed first, or rmdir says EBUSY. */
-		if (tracefs_instance_destroy(s->inst) < 0)
+		if (hs_tracefs_api_get()->instance_destroy(s->inst) < 0)
 			hs_ftrace_say(b, HS_MSG_ERROR, "could not remove tracefs instance '%s': %s",
 				      s->ps->session->logger_name, strerror(errno));
-		tracefs_instance_free(s->inst);
+		hs_tracefs_api_get()->instance_free(s->inst);
 		s->inst = NULL;
 	}
 }
@@ -849,7 +847,7 @@ static hs_status ftrace_stop(hs_backend *b)
 			/* Stop producing, take everything left, and write the file once more.
 			 * The detection instance goes off right after the session (the
 			 * triggers get the copies of all it recorded) and is drained first. */
-			tracefs_trace_off(s->inst);
+			hs_tracefs_api_get()->trace_off(s->inst);
 			hs_ftrace_detect_trace_off(s);
 			if (hs_ftrace_detect_drain(b, i) != HS_OK)
 				st = HS_EIO;

@@ -6,8 +6,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <tracefs/tracefs.h>
-
 #include "ftrace/backend_int.h"
 #include "hindsight/limits.h"
 
@@ -67,7 +65,7 @@ void hs_ftrace_read_cpu_stats(hs_backend *b, struct tracefs_instance *inst, hs_c
 	for (unsigned c = 0; c < b->cpus; c++) {
 		char file[64];
 		snprintf(file, sizeof(file), "per_cpu/cpu%u/stats", c);
-		char *text = tracefs_instance_file_read(inst, file, NULL);
+		char *text = hs_tracefs_api_get()->instance_file_read(inst, file, NULL);
 		if (!text)
 			continue;
 		hs_cpu_stats *cs = &cpu[c];

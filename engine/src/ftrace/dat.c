@@ -14,9 +14,9 @@
 
 #include <traceevent/event-parse.h>
 #include <traceevent/kbuffer.h>
-#include <tracefs/tracefs.h>
 
 #include "ftrace/ftrace.h"
+#include "ftrace/tracefs_api.h"
 #include "hindsight/hmap.h"
 #include "hindsight/limits.h"
 
@@ -94,7 +94,7 @@ static int comms_fill(int fd)
 {
 	int ret = -1;
 	pthread_mutex_lock(&g_comms_mu);
-	char *text = tracefs_instance_file_read(NULL, "saved_cmdlines", NULL);
+	char *text = hs_tracefs_api_get()->instance_file_read(NULL, "saved_cmdlines", NULL);
 	if (text)
 		comms_merge(text);
 	free(text);
@@ -128,7 +128,7 @@ static int comms_file(void)
  * (the caller then lets libtracecmd read the real directory). */
 static char *fake_tracing_dir(const char *near, int comm_fd)
 {
-	const char *real = tracefs_tracing_dir();
+	const char *real = hs_tracefs_api_get()->tracing_dir();
 	const char *bases[] = {near, getenv("TMPDIR"), "/tmp"};
 	char *dir = NULL;
 	if (!real)
@@ -339,7 +339,7 @@ static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
 static int section_begin(hs_dat_file *f, int ncpu, const hs_dat_opts *o)
 {
 	/* libtracecmd names the top instance's clock when none was set. */
-	char *top = o->clock ? NULL : tracefs_get_clock(NULL);
+	char *top = o->clock ? NULL : hs_tracefs_api_get()->get_clock(NULL);
 	f->clock = strdup(o->clock ? o->clock : top ? top : "local");
 	free(top);
 	f->ncpu = ncpu;

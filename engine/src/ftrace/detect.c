@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <tracefs/tracefs.h>
-
 #include "ftrace/backend_int.h"
 #include "hindsight/detect.h"
 #include "hindsight/limits.h"
@@ -109,7 +107,7 @@ static hs_status add_event(hs_ftrace_detect *d, const hs_plan_session *ps, const
 /* The trace clock the session's instance uses now ("[mono] ..."), into buf. */
 static bool current_clock(struct tracefs_instance *inst, char *buf, size_t cap)
 {
-	char *text = tracefs_instance_file_read(inst, "trace_clock", NULL);
+	char *text = hs_tracefs_api_get()->instance_file_read(inst, "trace_clock", NULL);
 	char *o = text ? strchr(text, '[') : NULL, *c = o ? strchr(o, ']') : NULL;
 	bool ok = o && c && (size_t)(c - o - 1) < cap;
 	if (ok) {
@@ -126,19 +124,19 @@ static hs_status configure(hs_backend *b, session *s, hs_ftrace_detect *d)
 {
 	const char *name = d->name;
 	char clock[32];
-	if (tracefs_instance_set_buffer_size(d->inst, HS_LINUX_DETECT_BUFFER_KB, -1) < 0) {
+	if (hs_tracefs_api_get()->instance_set_buffer_size(d->inst, HS_LINUX_DETECT_BUFFER_KB, -1) < 0) {
 		hs_ftrace_say(b, HS_MSG_ERROR, "%s: cannot size the ring to %d KB per CPU: %s", name,
 			      HS_LINUX_DETECT_BUFFER_KB, strerror(errno));
 		return HS_EIO;
 	}
-	if (tracefs_option_disable(d->inst, TRACEFS_OPTION_OVERWRITE) < 0) {
+	if (hs_tracefs_api_get()->option_disable(d->inst, TRACEFS_OPTION_OVERWRITE) < 0) {
 		hs_ftrace_say(b, HS_MSG_ERROR, "%s: cannot turn overwrite off", name);
 		return HS_EIO;
 	}
 	const char *want = s->ps->session->clock;
 	if (!want && current_clock(s->inst, clock, sizeof clock))
 		want = clock;
-	if (want && tracefs_instance_file_write(d->inst, "trace_clock", want) < 0) {
+	if (want && hs_tracefs_api_get()->instance_file_write(d->inst, "trace_clock", want) < 0) {
 		hs_ftrace_say(b, HS_MSG_ERROR, "%s: the kernel has no trace clock '%s'", name, want);
 		return HS_EIO;
 	}
@@ -160,11 +158,11 @@ static hs_status make(hs_backend *b, session *s, size_t si, hs_ftrace_detect *d)
 	}
 	if ((st = hs_ftrace_remove_stale(d->name, "ftrace", b->msg)) != HS_OK)
 		return st;
-	if (!(d->inst = tracefs_instance_create(d->name))) {
+	if (!(d->inst = hs_tracefs_api_get()->instance_create(d->name))) {
 		hs_ftrace_say(b, HS_MSG_ERROR, "cannot create tracefs instance '%s': %s", d->name, strerror(errno));
 		return HS_EIO;
 	}
-	tracefs_trace_off(d->inst);
+	hs_tracefs_api_get()->trace_off(d->inst);
 	if ((st = configure(b, s, d)) != HS_OK)
 		return st;
 	/* The session's self-exclusion (set_event_notrace_pid, event-fork) comes with the enables. */
@@ -175,7 +173,7 @@ static hs_status make(hs_backend *b, session *s, size_t si, hs_ftrace_detect *d)
 		return HS_EIO;
 	}
 	for (unsigned c = 0; c < b->cpus; c++)
-		if (!(d->tcpu[c] = tracefs_cpu_open(d->inst, (int)c, true))) {
+		if (!(d->tcpu[c] = hs_tracefs_api_get()->cpu_open(d->inst, (int)c, true))) {
 			hs_ftrace_say(b, HS_MSG_ERROR, "%s: cannot open the ring of CPU %u: %s", d->name, c,
 				      strerror(errno));
 			return HS_EIO;
@@ -194,7 +192,8 @@ hs_status hs_ftrace_detect_setup(hs_backend *b, size_t si)
 	hs_plan_detect_name(logger, name, cap);
 	if (!hs_plan_session_has_trigger_copy(b->plan, si)) {
 		/* No trigger watches it now; one a dead engine left (older rules) goes. */
-		if (tracefs_instance_exists(name) && hs_ftrace_remove_stale(name, "ftrace", b->msg) == HS_OK)
+		if (hs_tracefs_api_get()->instance_exists(name) &&
+		    hs_ftrace_remove_stale(name, "ftrace", b->msg) == HS_OK)
 			hs_ftrace_release(name);
 		free(name);
 		return HS_OK;
@@ -239,13 +238,13 @@ hs_status hs_ftrace_detect_setup(hs_backend *b, size_t si)
 void hs_ftrace_detect_trace_on(session *s)
 {
 	if (s->det && s->det->inst)
-		tracefs_trace_on(s->det->inst);
+		hs_tracefs_api_get()->trace_on(s->det->inst);
 }
 
 void hs_ftrace_detect_trace_off(session *s)
 {
 	if (s->det && s->det->inst)
-		tracefs_trace_off(s->det->inst);
+		hs_tracefs_api_get()->trace_off(s->det->inst);
 }
 
 hs_status hs_ftrace_detect_drain(hs_backend *b, size_t si)
@@ -262,7 +261,7 @@ hs_status hs_ftrace_detect_drain(hs_backend *b, size_t si)
 		for (size_t k = 0; k < max_pages; k++) {
 			/* A plain read of trace_pipe_raw takes the page the writer
 			 * is on too (its events are copied out), unlike the splice. */
-			int n = tracefs_cpu_read(d->tcpu[c], b->page, true);
+			int n = hs_tracefs_api_get()->cpu_read(d->tcpu[c], b->page, true);
 			if (n < 0 && (errno == EAGAIN || errno == EINTR))
 				n = 0;
 			if (n < 0) {
@@ -303,15 +302,15 @@ void hs_ftrace_detect_close(hs_backend *b, session *s)
 	if (!d)
 		return;
 	for (unsigned c = 0; d->tcpu && c < b->cpus; c++) {
-		tracefs_cpu_close(d->tcpu[c]);
+		hs_tracefs_api_get()->cpu_close(d->tcpu[c]);
 		d->tcpu[c] = NULL;
 	}
 	if (d->inst) {
-		tracefs_trace_off(d->inst);
-		if (tracefs_instance_destroy(d->inst) < 0)
+		hs_tracefs_api_get()->trace_off(d->inst);
+		if (hs_tracefs_api_get()->instance_destroy(d->inst) < 0)
 			hs_ftrace_say(b, HS_MSG_ERROR, "could not remove tracefs instance '%s': %s", d->name,
 				      strerror(errno));
-		tracefs_instance_free(d->inst);
+		hs_tracefs_api_get()->instance_free(d->inst);
 		d->inst = NULL;
 	}
 }

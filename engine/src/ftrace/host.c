@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <tracefs.h>
 #include <unistd.h>
 
 #include "ftrace/ftrace.h"
@@ -93,7 +92,7 @@ void hs_ftrace_sessions_release(const hs_plan *plan)
  * killed. */
 static bool saved_cmdline(int pid, char *out, size_t cap)
 {
-	char *text = tracefs_instance_file_read(NULL, "saved_cmdlines", NULL);
+	char *text = hs_tracefs_api_get()->instance_file_read(NULL, "saved_cmdlines", NULL);
 	if (!text)
 		return false;
 	bool found = false;

@@ -12,11 +12,9 @@
 
 #include "ftrace/instance.h"
 
-/* Where the instance locks live: /run is a tmpfs, so the locks go at reboot
- * together with the instances they guard, and only root writes there (as only
- * root makes instances). Mechanism, not policy: the name pairs with tracefs's
- * one global namespace of instance names, whatever the rules' run folder. */
-#define HS_FTRACE_LOCK_DIR "/run/hindsight"
+/* Where the instance locks live: the tracefs table's lock_dir (/run/hindsight;
+ * tracefs_api.c says why there), as the locks guard its namespace of names. */
+#define HS_FTRACE_LOCK_DIR (hs_tracefs_api_get()->lock_dir)
 
 /* `who` is the component the message comes from (the backend, launch mode). */
 static void say(const char *who, const hs_msg *msg, hs_msg_level level, const char *fmt, ...)
@@ -230,14 +228,14 @@ hs_status hs_ftrace_remove_stale(const char *name, const char *who, const hs_msg
 	hs_status st = hs_ftrace_claim(name, who, msg, NULL, NULL);
 	if (st != HS_OK)
 		return st;
-	if (!tracefs_instance_exists(name))
+	if (!hs_tracefs_api_get()->instance_exists(name))
 		return HS_OK;
-	struct tracefs_instance *old = tracefs_instance_alloc(NULL, name);
+	struct tracefs_instance *old = hs_tracefs_api_get()->instance_alloc(NULL, name);
 	if (!old)
 		return HS_ENOMEM;
-	int rc = tracefs_instance_destroy(old);
+	int rc = hs_tracefs_api_get()->instance_destroy(old);
 	int err = errno;
-	tracefs_instance_free(old);
+	hs_tracefs_api_get()->instance_free(old);
 	if (rc) {
 		say(who, msg, HS_MSG_ERROR, "tracefs instance '%s' exists and cannot be removed (%s)%s", name,
 		    strerror(err), err == EBUSY ? ": another engine is probably running; stop it first" : "");
@@ -266,7 +264,7 @@ struct tep_handle *hs_ftrace_load_formats(const hs_plan_session *sessions, size_
 			const hs_provider *pr = sessions[i].providers[p].provider;
 			sys[n++] = pr->system ? pr->system : pr->name;
 		}
-	struct tep_handle *tep = tracefs_local_events_system(NULL, sys);
+	struct tep_handle *tep = hs_tracefs_api_get()->local_events_system(NULL, sys);
 	free(sys);
 	if (!tep)
 		say(who, msg, HS_MSG_ERROR, "cannot read the event formats from tracefs");
@@ -388,7 +386,7 @@ static hs_status enable_event(struct tracefs_instance *inst, struct tep_handle *
 		char *err = NULL, *back = NULL;
 		if (!te)
 			return skip_event(ev, iname, sys, name, pe->optional, "not in this kernel", who, msg);
-		if (tracefs_filter_string_verify(te, pe->filter, &err) < 0) {
+		if (hs_tracefs_api_get()->filter_string_verify(te, pe->filter, &err) < 0) {
 			if (err)
 				one_line(err);
 			snprintf(why, sizeof why, "its filter \"%s\" was rejected before writing (%s)", pe->filter,
@@ -397,10 +395,10 @@ static hs_status enable_event(struct tracefs_instance *inst, struct tep_handle *
 			return skip_event(ev, iname, sys, name, pe->optional, why, who, msg);
 		}
 		free(err);
-		int rc = tracefs_event_filter_apply(inst, te, pe->filter);
-		back = tracefs_event_file_read(inst, sys, name, "filter", NULL);
+		int rc = hs_tracefs_api_get()->event_filter_apply(inst, te, pe->filter);
+		back = hs_tracefs_api_get()->event_file_read(inst, sys, name, "filter", NULL);
 		if (rc < 0 || !back || !same_filter(pe->filter, back)) {
-			char *log = tracefs_error_last(inst);
+			char *log = hs_tracefs_api_get()->error_last(inst);
 			/* The filter file then holds the kernel's own message and caret: one line here. */
 			if (back)
 				one_line(back);
@@ -411,12 +409,12 @@ static hs_status enable_event(struct tracefs_instance *inst, struct tep_handle *
 				 pe->filter, back ? back : "unreadable", log && *log ? log : "empty");
 			free(log);
 			free(back);
-			tracefs_event_disable(inst, sys, name);
+			hs_tracefs_api_get()->event_disable(inst, sys, name);
 			return skip_event(ev, iname, sys, name, pe->optional, why, who, msg);
 		}
 		free(back);
 	}
-	if (tracefs_event_enable(inst, sys, name) < 0) {
+	if (hs_tracefs_api_get()->event_enable(inst, sys, name) < 0) {
 		snprintf(why, sizeof why, "cannot be enabled (%s)", errno == ENOENT ? "not in this kernel" : strerror(errno));
 		return skip_event(ev, iname, sys, name, pe->optional, why, who, msg);
 	}
@@ -433,12 +431,12 @@ static hs_status enable_event(struct tracefs_instance *inst, struct tep_handle *
  * it can never swallow the launched tree, whenever that tree was forked. */
 static hs_status exclude_self(struct tracefs_instance *inst, const char *iname, const char *who, const hs_msg *msg)
 {
-	char *scope = tracefs_instance_file_read(inst, "set_event_pid", NULL);
+	char *scope = hs_tracefs_api_get()->instance_file_read(inst, "set_event_pid", NULL);
 	bool scoped = scope && strspn(scope, " \t\n") != strlen(scope);
 	free(scope);
 	if (scoped)
 		return HS_OK;
-	if (!tracefs_file_exists(inst, "set_event_notrace_pid")) {
+	if (!hs_tracefs_api_get()->file_exists(inst, "set_event_notrace_pid")) {
 		say(who, msg, HS_MSG_WARN,
 		    "%s: this kernel has no set_event_notrace_pid (before 5.8): the engine's own events are "
 		    "recorded too",
@@ -474,8 +472,8 @@ static hs_status exclude_self(struct tracefs_instance *inst, const char *iname, 
 		}
 		len += (size_t)snprintf(list + len, cap - len, "%s%s", len ? " " : "", e->d_name);
 	}
-	if (tracefs_option_enable(inst, TRACEFS_OPTION_EVENT_FORK) < 0 ||
-	    tracefs_instance_file_write(inst, "set_event_notrace_pid", list) < 0) {
+	if (hs_tracefs_api_get()->option_enable(inst, TRACEFS_OPTION_EVENT_FORK) < 0 ||
+	    hs_tracefs_api_get()->instance_file_write(inst, "set_event_notrace_pid", list) < 0) {
 		say(who, msg, HS_MSG_WARN,
 		    "%s: cannot leave the engine (threads %s) out of its events: %s; its own events are recorded "
 		    "too",
@@ -506,7 +504,7 @@ hs_status hs_ftrace_enable_events(struct tracefs_instance *inst, struct tep_hand
 				ev->enabled++;
 				continue;
 			}
-			if (tracefs_event_enable(inst, sys, NULL) < 0) {
+			if (hs_tracefs_api_get()->event_enable(inst, sys, NULL) < 0) {
 				if (skip_event(ev, iname, sys, NULL, false, "cannot be enabled (not in this kernel?)", who,
 					       msg) != HS_OK)
 					return HS_ENOMEM;
@@ -530,14 +528,14 @@ hs_status hs_ftrace_copy_trace_marker(struct tracefs_instance *inst, const hs_pl
 	if (!ps->linux_.copy_trace_marker)
 		return HS_OK;
 	const char *iname = ps->session->logger_name;
-	if (!tracefs_file_exists(inst, "options/copy_trace_marker")) {
+	if (!hs_tracefs_api_get()->file_exists(inst, "options/copy_trace_marker")) {
 		say(who, msg, HS_MSG_WARN,
 		    "%s: this kernel lacks options/copy_trace_marker (Linux 6.17+): the applications' trace_marker "
 		    "writes cannot reach this session, so the trace_marker frame source cannot work",
 		    iname);
 		return HS_EIO;
 	}
-	if (tracefs_instance_file_write(inst, "options/copy_trace_marker", "1") < 0) {
+	if (hs_tracefs_api_get()->instance_file_write(inst, "options/copy_trace_marker", "1") < 0) {
 		say(who, msg, HS_MSG_ERROR, "%s: cannot set options/copy_trace_marker: %s", iname, strerror(errno));
 		return HS_EIO;
 	}

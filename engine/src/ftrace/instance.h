@@ -6,9 +6,9 @@
 #include <stdio.h>
 
 #include <traceevent/event-parse.h>
-#include <tracefs/tracefs.h>
 
 #include "ftrace/ftrace.h"
+#include "ftrace/tracefs_api.h"
 #include "hindsight/backend.h"
 #include "hindsight/plan.h"
 #include "hindsight/status.h"

@@ -12,8 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <tracefs/tracefs.h>
-
 #include "ftrace/backend_int.h"
 #include "ftrace/ftrace.h"
 #include "hindsight/limits.h"
@@ -177,7 +175,7 @@ static void drained(cpu_job *j)
 	if (atomic_fetch_sub(&ds->left, 1) != 1)
 		return;
 	ds->t_drained = hs_ftrace_now_s() - j->t0;
-	if (ds->resume && tracefs_trace_on(ds->inst) == 0)
+	if (ds->resume && hs_tracefs_api_get()->trace_on(ds->inst) == 0)
 		atomic_store(&ds->resumed, true);
 }
 
@@ -212,7 +210,7 @@ static void *cpu_thread(void *arg)
 	if ((j->zst = hs_datz_begin(&j->z, HS_LINUX_DAT_ZSTD_LEVEL)) != HS_OK)
 		goto out;
 	snprintf(file, sizeof(file), "per_cpu/cpu%u/trace_pipe_raw", j->cpu);
-	if ((fd = tracefs_instance_file_open(j->s->inst, file, O_RDONLY | O_NONBLOCK)) < 0) {
+	if ((fd = hs_tracefs_api_get()->instance_file_open(j->s->inst, file, O_RDONLY | O_NONBLOCK)) < 0) {
 		j->err = errno ? errno : EIO;
 		goto out;
 	}
@@ -567,7 +565,7 @@ static void *snapshot_thread(void *arg)
 	resumed = atomic_load(&ds.resumed);
 	t_drain = ds.t_drained > 0 ? ds.t_drained : hs_ftrace_now_s() - t0;
 	if (!sj->final && !resumed)
-		resumed = tracefs_trace_on(s->inst) == 0;
+		resumed = hs_tracefs_api_get()->trace_on(s->inst) == 0;
 	st = HS_EIO;
 	for (unsigned c = 0; c < b->cpus; c++) {
 		cpu_job *j = &jobs[c];
@@ -717,7 +715,7 @@ static void *snapshot_thread(void *arg)
 out:
 	/* Recording goes on whatever happened to this snapshot. */
 	if (!sj->final && !resumed)
-		tracefs_trace_on(s->inst);
+		hs_tracefs_api_get()->trace_on(s->inst);
 	hs_dat_prep_free(prep);
 	if (ef.file)
 		hs_dat_abort(ef.file);

@@ -51,8 +51,7 @@ hs_status hs_tree_events_start(const hs_plan_session *ps, pid_t pid, const char 
 	t->ps = ps;
 	t->dat_path = dat_path;
 	t->msg = msg;
-	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	t->cpus = ncpu > 0 ? (unsigned)ncpu : 1;
+	t->cpus = hs_tracefs_api_get()->cpus();
 	t->subbuf = (size_t)getpagesize();
 	if (!(t->tcpu = calloc(t->cpus, sizeof(*t->tcpu))) || !(t->fd = calloc(t->cpus, sizeof(*t->fd))) ||
 	    !(t->files = calloc(t->cpus, sizeof(*t->files))))
@@ -66,7 +65,7 @@ hs_status hs_tree_events_start(const hs_plan_session *ps, pid_t pid, const char 
 		goto fail;
 	}
 	st = HS_EIO;
-	if (!tracefs_tracing_dir()) {
+	if (!hs_tracefs_api_get()->tracing_dir()) {
 		say(t, HS_MSG_WARN, "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
 		goto fail;
 	}
@@ -75,25 +74,26 @@ hs_status hs_tree_events_start(const hs_plan_session *ps, pid_t pid, const char 
 	st = HS_EIO;
 	if (!(t->tep = hs_ftrace_load_formats(ps, 1, "launch", msg)))
 		goto fail;
-	t->inst = tracefs_instance_create(name);
+	t->inst = hs_tracefs_api_get()->instance_create(name);
 	if (!t->inst) {
 		say(t, HS_MSG_WARN, "cannot create tracefs instance '%s': %s", name, strerror(errno));
 		st = errno == EPERM || errno == EACCES ? HS_EPERM : HS_EIO;
 		goto fail;
 	}
-	tracefs_trace_off(t->inst);
-	if (tracefs_instance_set_buffer_size(t->inst, ps->linux_.per_cpu_kb, -1) < 0) {
+	hs_tracefs_api_get()->trace_off(t->inst);
+	if (hs_tracefs_api_get()->instance_set_buffer_size(t->inst, ps->linux_.per_cpu_kb, -1) < 0) {
 		say(t, HS_MSG_WARN, "%s: cannot size the ring to %" PRIu64 " KB per CPU: %s", name,
 		    ps->linux_.per_cpu_kb, strerror(errno));
 		goto fail;
 	}
 	/* No overwrite: the reader keeps up, and a full ring should drop (and
 	 * count) the newest events rather than silently lose the exec. */
-	if (tracefs_option_disable(t->inst, TRACEFS_OPTION_OVERWRITE) < 0) {
+	if (hs_tracefs_api_get()->option_disable(t->inst, TRACEFS_OPTION_OVERWRITE) < 0) {
 		say(t, HS_MSG_WARN, "%s: cannot turn overwrite off", name);
 		goto fail;
 	}
-	if (ps->session->clock && tracefs_instance_file_write(t->inst, "trace_clock", ps->session->clock) < 0) {
+	if (ps->session->clock &&
+	    hs_tracefs_api_get()->instance_file_write(t->inst, "trace_clock", ps->session->clock) < 0) {
 		say(t, HS_MSG_WARN, "%s: the kernel has no trace clock '%s'", name, ps->session->clock);
 		goto fail;
 	}
@@ -101,8 +101,8 @@ hs_status hs_tree_events_start(const hs_plan_session *ps, pid_t pid, const char 
 	 * event-fork adds every child the tree forks (the kernel drops pids on exit). */
 	char pidbuf[32];
 	snprintf(pidbuf, sizeof(pidbuf), "%ld", (long)pid);
-	if (tracefs_option_enable(t->inst, TRACEFS_OPTION_EVENT_FORK) < 0 ||
-	    tracefs_instance_file_write(t->inst, "set_event_pid", pidbuf) < 0) {
+	if (hs_tracefs_api_get()->option_enable(t->inst, TRACEFS_OPTION_EVENT_FORK) < 0 ||
+	    hs_tracefs_api_get()->instance_file_write(t->inst, "set_event_pid", pidbuf) < 0) {
 		say(t, HS_MSG_WARN, "%s: cannot scope events to process %s and its children: %s", name, pidbuf,
 		    strerror(errno));
 		goto fail;
@@ -122,12 +122,12 @@ hs_status hs_tree_events_start(const hs_plan_session *ps, pid_t pid, const char 
 			say(t, HS_MSG_WARN, "cannot create %s: %s", t->files[c], strerror(errno));
 			goto fail;
 		}
-		if (!(t->tcpu[c] = tracefs_cpu_open(t->inst, (int)c, true))) {
+		if (!(t->tcpu[c] = hs_tracefs_api_get()->cpu_open(t->inst, (int)c, true))) {
 			say(t, HS_MSG_WARN, "%s: cannot open the ring of CPU %u: %s", name, c, strerror(errno));
 			goto fail;
 		}
 	}
-	if (tracefs_trace_on(t->inst) < 0) {
+	if (hs_tracefs_api_get()->trace_on(t->inst) < 0) {
 		say(t, HS_MSG_WARN, "%s: cannot turn tracing on", name);
 		goto fail;
 	}
@@ -149,7 +149,8 @@ static void drain_cpu(hs_tree_events *t, unsigned c, bool flush)
 		return;
 	for (;;) {
 		/* Until empty: one splice per wake-up falls behind a busy tree. */
-		int n = flush ? tracefs_cpu_flush_write(t->tcpu[c], t->fd[c]) : tracefs_cpu_write(t->tcpu[c], t->fd[c], true);
+		int n = flush ? hs_tracefs_api_get()->cpu_flush_write(t->tcpu[c], t->fd[c])
+			      : hs_tracefs_api_get()->cpu_write(t->tcpu[c], t->fd[c], true);
 		if (n == 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
 			return;
 		if (n < 0) {
@@ -176,7 +177,7 @@ static uint64_t ring_lost(hs_tree_events *t)
 	for (unsigned c = 0; c < t->cpus; c++) {
 		char file[64];
 		snprintf(file, sizeof(file), "per_cpu/cpu%u/stats", c);
-		char *text = tracefs_instance_file_read(t->inst, file, NULL);
+		char *text = hs_tracefs_api_get()->instance_file_read(t->inst, file, NULL);
 		if (!text)
 			continue;
 		for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
@@ -205,11 +206,11 @@ hs_status hs_tree_events_finish(hs_tree_events *t, uint64_t *events, uint64_t *l
 	*events = *lost = 0;
 	if (!buf)
 		return HS_ENOMEM;
-	tracefs_trace_off(t->inst);
+	hs_tracefs_api_get()->trace_off(t->inst);
 	for (unsigned c = 0; c < t->cpus; c++) {
 		drain_cpu(t, c, false);
 		drain_cpu(t, c, true);
-		tracefs_cpu_close(t->tcpu[c]);
+		hs_tracefs_api_get()->cpu_close(t->tcpu[c]);
 		t->tcpu[c] = NULL;
 		*events += count_file(t, c, buf);
 	}
@@ -234,17 +235,17 @@ void hs_tree_events_free(hs_tree_events *t)
 	if (!t)
 		return;
 	for (unsigned c = 0; t->tcpu && c < t->cpus; c++)
-		tracefs_cpu_close(t->tcpu[c]);
+		hs_tracefs_api_get()->cpu_close(t->tcpu[c]);
 	for (unsigned c = 0; t->fd && c < t->cpus; c++)
 		if (t->fd[c] >= 0)
 			close(t->fd[c]);
 	if (t->inst) {
-		tracefs_trace_off(t->inst);
+		hs_tracefs_api_get()->trace_off(t->inst);
 		/* Every fd on the instance is closed above, or rmdir says EBUSY. */
-		if (tracefs_instance_destroy(t->inst) < 0)
+		if (hs_tracefs_api_get()->instance_destroy(t->inst) < 0)
 			say(t, HS_MSG_ERROR, "could not remove tracefs instance '%s': %s", t->ps->session->logger_name,
 			    strerror(errno));
-		tracefs_instance_free(t->inst);
+		hs_tracefs_api_get()->instance_free(t->inst);
 	}
 	for (unsigned c = 0; t->files && c < t->cpus; c++) {
 		if (t->files[c])
