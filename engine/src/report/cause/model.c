@@ -159,8 +159,7 @@ void cm_set_cpus(cm_model *m, unsigned n)
 		grow_cpus(m, n - 1);
 }
 
-/* A switch's prev_state as the analysis's state (TASK_REPORT bits; 0x100 and above: preempted, runnable). */
-static cm_state state_of(int64_t s)
+cm_state cm_state_of(int64_t s)
 {
 	if (!(s & 0xff))
 		return CM_ST_READY;
@@ -271,7 +270,7 @@ static void play(cm_model *m, const cm_rec *r)
 	switch ((cm_kind)r->kind) {
 	case CM_SWITCH:
 		if ((t = cm_task_get(m, r->a)) && r->a != r->b) {
-			t->st0 = state_of(r->x);
+			t->st0 = cm_state_of(r->x);
 			t->st0_since = r->ts;
 			t->cpu0 = r->cpu;
 		}

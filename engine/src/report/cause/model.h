@@ -123,6 +123,8 @@ void cm_free(cm_model *m);
 
 /* The trace has n CPUs (some may have no record). */
 void cm_set_cpus(cm_model *m, unsigned n);
+/* A switch's prev_state as the analysis's state (TASK_REPORT bits; 0x100 and above: preempted, runnable). */
+cm_state cm_state_of(int64_t prev_state);
 
 /* Interns s; 0 for NULL or "" (and on OOM). */
 uint32_t cm_intern(cm_model *m, const char *s);

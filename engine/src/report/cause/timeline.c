@@ -288,23 +288,6 @@ void ca_free_cpus(ca_ctx *c, unsigned ncpu)
 	c->irqs = NULL;
 }
 
-static cm_state state_of(int64_t s)
-{
-	if (!(s & 0xff))
-		return CM_ST_READY;
-	if (s & 0x02)
-		return CM_ST_DISK;
-	if (s & 0x81)
-		return CM_ST_SLEEP;
-	if (s & 0x04)
-		return CM_ST_STOPPED;
-	if (s & 0x08)
-		return CM_ST_TRACED;
-	if (s & 0x30)
-		return CM_ST_DEAD;
-	return CM_ST_UNKNOWN;
-}
-
 typedef struct {
 	ca_ctx *c;
 	size_t cap;
@@ -378,7 +361,7 @@ hs_status ca_build_segs(ca_ctx *c)
 		switch ((cm_kind)r->kind) {
 		case CM_SWITCH:
 			if (r->a == c->tid && r->b != c->tid)
-				ok = seg_to(&b, state_of(r->x), r->ts, r->cpu, i, false);
+				ok = seg_to(&b, cm_state_of(r->x), r->ts, r->cpu, i, false);
 			else if (r->b == c->tid && r->a != c->tid)
 				ok = seg_to(&b, CM_ST_RUN, r->ts, r->cpu, i, false);
 			else if (b.st == CM_ST_RUN && b.cpu == (int)r->cpu && r->a != c->tid && r->b != c->tid)
