@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "hindsight/problem.h"
-#include "hindsight/rules.h" /* hs_guid */
+#include "hindsight/guid.h"
 #include "hindsight/status.h"
 
 /*

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hindsight/rules.h" /* hs_guid */
+#include "hindsight/guid.h"
 #include "hindsight/status.h"
 
 /*

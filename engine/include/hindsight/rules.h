@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "hindsight/diag.h"
+#include "hindsight/guid.h"
 #include "hindsight/status.h"
 
 /*
@@ -24,14 +25,6 @@ typedef enum { HS_PKIND_MANIFEST, HS_PKIND_TRACELOGGING, HS_PKIND_SYSTEM, HS_PKI
 typedef enum { HS_MODE_FILE_CIRCULAR, HS_MODE_BUFFERING, HS_MODE_SAMPLING } hs_session_mode;
 
 typedef enum { HS_CALLGRAPH_NONE, HS_CALLGRAPH_FP } hs_call_graph;
-
-/* A GUID in its Windows field layout; Data4 is a byte array, which is why a
- * text GUID's last two groups are not byte-swapped. */
-typedef struct {
-	uint32_t data1;
-	uint16_t data2, data3;
-	uint8_t data4[8];
-} hs_guid;
 
 typedef struct {
 	const char *name;
@@ -566,11 +559,5 @@ hs_platform hs_platform_parse(const char *s);
 /* The platform this binary was built for. */
 hs_platform hs_platform_host(void);
 
-/* GUID text <-> value. Accepts optional braces, either case. */
-bool hs_guid_parse(const char *s, hs_guid *out);
-/* Writes "XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX" (uppercase) into buf[37]. */
-void hs_guid_format(const hs_guid *g, char buf[37]);
-/* Same in lower case (the form trace tools print). */
-void hs_guid_format_lower(const hs_guid *g, char buf[37]);
 
 #endif
