@@ -19,7 +19,26 @@ static const char KALLSYMS[] = "[kernel.kallsyms]";
 typedef struct {
 	cpu *c;
 	uint64_t nominal_period; /* period mode: the attr's sample_period; 0 in frequency mode */
+	/* Per process index: the earliest time a sample or COMM of it was seen (INT64_MAX: none). The file is
+	 * in drain order, not time order: a child's samples or exec may come before its FORK. */
+	VEC(int64_t) first_seen;
 } walk;
+
+static void seen_at(walk *w, uint32_t pi, const hs_perfdata_record *r)
+{
+	cpu *c = w->c;
+	if (pi == HS_CPU_NONE)
+		return;
+	while (w->first_seen.n <= pi) {
+		int64_t none = INT64_MAX;
+		PUSH(c, w->first_seen, none);
+		if (c->oom)
+			return;
+	}
+	int64_t t = (r->has & HS_PERFDATA_S_TIME) ? (int64_t)(r->time & INT64_MAX) : INT64_MIN;
+	if (t < w->first_seen.v[pi])
+		w->first_seen.v[pi] = t;
+}
 
 /* The thread tid as a thread of pid from now on. */
 static uint32_t thread_in(cpu *c, uint32_t tid, uint32_t pid)
@@ -36,11 +55,13 @@ static uint32_t thread_in(cpu *c, uint32_t tid, uint32_t pid)
 	return ti;
 }
 
-static void on_comm(cpu *c, const hs_perfdata_record *r)
+static void on_comm(walk *w, const hs_perfdata_record *r)
 {
+	cpu *c = w->c;
 	uint32_t ti = thread_in(c, r->tid, r->pid);
 	if (ti == HS_CPU_NONE)
 		return;
+	seen_at(w, c->threads.v[ti].proc, r);
 	hs_cpu_set_str(c, &c->threads.v[ti].name, r->comm);
 	/* The main thread's comm is the process's name (exec sets it, prctl may change it). */
 	uint32_t pi = c->threads.v[ti].proc;
@@ -48,27 +69,36 @@ static void on_comm(cpu *c, const hs_perfdata_record *r)
 		hs_cpu_set_str(c, &c->procs.v[pi].name, r->comm);
 }
 
-static void on_fork(cpu *c, const hs_perfdata_record *r)
+static void on_fork(walk *w, const hs_perfdata_record *r)
 {
+	cpu *c = w->c;
 	uint32_t parent = hs_cpu_map_get(&c->pid_proc, r->ppid, 0);
 	char *pname = parent != HS_CPU_NONE && c->procs.v[parent].name ? hs_cpu_dupstr(c, c->procs.v[parent].name)
 								       : NULL;
 	if (r->pid != r->ppid) {
-		/* A new process, even if the pid was used before; it has its parent's comm until it execs. */
-		uint32_t pi = hs_cpu_restart_pid(c, r->pid);
-		if (pi != HS_CPU_NONE)
+		/* A new process, even if the pid was used before; it has its parent's comm until it execs. But
+		 * when all that was seen of the pid's process is from after the fork, that was this child. */
+		uint32_t pi = hs_cpu_map_get(&c->pid_proc, r->pid, 0);
+		int64_t t = (r->has & HS_PERFDATA_S_TIME) ? (int64_t)(r->time & INT64_MAX) : INT64_MAX;
+		bool child = pi != HS_CPU_NONE && pi < w->first_seen.n && w->first_seen.v[pi] >= t;
+		if (!child)
+			pi = hs_cpu_restart_pid(c, r->pid);
+		if (pi != HS_CPU_NONE && !c->procs.v[pi].name)
 			hs_cpu_set_str(c, &c->procs.v[pi].name, pname);
 	}
 	uint32_t ti = hs_cpu_thread_for_tid(c, r->tid);
 	if (ti != HS_CPU_NONE) {
-		/* A new thread (or a reused tid): its name is its process's comm until it sets one. */
+		/* A new thread: its name is its process's comm until it sets one (a COMM of it seen first stays). */
+		uint32_t pi = hs_cpu_proc_for_pid(c, r->pid);
 		tstate *ts = &c->threads.v[ti];
-		free(ts->name);
-		ts->name = NULL;
-		ts->proc = hs_cpu_proc_for_pid(c, r->pid);
-		uint32_t pi = c->threads.v[ti].proc;
+		if (ts->proc != pi) {
+			free(ts->name);
+			ts->name = NULL;
+			ts->proc = pi;
+		}
 		const char *name = pi != HS_CPU_NONE && c->procs.v[pi].name ? c->procs.v[pi].name : pname;
-		hs_cpu_set_str(c, &c->threads.v[ti].name, name);
+		if (!ts->name)
+			hs_cpu_set_str(c, &ts->name, name);
 	}
 	free(pname);
 }
@@ -150,6 +180,7 @@ static void on_sample(walk *w, const hs_perfdata_record *r)
 		uint32_t ti = thread_in(c, r->tid, r->pid);
 		if (ti != HS_CPU_NONE)
 			s.proc = c->threads.v[ti].proc;
+		seen_at(w, s.proc, r);
 	}
 	if (w->nominal_period && (r->has & HS_PERFDATA_S_PERIOD) && r->period > w->nominal_period) {
 		uint64_t k = (r->period + w->nominal_period / 2) / w->nominal_period;
@@ -166,11 +197,19 @@ static int on_record(const hs_perfdata_record *r, void *ctx)
 {
 	walk *w = ctx;
 	switch (r->type) {
-	case HS_PERFDATA_SAMPLE: on_sample(w, r); break;
-	case HS_PERFDATA_COMM: on_comm(w->c, r); break;
-	case HS_PERFDATA_FORK: on_fork(w->c, r); break;
+	case HS_PERFDATA_SAMPLE:
+		on_sample(w, r);
+		break;
+	case HS_PERFDATA_COMM:
+		on_comm(w, r);
+		break;
+	case HS_PERFDATA_FORK:
+		on_fork(w, r);
+		break;
 	case HS_PERFDATA_MMAP:
-	case HS_PERFDATA_MMAP2: on_mmap(w->c, r); break;
+	case HS_PERFDATA_MMAP2:
+		on_mmap(w->c, r);
+		break;
 	}
 	return w->c->oom;
 }
@@ -212,6 +251,7 @@ hs_status hs_cpu_profile_build_perf(hs_perfdata *pd, const hs_regex *process, hs
 	set_interval(c, hs_perfdata_attr_at(pd, 0), &w);
 	if (hs_perfdata_foreach(pd, on_record, &w) != HS_OK)
 		c->oom = true;
+	free(w.first_seen.v);
 	/* perf's name for pid 0, which no COMM record names. */
 	uint32_t idle = hs_cpu_map_get(&c->pid_proc, 0, 0);
 	if (idle != HS_CPU_NONE && !c->procs.v[idle].name)
