@@ -18,6 +18,8 @@ static const char KALLSYMS[] = "[kernel.kallsyms]";
 
 typedef struct {
 	cpu *c;
+	const hs_perfdata *pd;
+	int attr;                /* the attr whose samples make the profile: the first sample's; -2 before it */
 	uint64_t nominal_period; /* period mode: the attr's sample_period; 0 in frequency mode */
 	/* Per process index: the earliest time a sample or COMM of it was seen (INT64_MAX: none). The file is
 	 * in drain order, not time order: a child's samples or exec may come before its FORK. */
@@ -161,11 +163,45 @@ static void add_chain(cpu *c, sample *s, const hs_perfdata_record *r)
 	}
 }
 
+/* The interval from the profile's attr: its frequency, or the period of a clock event. */
+static void set_interval(cpu *c, const hs_perfdata_attr *a, walk *w)
+{
+	if (!a)
+		return;
+	uint64_t v = a->sample_freq_or_period;
+	if (a->freq) {
+		if (v) {
+			uint64_t iv = 10000000u / v; /* 100 ns units per sample */
+			c->interval = iv ? (uint32_t)iv : 1;
+			c->interval_source = HS_CPU_INTERVAL_PERF_FREQ;
+		}
+		return;
+	}
+	w->nominal_period = v;
+	if (a->type == PERF_TYPE_SOFTWARE_ && (a->config == SW_CPU_CLOCK || a->config == SW_TASK_CLOCK)) {
+		uint64_t iv = v / 100; /* ns to 100 ns */
+		c->interval = iv > UINT32_MAX ? UINT32_MAX : iv ? (uint32_t)iv : 1;
+		c->interval_source = HS_CPU_INTERVAL_PERF_PERIOD;
+	} else {
+		c->interval = 0;
+		c->interval_source = HS_CPU_INTERVAL_PERF_EVENTS;
+	}
+}
+
 static void on_sample(walk *w, const hs_perfdata_record *r)
 {
 	cpu *c = w->c;
-	if (r->attr > 0 || !(r->has & HS_PERFDATA_S_IP))
-		return; /* the first event's samples make the profile */
+	if (!(r->has & HS_PERFDATA_S_IP))
+		return;
+	if (w->attr == -2 && r->attr >= 0) {
+		/* The first sampled event's samples make the profile (perf record -a adds a dummy event first or last). */
+		w->attr = r->attr;
+		set_interval(c, hs_perfdata_attr_at(w->pd, (size_t)r->attr), w);
+	} else if (w->attr == -2) {
+		w->attr = -1; /* several attrs and no id: one layout, all samples */
+	}
+	if (r->attr != w->attr)
+		return;
 	sample s = {
 		.ts = (int64_t)(r->time & INT64_MAX),
 		.ip = r->ip,
@@ -214,30 +250,6 @@ static int on_record(const hs_perfdata_record *r, void *ctx)
 	return w->c->oom;
 }
 
-/* The interval from the first attr: its frequency, or the period of a clock event. */
-static void set_interval(cpu *c, const hs_perfdata_attr *a, walk *w)
-{
-	if (!a)
-		return;
-	uint64_t v = a->sample_freq_or_period;
-	if (a->freq) {
-		if (v) {
-			uint64_t iv = 10000000u / v; /* 100 ns units per sample */
-			c->interval = iv ? (uint32_t)iv : 1;
-			c->interval_source = HS_CPU_INTERVAL_PERF_FREQ;
-		}
-		return;
-	}
-	w->nominal_period = v;
-	if (a->type == PERF_TYPE_SOFTWARE_ && (a->config == SW_CPU_CLOCK || a->config == SW_TASK_CLOCK)) {
-		uint64_t iv = v / 100; /* ns to 100 ns */
-		c->interval = iv > UINT32_MAX ? UINT32_MAX : iv ? (uint32_t)iv : 1;
-		c->interval_source = HS_CPU_INTERVAL_PERF_PERIOD;
-	} else {
-		c->interval = 0;
-		c->interval_source = HS_CPU_INTERVAL_PERF_EVENTS;
-	}
-}
 
 hs_status hs_cpu_profile_build_perf(hs_perfdata *pd, const hs_regex *process, hs_cpu_profile **out)
 {
@@ -247,8 +259,8 @@ hs_status hs_cpu_profile_build_perf(hs_perfdata *pd, const hs_regex *process, hs
 		return HS_ENOMEM;
 	cpu *c = hs_cpu_profile_model(p);
 	c->kernel_label = KERNEL_LABEL;
-	walk w = {.c = c};
-	set_interval(c, hs_perfdata_attr_at(pd, 0), &w);
+	walk w = {.c = c, .pd = pd, .attr = -2};
+	set_interval(c, hs_perfdata_attr_at(pd, 0), &w); /* until a sample says which attr */
 	if (hs_perfdata_foreach(pd, on_record, &w) != HS_OK)
 		c->oom = true;
 	free(w.first_seen.v);
