@@ -559,5 +559,11 @@ hs_platform hs_platform_parse(const char *s);
 /* The platform this binary was built for. */
 hs_platform hs_platform_host(void);
 
+/* The catalog providers that provider entry e of session s names on platform p (one for `provider:`, any number
+ * for `match:`), as the checker resolved them when the rules were loaded, so the planner means what the checker
+ * checked. Sets *n; NULL with *n 0 when the entry names none. Owned by the ruleset. */
+const hs_provider *const *hs_rules_selected_providers(const hs_ruleset *rs, hs_platform p, size_t s, size_t e,
+						       size_t *n);
+
 
 #endif

@@ -8,7 +8,6 @@
 #include "hindsight/limits.h"
 #include "plan/etw_defs.h"
 #include "plan/etw_realtime.h"
-#include "rules/rules_int.h"
 #include "util/arena.h"
 #include "util/compat.h"
 
@@ -393,17 +392,19 @@ hs_status hs_plan_build(const hs_ruleset *rs, hs_platform platform, const hs_pla
 		plan->memory_bytes += ps->memory_bytes;
 		size_t total = 0;
 		for (size_t e = 0; e < s->n_providers; e++) {
-			const hs_selection *sel = hs_rules_selection(rs, platform, i, e);
-			total += sel ? sel->n : 0;
+			size_t n;
+			hs_rules_selected_providers(rs, platform, i, e, &n);
+			total += n;
 		}
 		ps->providers = hs_arena_alloc(a, (total + 1) * sizeof(*ps->providers));
 		if (!ps->providers)
 			goto oom;
 		for (size_t e = 0; e < s->n_providers; e++) {
-			const hs_selection *sel = hs_rules_selection(rs, platform, i, e);
-			for (size_t k = 0; sel && k < sel->n; k++) {
+			size_t n;
+			const hs_provider *const *sel = hs_rules_selected_providers(rs, platform, i, e, &n);
+			for (size_t k = 0; k < n; k++) {
 				hs_plan_provider *pp = &ps->providers[ps->n_providers++];
-				if (plan_provider(a, platform, &s->providers[e], sel->providers[k], pp) != HS_OK)
+				if (plan_provider(a, platform, &s->providers[e], sel[k], pp) != HS_OK)
 					goto oom;
 				plan->n_whitelisted += pp->n_events;
 			}

@@ -128,3 +128,11 @@ const hs_selection *hs_rules_selection(const hs_ruleset *rs, hs_platform p, size
 		return NULL;
 	return &priv->selections[p][s][e];
 }
+
+const hs_provider *const *hs_rules_selected_providers(const hs_ruleset *rs, hs_platform p, size_t s, size_t e,
+						       size_t *n)
+{
+	const hs_selection *sel = hs_rules_selection(rs, p, s, e);
+	*n = sel ? sel->n : 0;
+	return *n ? sel->providers : NULL;
+}
