@@ -308,24 +308,37 @@ static bool same_filter(const char *want, const char *got)
 }
 
 /* A multi-line kernel or libtracefs message ("expr\n   ^\nfield not valid\n")
- * as one line for a message: caret lines dropped, the rest joined by " / ". */
-static void one_line(char *s)
+ * as one line for a message: caret lines dropped, the rest joined by " / ".
+ * Takes `s` (malloc'd) and returns the result, malloc'd. Not in place: " / "
+ * is longer than the newline it replaces, and the kernel's error_log ("[ts]
+ * event filter parse error: ...\n  Command: ...\n   ^\n") has two kept lines
+ * in a row, which overwrote the second and ran past the buffer (found by the
+ * tracefs recorder's refused-filter golden under ASan). */
+static char *one_line(char *s)
 {
-	char *w = s;
-	for (char *line = s; line && *line;) {
-		char *nl = strchr(line, '\n');
+	char *out = malloc(3 * strlen(s) + 1), *w = out;
+	if (!out) {
+		for (char *c = s; *c; c++)
+			if (*c == '\n')
+				*c = ' ';
+		return s;
+	}
+	for (const char *line = s; line && *line;) {
+		const char *nl = strchr(line, '\n');
 		size_t n = nl ? (size_t)(nl - line) : strlen(line);
 		if (strspn(line, " \t^") < n) {
-			if (w != s) {
+			if (w != out) {
 				memcpy(w, " / ", 3);
 				w += 3;
 			}
-			memmove(w, line, n);
+			memcpy(w, line, n);
 			w += n;
 		}
 		line = nl ? nl + 1 : NULL;
 	}
 	*w = 0;
+	free(s);
+	return out;
 }
 
 /* Lists an event (name NULL: a whole system) the session will not record and
@@ -388,7 +401,7 @@ static hs_status enable_event(struct tracefs_instance *inst, struct tep_handle *
 			return skip_event(ev, iname, sys, name, pe->optional, "not in this kernel", who, msg);
 		if (hs_tracefs_api_get()->filter_string_verify(te, pe->filter, &err) < 0) {
 			if (err)
-				one_line(err);
+				err = one_line(err);
 			snprintf(why, sizeof why, "its filter \"%s\" was rejected before writing (%s)", pe->filter,
 				 err ? err : "invalid");
 			free(err);
@@ -401,9 +414,9 @@ static hs_status enable_event(struct tracefs_instance *inst, struct tep_handle *
 			char *log = hs_tracefs_api_get()->error_last(inst);
 			/* The filter file then holds the kernel's own message and caret: one line here. */
 			if (back)
-				one_line(back);
+				back = one_line(back);
 			if (log)
-				one_line(log);
+				log = one_line(log);
 			snprintf(why, sizeof why,
 				 "the kernel refused the filter of %s:%s \"%s\" (filter file: %s; error_log: %s)", sys, name,
 				 pe->filter, back ? back : "unreadable", log && *log ? log : "empty");
