@@ -268,8 +268,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: test_tracefs_calls RULES_DIR GOLDEN_DIR WORK_DIR\n");
 		return 2;
 	}
-	rules_dir = argv[1];
-	golden_dir = argv[2];
+	/* Absolute, since the test works in WORK_DIR. */
+	static char rules[4096], golden[4096];
+	if (!realpath(argv[1], rules) || !realpath(argv[2], golden)) {
+		fprintf(stderr, "no %s or %s\n", argv[1], argv[2]);
+		return 2;
+	}
+	rules_dir = rules;
+	golden_dir = golden;
 	mkdir(argv[3], 0700);
 	if (chdir(argv[3]) || !getcwd(workdir, sizeof workdir)) {
 		fprintf(stderr, "cannot work in %s\n", argv[3]);
