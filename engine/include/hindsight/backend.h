@@ -255,17 +255,4 @@ const hs_backend_ops *hs_backend_native(void);
 /* A backend of this build by name ("ftrace", "etw", "replay"), or NULL. */
 const hs_backend_ops *hs_backend_find(const char *name);
 
-/* The native backend's operations under their first names, for callers that
- * only ever drive the kernel (benchmarks, the ETW tests): thin wrappers over
- * hs_backend_native()'s table, valid only on handles hs_backend_start made. */
-hs_status hs_backend_start(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts,
-			   hs_backend **out);
-hs_status hs_backend_poll(hs_backend *b, int timeout_ms);
-hs_status hs_backend_snapshot(hs_backend *b, size_t session, const char *path, bool final);
-hs_status hs_backend_set_observer(hs_backend *b, hs_key_event_fn fn, void *ctx);
-hs_status hs_backend_session_status(hs_backend *b, size_t session, const hs_session_status **out);
-size_t hs_backend_n_sessions(const hs_backend *b);
-hs_status hs_backend_stop(hs_backend *b);
-void hs_backend_free(hs_backend *b);
-
 #endif

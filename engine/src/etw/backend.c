@@ -148,6 +148,8 @@ static void report_marker(hs_backend *b)
 	hs_sb_free(&sb);
 }
 
+static void etw_free(hs_backend *b);
+
 static hs_status etw_start(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts, hs_backend **out)
 {
 	*out = NULL;
@@ -223,7 +225,7 @@ static hs_status etw_start(const hs_plan *plan, const char *run_dir, const hs_ba
 	*out = b;
 	return HS_OK;
 fail:
-	hs_backend_free(b); /* stops what was started */
+	etw_free(b); /* stops what was started */
 	return st;
 }
 

@@ -1,4 +1,4 @@
-/* run/backends.c: the backends this build has, by name, and the native one's operations under their first names. */
+/* run/backends.c: the backends this build has, by name, and launch mode through the native one's table. */
 #include <string.h>
 
 #include "hindsight/backend.h"
@@ -35,45 +35,3 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, const hs_m
 	}
 	return ops->launch(plan, o, msg, res);
 }
-
-#if defined(HS_NATIVE_BACKEND)
-hs_status hs_backend_start(const hs_plan *plan, const char *run_dir, const hs_backend_opts *opts, hs_backend **out)
-{
-	return HS_NATIVE_BACKEND.start(plan, run_dir, opts, out);
-}
-
-hs_status hs_backend_poll(hs_backend *b, int timeout_ms)
-{
-	return HS_NATIVE_BACKEND.poll(b, timeout_ms);
-}
-
-hs_status hs_backend_snapshot(hs_backend *b, size_t session, const char *path, bool final)
-{
-	return HS_NATIVE_BACKEND.snapshot(b, session, path, final);
-}
-
-hs_status hs_backend_set_observer(hs_backend *b, hs_key_event_fn fn, void *ctx)
-{
-	return HS_NATIVE_BACKEND.set_observer(b, fn, ctx);
-}
-
-hs_status hs_backend_session_status(hs_backend *b, size_t session, const hs_session_status **out)
-{
-	return HS_NATIVE_BACKEND.session_status(b, session, out);
-}
-
-size_t hs_backend_n_sessions(const hs_backend *b)
-{
-	return HS_NATIVE_BACKEND.n_sessions(b);
-}
-
-hs_status hs_backend_stop(hs_backend *b)
-{
-	return HS_NATIVE_BACKEND.stop(b);
-}
-
-void hs_backend_free(hs_backend *b)
-{
-	HS_NATIVE_BACKEND.free(b);
-}
-#endif
