@@ -7,7 +7,7 @@
 int analyze_open_etl(const char *path, hs_etl **out)
 {
 	if (hs_tracedat_sniff(path)) {
-		fprintf(stderr, "analyze: %s is a trace.dat; this command reads .etl only (counts, summary and crash read both)\n",
+		fprintf(stderr, "analyze: %s is a trace.dat; this command reads .etl only (counts, summary and crash read both; cpu reads .etl and perf.data)\n",
 			path);
 		return HS_EXIT_USAGE;
 	}

@@ -1,4 +1,4 @@
-/* run/backends.c: the backends this build has, by name, and launch mode through the native one's table. */
+/* backend/table.c: the backends this build has, by name, and launch mode through the native one's table. */
 #include <string.h>
 
 #include "hindsight/backend.h"

@@ -409,7 +409,7 @@ void hs_rpt_thread_build(hs_report *r)
 		for (size_t i = 0; i < r->n_files; i++)
 			etl |= r->files[i].etl;
 		snprintf(t->why, sizeof t->why, "%s",
-			 etl ? "not for .etl files yet: the report does not read their CSwitch and ReadyThread records"
+			 etl ? "not for .etl files: this split reads trace.dat's scheduler records; the WHY section reads their CSwitch and ReadyThread records"
 			     : "no file here records the scheduler's switches (the profile's ring session keeps none)");
 		return;
 	}
