@@ -726,9 +726,9 @@ hs_status hs_ftrace_rescue_chunks(const hs_plan_session *ps, const char *run_dir
 	}
 	qsort(ids, n_ids, sizeof(*ids), chunk_cmp);
 	/* The .dat has a file per CPU of the machine, empty ones included. */
-	long conf = sysconf(_SC_NPROCESSORS_CONF);
-	if (conf > 0 && (unsigned long)conf > ncpu)
-		ncpu = (unsigned)conf;
+	unsigned conf = hs_tracefs_api_get()->cpus();
+	if (conf > ncpu)
+		ncpu = conf;
 	size_t subbuf = (size_t)getpagesize();
 	if (!(files = calloc(ncpu, sizeof(*files))) || !(page = malloc(subbuf)))
 		goto done;
