@@ -159,6 +159,15 @@ static summary summarize(samples *s)
 	return r;
 }
 
+/* No frame over 2x the period caused by a snapshot: inside the snapshot windows (the snapshot's start to
+ * WINDOW_TAIL_S after it returned: what it can cause) no more than off had in the same stretches, and outside them
+ * no more than on rounds had there (the recorder recording, no snapshot: a frame seconds after the snapshot returned
+ * is the recording's, which the p99 target judges). s: whole rounds, w: windows, per condition. */
+static bool caused_none(const summary *s, const summary *w)
+{
+	return w[SNAP].over2 <= w[OFF].over2 && s[SNAP].over2 - w[SNAP].over2 <= s[ON].over2 - w[ON].over2;
+}
+
 /* One round's frames, kept until the end: the snapshot windows of a round
  * are compared with the same stretch of the off and on rounds beside it. */
 typedef struct {
@@ -583,9 +592,10 @@ int main(int argc, char **argv)
 		       d_on, d_on <= 0.1 ? "met" : "MISSED", d_snap, d_snap <= 0.1 ? "met" : "MISSED", med[ON] - med[OFF],
 		       med[SNAP] - med[OFF]);
 		printf("  no frame over 2x the period caused by a snapshot: %" PRIu64 " in snapshot rounds vs %" PRIu64
-		       " in off rounds; inside the snapshot windows %" PRIu64 " vs %" PRIu64 " -> %s\n",
-		       s[SNAP].over2, s[OFF].over2, w[SNAP].over2, w[OFF].over2,
-		       w[SNAP].over2 <= w[OFF].over2 && s[SNAP].over2 <= s[OFF].over2 ? "met" : "MISSED");
+		       " in off rounds; inside the snapshot windows %" PRIu64 " vs %" PRIu64 "; outside them %" PRIu64
+		       " vs %" PRIu64 " in on rounds -> %s\n",
+		       s[SNAP].over2, s[OFF].over2, w[SNAP].over2, w[OFF].over2, s[SNAP].over2 - w[SNAP].over2,
+		       s[ON].over2 - w[ON].over2, caused_none(s, w) ? "met" : "MISSED");
 
 		/* On a shared machine other load can swamp a 0.1 ms target: the same
 		 * comparison over the rounds where none of the three conditions had
@@ -622,9 +632,9 @@ int main(int argc, char **argv)
 			printf("  p99 within 0.1 ms of off: on %+.3f ms -> %s; snapshot %+.3f ms -> %s\n", qd_on,
 			       qd_on <= 0.1 ? "met" : "MISSED", qd_snap, qd_snap <= 0.1 ? "met" : "MISSED");
 			printf("  frames over 2x the period: snapshot rounds %" PRIu64 " vs off %" PRIu64 "; inside the windows %"
-			       PRIu64 " vs %" PRIu64 " -> %s\n",
-			       qs[SNAP].over2, qs[OFF].over2, qws[SNAP].over2, qws[OFF].over2,
-			       qws[SNAP].over2 <= qws[OFF].over2 && qs[SNAP].over2 <= qs[OFF].over2 ? "met" : "MISSED");
+			       PRIu64 " vs %" PRIu64 "; outside them %" PRIu64 " vs %" PRIu64 " in on rounds -> %s\n",
+			       qs[SNAP].over2, qs[OFF].over2, qws[SNAP].over2, qws[OFF].over2, qs[SNAP].over2 - qws[SNAP].over2,
+			       qs[ON].over2 - qws[ON].over2, caused_none(qs, qws) ? "met" : "MISSED");
 		}
 		for (int k = 0; k < NCOND; k++) {
 			free(q[k].ms);
