@@ -43,7 +43,6 @@ set(HS_CI_SANITIZER_SKIP
 # order is the declaration order and a 75 s test started last is the run's tail): "name regex :: seconds", measured
 # in the sanitizer build of a fresh-clone run (the product build's order is the same, each about 4x shorter).
 set(HS_CI_COST
-  "^unit:tracefs_calls$ :: 90"
   "^tracedat:analyze_damaged$ :: 76"
   "^imageid:roundtrip$ :: 47"
   "^tracedat:damage$ :: 43"

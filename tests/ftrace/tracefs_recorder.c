@@ -46,6 +46,7 @@ static struct {
 	size_t n_other;
 	char *out; /* trec_log's text */
 	char *dir, *lock_dir;
+	char *kallsyms, *modules; /* the fake kernel's symbols and module list (hs_tracefs_api.kallsyms, .modules) */
 	bool mounted;
 	unsigned cpus;
 	char **inst; /* existing instances */
@@ -959,6 +960,8 @@ static void forget_all(void)
 	free(R.events);
 	free(R.dir);
 	free(R.lock_dir);
+	free(R.kallsyms);
+	free(R.modules);
 	pthread_mutex_t mu = R.mu;
 	memset(&R, 0, sizeof R);
 	R.mu = mu;
@@ -993,6 +996,15 @@ void trec_reset(const hs_plan *plan, unsigned cpus, const char *workdir)
 			if (plan->triggers[t].events[e].system && plan->triggers[t].events[e].name)
 				event_add(plan->triggers[t].events[e].system, plan->triggers[t].events[e].name, false);
 	make_tracing_dir();
+	/* A few symbols, not the host's 5 MB: the .dat headers carry them, and the goldens must not depend on the
+	 * host's kernel (nor take minutes under ASan copying them). */
+	R.kallsyms = xprintf("%s/kallsyms", R.dir);
+	R.modules = xprintf("%s/modules", R.dir);
+	write_file(R.kallsyms, "ffffffff81000000 T _stext\nffffffff81000100 T fake_kernel_function\n"
+			       "ffffffff82000000 T _etext\n");
+	write_file(R.modules, "");
+	trec_api.kallsyms = R.kallsyms;
+	trec_api.modules = R.modules;
 	pthread_mutex_unlock(&R.mu);
 }
 

@@ -211,7 +211,8 @@ static int write_all_fd(int fd, const void *p, size_t n)
 
 static pthread_mutex_t g_ksyms_mu = PTHREAD_MUTEX_INITIALIZER;
 static int g_ksyms_fd = -1;
-static uint64_t g_ksyms_modules; /* FNV-1a of /proc/modules when g_ksyms_fd was read */
+static uint64_t g_ksyms_modules; /* FNV-1a of the module list when g_ksyms_fd was read */
+static const char *g_ksyms_path; /* the symbols file g_ksyms_fd holds (the tracefs table's) */
 
 static uint64_t hash_file(const char *path)
 {
@@ -230,9 +231,9 @@ static uint64_t hash_file(const char *path)
 /* A memfd with /proc/kallsyms' text, or -1 (a read error, or addresses the
  * kernel hides: libtracecmd then reads the file itself, lifting kptr_restrict
  * for it as it does). */
-static int ksyms_read(void)
+static int ksyms_read(const char *path)
 {
-	int in = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC), out = memfd_create("hs-kallsyms", MFD_CLOEXEC);
+	int in = open(path, O_RDONLY | O_CLOEXEC), out = memfd_create("hs-kallsyms", MFD_CLOEXEC);
 	char buf[65536];
 	ssize_t n;
 	bool first = true, ok = in >= 0 && out >= 0;
@@ -255,15 +256,17 @@ static int ksyms_read(void)
 /* A new fd of the cached symbols (the caller closes it), or -1. */
 static int ksyms_fd(void)
 {
+	const hs_tracefs_api *api = hs_tracefs_api_get();
 	pthread_mutex_lock(&g_ksyms_mu);
-	uint64_t h = hash_file("/proc/modules");
-	if (g_ksyms_fd < 0 || h != g_ksyms_modules) {
-		int fd = ksyms_read();
+	uint64_t h = hash_file(api->modules);
+	if (g_ksyms_fd < 0 || h != g_ksyms_modules || g_ksyms_path != api->kallsyms) {
+		int fd = ksyms_read(api->kallsyms);
 		if (fd >= 0) {
 			if (g_ksyms_fd >= 0)
 				close(g_ksyms_fd);
 			g_ksyms_fd = fd;
 			g_ksyms_modules = h;
+			g_ksyms_path = api->kallsyms;
 		}
 	}
 	int r = g_ksyms_fd >= 0 ? fcntl(g_ksyms_fd, F_DUPFD_CLOEXEC, 0) : -1;

@@ -56,6 +56,11 @@ typedef struct hs_tracefs_api {
 	unsigned (*cpus)(void);
 	/* Where the instance-name locks live (ftrace/instance.c: one file per name). */
 	const char *lock_dir;
+	/* The kernel's symbols and its module list (/proc/kallsyms, /proc/modules): a snapshot's .dat headers carry
+	 * the symbols, read again when the modules change (dat.c). A fake kernel has small ones of its own: 5 MB of
+	 * the host's symbols through libtracecmd's 8 KB buffer growth were most of the call goldens' time under ASan
+	 * (227 s in a fresh-clone CI, 4 s in the product build). */
+	const char *kallsyms, *modules;
 
 	/* ---- instances ---- */
 	bool (*instance_exists)(const char *name);
