@@ -297,7 +297,7 @@ hs_backend *bench_backend_start(const bench_plan *o)
 	static hs_msg msg = {hs_msg_file_fn, &sink};
 	sink = (hs_msg_file){.f = g_log, .prefix = "engine"};
 	hs_backend_opts opts = {.msg = &msg, .interrupts = NULL};
-	if (hs_backend_native()->start(&o->plan, g_dir, &opts, &b) != HS_OK) {
+	if (hs_backend_ftrace.start(&o->plan, g_dir, &opts, &b) != HS_OK) {
 		fprintf(stderr, "bench: cannot start the sessions (%s...)\n", o->name[0]);
 		return NULL;
 	}

@@ -73,7 +73,7 @@ typedef struct {
 void bench_plan_init(bench_plan *o, const hs_plan *plan, const size_t *idx, size_t n, const char *tag);
 /* Index in plan->sessions of the first session with this mode, or SIZE_MAX. */
 size_t bench_find_session(const hs_plan *plan, hs_session_mode mode);
-/* The native backend's start on the plan, in g_dir; NULL (and a message) on failure. */
+/* The tracefs backend's start on the plan, in g_dir; NULL (and a message) on failure. */
 hs_backend *bench_backend_start(const bench_plan *o);
 
 /* Loads the rules and builds their Linux plan; false (and a message) on failure. */

@@ -253,7 +253,7 @@ static int run_frames(pid_t child, int go_w, hs_backend *b, size_t ring_i, round
 			snprintf(path, sizeof(path), "%s/frame-snap.dat", g_dir);
 			double c0 = bench_cpu_s(RUSAGE_SELF); /* every thread the snapshot may use */
 			ri->t_snap0 = bench_now_s();
-			hs_status st = hs_backend_native()->snapshot(b, ring_i, path, false);
+			hs_status st = hs_backend_ftrace.snapshot(b, ring_i, path, false);
 			ri->t_snap1 = bench_now_s();
 			ri->snap_cpu_s = bench_cpu_s(RUSAGE_SELF) - c0;
 			snapped = true;
@@ -262,7 +262,7 @@ static int run_frames(pid_t child, int go_w, hs_backend *b, size_t ring_i, round
 				rc = 1;
 			}
 			const hs_session_status *ss;
-			if (hs_backend_native()->session_status(b, ring_i, &ss) == HS_OK) {
+			if (hs_backend_ftrace.session_status(b, ring_i, &ss) == HS_OK) {
 				ri->snap_s = ss->snapshot_s;
 				ri->snap_events = ss->snapshot_events;
 			}
@@ -274,7 +274,7 @@ static int run_frames(pid_t child, int go_w, hs_backend *b, size_t ring_i, round
 			continue;
 		}
 		/* The engine's own loop: record.c polls at HS_LINUX_STREAM_WAKE_MS. */
-		if (hs_backend_native()->poll(b, 50) != HS_OK)
+		if (hs_backend_ftrace.poll(b, 50) != HS_OK)
 			rc = 1;
 	}
 	g_frame_pid = 0;
@@ -308,7 +308,7 @@ static bool fill_ring(hs_backend *b, const char *ring_name, unsigned cpus, doubl
 	bool ended = false;
 	while (!g_stop && bench_now_s() - t0 < fill_s && !(ri->wrapped = bench_ring_wrapped(ring_name, cpus)) &&
 	       !(ended = bench_load_ended(why, len)))
-		hs_backend_native()->poll(b, 200);
+		hs_backend_ftrace.poll(b, 200);
 	if (!ended)
 		bench_stop_load();
 	else
@@ -467,7 +467,7 @@ int main(int argc, char **argv)
 			bench_stop_load();
 			bench_nap(SETTLE_S);
 			if (b)
-				hs_backend_native()->poll(b, 0);
+				hs_backend_ftrace.poll(b, 0);
 			double st0, bz0, st1, bz1, rec0 = bench_cpu_s(RUSAGE_SELF), wall0 = bench_now_s();
 			cpu_times(&st0, &bz0);
 			if (!rc && !g_stop)
@@ -479,9 +479,9 @@ int main(int argc, char **argv)
 			double rec_cpu = bench_cpu_s(RUSAGE_SELF) - rec0;
 			stop_frames();
 			if (b) {
-				if (hs_backend_native()->stop(b) != HS_OK)
+				if (hs_backend_ftrace.stop(b) != HS_OK)
 					rc = 1;
-				hs_backend_native()->free(b);
+				hs_backend_ftrace.free(b);
 			}
 			if (rc || g_stop)
 				break;

@@ -184,12 +184,12 @@ static int run_step(const hs_plan *plan, size_t keys_i, double rate, double secs
 	if (!b || !first) {
 		close(go[1]);
 		bench_stop_load();
-		hs_backend_native()->free(b);
+		hs_backend_ftrace.free(b);
 		return 1;
 	}
 	counter cnt = {gs->pid, procs, 0, 0, 0, 0};
-	hs_backend_native()->set_observer(b, count_event, &cnt);
-	hs_backend_native()->poll(b, 0); /* whatever the start-up produced is not part of the step */
+	hs_backend_ftrace.set_observer(b, count_event, &cnt);
+	hs_backend_ftrace.poll(b, 0); /* whatever the start-up produced is not part of the step */
 	cnt.other = 0;
 	close(go[1]);
 	double c0 = bench_cpu_s(RUSAGE_SELF), w0 = bench_now_s();
@@ -198,12 +198,12 @@ static int run_step(const hs_plan *plan, size_t keys_i, double rate, double secs
 	unsigned alive = procs;
 	double next_snap = w0 + g_snap_every;
 	while (!g_stop && alive) {
-		/* The sleep of hs_backend_native()->poll(b, 50), taken here so that the work
+		/* The sleep of hs_backend_ftrace.poll(b, 50), taken here so that the work
 		 * after it can be timed: the ring is not drained while it runs. */
 		struct timespec ts = {0, 50 * 1000000L};
 		nanosleep(&ts, NULL);
 		double p0 = bench_now_s();
-		if (hs_backend_native()->poll(b, 0) != HS_OK)
+		if (hs_backend_ftrace.poll(b, 0) != HS_OK)
 			ok = false;
 		double pd = bench_now_s() - p0;
 		if (pd > res->max_poll_s)
@@ -217,7 +217,7 @@ static int run_step(const hs_plan *plan, size_t keys_i, double rate, double secs
 			if (!bench_ring_wrapped(bp.name[1], bp.ps[1].linux_.cpus))
 				res->snaps_not_full++;
 			double t0 = bench_now_s();
-			if (hs_backend_native()->snapshot(b, 1, snap, false) != HS_OK)
+			if (hs_backend_ftrace.snapshot(b, 1, snap, false) != HS_OK)
 				res->snaps_failed++;
 			double sd = bench_now_s() - t0;
 			if (sd > res->max_snap_s)
@@ -234,18 +234,18 @@ static int run_step(const hs_plan *plan, size_t keys_i, double rate, double secs
 		goto out;
 	g_load_pgid = 0;
 	/* Whatever the ring still holds, as the engine's next wake-up would. */
-	if (hs_backend_native()->poll(b, 0) != HS_OK)
+	if (hs_backend_ftrace.poll(b, 0) != HS_OK)
 		ok = false;
 	res->cpu_s = bench_cpu_s(RUSAGE_SELF) - c0;
 	res->wall_s = bench_now_s() - w0;
 	res->gen_cpu_s = bench_cpu_s(RUSAGE_CHILDREN) - kids0;
 	double s0 = bench_now_s();
-	if (hs_backend_native()->stop(b) != HS_OK)
+	if (hs_backend_ftrace.stop(b) != HS_OK)
 		ok = false;
 	res->stop_s = bench_now_s() - s0;
 
 	const hs_session_status *s;
-	hs_backend_native()->session_status(b, 0, &s);
+	hs_backend_ftrace.session_status(b, 0, &s);
 	res->target = rate;
 	res->generated = 0;
 	for (unsigned w = 0; w < procs; w++)
@@ -279,7 +279,7 @@ static int run_step(const hs_plan *plan, size_t keys_i, double rate, double secs
 		fprintf(stderr, "bench: the backend reported an error while streaming\n");
 out:
 	bench_stop_load();
-	hs_backend_native()->free(b);
+	hs_backend_ftrace.free(b);
 	return g_stop ? 1 : rc;
 }
 

@@ -305,7 +305,7 @@ static ring_totals session_totals(hs_backend *b)
 {
 	ring_totals t = {0, 0, 0};
 	const hs_session_status *s;
-	if (hs_backend_native()->session_status(b, 0, &s) != HS_OK)
+	if (hs_backend_ftrace.session_status(b, 0, &s) != HS_OK)
 		return t;
 	for (unsigned c = 0; c < s->cpus; c++) {
 		t.entries += s->cpu[c].entries;
@@ -374,7 +374,7 @@ static hs_backend *start(one_session *o)
 	static hs_msg msg = {hs_msg_file_fn, &sink};
 	sink = (hs_msg_file){.f = g_log, .prefix = "engine"};
 	hs_backend_opts opts = {.msg = &msg, .interrupts = NULL};
-	if (hs_backend_native()->start(&o->plan, g_dir, &opts, &b) != HS_OK) {
+	if (hs_backend_ftrace.start(&o->plan, g_dir, &opts, &b) != HS_OK) {
 		fprintf(stderr, "bench: cannot start session %s\n", o->name);
 		return NULL;
 	}
@@ -750,7 +750,7 @@ static int bench_snapshot(const hs_plan *plan, size_t si, double fill_s, bool tc
 	 * thread of this process while it runs (the backend's threads). */
 	load_mark l0 = load_now();
 	double c0 = cpu_s(RUSAGE_SELF), t0 = now_s();
-	hs_status st = hs_backend_native()->snapshot(be, 0, engine_out, true);
+	hs_status st = hs_backend_ftrace.snapshot(be, 0, engine_out, true);
 	double t_engine = now_s() - t0, engine_cpu = cpu_s(RUSAGE_SELF) - c0;
 	other[1] = other_load(l0, load_now());
 
@@ -762,7 +762,7 @@ static int bench_snapshot(const hs_plan *plan, size_t si, double fill_s, bool tc
 		goto out;
 	}
 	const hs_session_status *es;
-	hs_backend_native()->session_status(be, 0, &es);
+	hs_backend_ftrace.session_status(be, 0, &es);
 	/* The backend's own line splits its time. */
 	char line[2048] = "";
 	if (g_log != stderr) {
@@ -852,10 +852,10 @@ out:
 		close(fds[0]);
 	if (fds[1] >= 0)
 		close(fds[1]);
-	hs_backend_native()->free(bt);
-	hs_backend_native()->free(brb);
-	hs_backend_native()->free(bra);
-	hs_backend_native()->free(be);
+	hs_backend_ftrace.free(bt);
+	hs_backend_ftrace.free(brb);
+	hs_backend_ftrace.free(bra);
+	hs_backend_ftrace.free(be);
 	if (!g_keep) {
 		unlink(engine_out);
 		unlink(tcmd_out);
@@ -896,12 +896,12 @@ static int bench_stream(const hs_plan *plan, size_t si, double secs, unsigned pr
 	fds[1] = -1;
 	if (p < 0 || !(b = start(&keys)))
 		goto out;
-	hs_backend_native()->set_observer(b, count_event, &observed);
+	hs_backend_ftrace.set_observer(b, count_event, &observed);
 	double c0 = cpu_s(RUSAGE_SELF), t0 = now_s();
 	/* The engine's own loop: record.c polls at HS_LINUX_STREAM_WAKE_MS. */
 	bool ok = true;
 	while (!g_stop && waitpid(p, NULL, WNOHANG) == 0)
-		if (hs_backend_native()->poll(b, 50) != HS_OK)
+		if (hs_backend_ftrace.poll(b, 50) != HS_OK)
 			ok = false;
 	double wall = now_s() - t0, swall = now_s() - ts0;
 	uint64_t execs = finish_exec_loop(p, fds[0]);
@@ -909,18 +909,18 @@ static int bench_stream(const hs_plan *plan, size_t si, double secs, unsigned pr
 	double rec_execs = (double)execs * wall / swall;
 	double kids = cpu_s(RUSAGE_CHILDREN) - kids0;
 	/* Whatever the ring still holds, as the engine's next wake-up would. */
-	if (hs_backend_native()->poll(b, 0) != HS_OK)
+	if (hs_backend_ftrace.poll(b, 0) != HS_OK)
 		ok = false;
 	double engine = cpu_s(RUSAGE_SELF) - c0;
 	double t_stop = now_s();
-	if (hs_backend_native()->stop(b) != HS_OK)
+	if (hs_backend_ftrace.stop(b) != HS_OK)
 		ok = false;
 	t_stop = now_s() - t_stop;
 	if (g_stop)
 		goto out;
 	ring_totals t = session_totals(b);
 	const hs_session_status *s;
-	hs_backend_native()->session_status(b, 0, &s);
+	hs_backend_ftrace.session_status(b, 0, &s);
 	char path[8192];
 	snprintf(path, sizeof(path), "%s/%s", g_dir, plan->sessions[si].session->output);
 	uint64_t in_file = dat_events(path);
@@ -957,7 +957,7 @@ out:
 	if (fds[1] >= 0)
 		close(fds[1]);
 	stop_load();
-	hs_backend_native()->free(b);
+	hs_backend_ftrace.free(b);
 	return g_stop ? 1 : rc;
 }
 
@@ -1009,7 +1009,7 @@ static int bench_idle(const hs_plan *plan, size_t si, double secs)
 	 * signal; so here one sleep for the length of the measure. */
 	while (!g_stop && now_s() - t0 < secs) {
 		double left = secs - (now_s() - t0);
-		hs_backend_native()->poll(b, left > 0.05 ? (int)(left * 1000) : 50);
+		hs_backend_ftrace.poll(b, left > 0.05 ? (int)(left * 1000) : 50);
 		polls++;
 	}
 	double wall = now_s() - t0;
@@ -1044,7 +1044,7 @@ out:
 	if (fds[1] >= 0)
 		close(fds[1]);
 	stop_load();
-	hs_backend_native()->free(b);
+	hs_backend_ftrace.free(b);
 	return g_stop ? 1 : rc;
 }
 

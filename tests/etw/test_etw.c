@@ -323,27 +323,27 @@ static run_result run_backend(const hs_plan *plan, bool snapshot)
 	hs_backend_opts o = {.msg = msg_sink(m), .interrupts = &interrupts};
 	hs_backend *b = NULL;
 	CreateDirectoryW(L"rec-run", NULL);
-	r.start = hs_backend_native()->start(plan, "rec-run", &o, &b);
+	r.start = hs_backend_etw.start(plan, "rec-run", &o, &b);
 	if (r.start == HS_OK) {
-		CHECK_EQ_INT(hs_backend_native()->set_observer(b, NULL, NULL), HS_OK);
-		hs_backend_native()->poll(b, 250);
-		for (size_t i = 0; i < hs_backend_native()->n_sessions(b); i++) {
+		CHECK_EQ_INT(hs_backend_etw.set_observer(b, NULL, NULL), HS_OK);
+		hs_backend_etw.poll(b, 250);
+		for (size_t i = 0; i < hs_backend_etw.n_sessions(b); i++) {
 			const hs_session_status *s;
-			CHECK_EQ_INT(hs_backend_native()->session_status(b, i, &s), HS_OK);
+			CHECK_EQ_INT(hs_backend_etw.session_status(b, i, &s), HS_OK);
 			if (snapshot && s->mode == HS_MODE_BUFFERING)
-				r.snap = hs_backend_native()->snapshot(b, i, NULL, true);
+				r.snap = hs_backend_etw.snapshot(b, i, NULL, true);
 		}
-		r.stop = hs_backend_native()->stop(b);
-		for (size_t i = 0; i < hs_backend_native()->n_sessions(b); i++) {
+		r.stop = hs_backend_etw.stop(b);
+		for (size_t i = 0; i < hs_backend_etw.n_sessions(b); i++) {
 			const hs_session_status *s;
-			hs_backend_native()->session_status(b, i, &s);
+			hs_backend_etw.session_status(b, i, &s);
 			if (s->mode == HS_MODE_BUFFERING)
 				r.ring = *s;
 			else
 				r.keys = *s;
 		}
 	}
-	hs_backend_native()->free(b);
+	hs_backend_etw.free(b);
 	r.messages = msg_take(m);
 	DeleteFileW(L"rec-run\\snap.etl");
 	DeleteFileW(L"rec-run\\keyevents.etl");
@@ -701,7 +701,7 @@ static void test_realtime(const hs_plan *plan)
 	hs_backend_opts o = {.msg = msg_sink(m), .interrupts = &interrupts};
 	hs_backend *b = NULL;
 	CreateDirectoryW(L"rec-run", NULL);
-	CHECK_EQ_INT(hs_backend_native()->start(plan, "rec-run", &o, &b), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.start(plan, "rec-run", &o, &b), HS_OK);
 	if (!b) {
 		free(msg_take(m));
 		return;
@@ -712,8 +712,8 @@ static void test_realtime(const hs_plan *plan)
 		CHECK_EQ_INT(ops->now_ns(b), 4500000000ull); /* the sessions' QPC clock, in ns */
 	CHECK(ops->mark != NULL);
 	CHECK_EQ_INT(rec_registered(), 1); /* the marker provider, before the sessions enabled it */
-	CHECK_EQ_INT(hs_backend_native()->set_observer(b, observer, NULL), HS_OK);
-	CHECK_EQ_INT(hs_backend_native()->poll(b, 250), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.set_observer(b, observer, NULL), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.poll(b, 250), HS_OK);
 	/* The header event is not handed on; the rest in order, with the plan's names. */
 	CHECK_EQ_INT(seen.n, 3);
 	if (seen.kept >= 3) {
@@ -736,13 +736,13 @@ static void test_realtime(const hs_plan *plan)
 		CHECK_EQ_INT(seen.ev[2].raw_len, HS_ETW_RT_MAX_USERDATA); /* cut */
 	}
 	/* Nothing queued: poll sleeps its time and calls nobody. */
-	CHECK_EQ_INT(hs_backend_native()->poll(b, 250), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.poll(b, 250), HS_OK);
 	CHECK_EQ_INT(seen.n, 3);
 
 	/* An event while recording reaches the observer at the next poll. */
 	EVENT_RECORD later = mk_event(&p0->provider->guid, (USHORT)p0->events[0].id, 9, 60000000ull, 0, payload, 4);
 	CHECK(rec_rt_deliver(logger, &later, 1));
-	hs_backend_native()->poll(b, 250);
+	hs_backend_etw.poll(b, 250);
 	CHECK_EQ_INT(seen.n, 4);
 	CHECK_EQ_INT(seen.kept >= 4 ? seen.ev[3].ts_ns : 0, 6000000000ull);
 
@@ -751,15 +751,15 @@ static void test_realtime(const hs_plan *plan)
 	 * run loop does: the marker first, then the rings). */
 	if (ops->mark)
 		CHECK_EQ_INT(ops->mark(b, "hindsight: trigger manual fired; snapshot 001"), HS_OK);
-	CHECK_EQ_INT(hs_backend_native()->snapshot(b, ri, "rec-run\\manual-001.etl", false), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.snapshot(b, ri, "rec-run\\manual-001.etl", false), HS_OK);
 	CHECK_EQ_INT(rec_rt_running(), 1);
 	CHECK_EQ_INT(rec_running(), 2);
 	/* ... and the key-event session's cut: the 4 events the consumer saw, as
 	 * an .etl our reader opens, in the session's QPC clock. */
-	CHECK_EQ_INT(hs_backend_native()->snapshot(b, ki, "rec-run/keys-001.etl", false), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.snapshot(b, ki, "rec-run/keys-001.etl", false), HS_OK);
 	check_cut("rec-run/keys-001.etl", p0, p1);
 	CHECK(rec_rt_deliver(logger, &later, 1));
-	hs_backend_native()->poll(b, 250);
+	hs_backend_etw.poll(b, 250);
 	CHECK_EQ_INT(seen.n, 5);
 
 	/* A burst larger than the queue: the callback never waits (the delivery
@@ -771,15 +771,15 @@ static void test_realtime(const hs_plan *plan)
 		for (size_t i = 0; i < burst; i++)
 			many[i] = mk_event(&p0->provider->guid, (USHORT)p0->events[0].id, 1, 70000000ull + i, 0, payload, 4);
 		CHECK(rec_rt_deliver(logger, many, burst));
-		hs_backend_native()->poll(b, 250);
+		hs_backend_etw.poll(b, 250);
 		CHECK_EQ_INT(seen.n, 5 + HS_ETW_RT_QUEUE_EVENTS);
 	}
 
 	/* Stop: CloseTrace, ProcessTrace returns, its thread is joined, then the sessions stop. */
-	CHECK_EQ_INT(hs_backend_native()->stop(b), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.stop(b), HS_OK);
 	CHECK_EQ_INT(rec_rt_running(), 0);
 	CHECK_EQ_INT(rec_running(), 0);
-	hs_backend_native()->free(b);
+	hs_backend_etw.free(b);
 	free(many);
 	char *text = msg_take(m);
 	CHECK_CONTAINS(text, "real-time consumer attached");
@@ -837,17 +837,17 @@ static void test_realtime_view(void)
 		hs_backend_opts o = {.msg = msg_sink(m), .interrupts = &interrupts};
 		hs_backend *b = NULL;
 		CreateDirectoryW(L"rec-run", NULL);
-		CHECK_EQ_INT(hs_backend_native()->start(plan, "rec-run", &o, &b), HS_OK);
+		CHECK_EQ_INT(hs_backend_etw.start(plan, "rec-run", &o, &b), HS_OK);
 		if (b) {
 			CHECK_EQ_INT(rec_rt_running(), stream);
-			CHECK_EQ_INT(hs_backend_native()->set_observer(b, observer, NULL), stream ? HS_OK : HS_EUNSUPPORTED);
-			hs_backend_native()->poll(b, 100);
+			CHECK_EQ_INT(hs_backend_etw.set_observer(b, observer, NULL), stream ? HS_OK : HS_EUNSUPPORTED);
+			hs_backend_etw.poll(b, 100);
 			CHECK_EQ_INT(seen.n, stream ? 1u : 0u);
 			if (stream && seen.kept)
 				CHECK_EQ_INT(seen.ev[0].pid, 321);
-			CHECK_EQ_INT(hs_backend_native()->stop(b), HS_OK);
+			CHECK_EQ_INT(hs_backend_etw.stop(b), HS_OK);
 		}
-		hs_backend_native()->free(b);
+		hs_backend_etw.free(b);
 		char *text = msg_take(m);
 		const char *log = rec_log();
 		if (stream) {
@@ -927,11 +927,11 @@ static void test_marker(const hs_plan *plan)
 	hs_backend_opts o = {.msg = msg_sink(m)};
 	hs_backend *b = NULL;
 	CreateDirectoryW(L"rec-run", NULL);
-	CHECK_EQ_INT(hs_backend_native()->start(plan, "rec-run", &o, &b), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.start(plan, "rec-run", &o, &b), HS_OK);
 	if (b) {
 		CHECK_EQ_INT(ops->mark(b, "hindsight: x"), HS_EUNSUPPORTED);
-		CHECK_EQ_INT(hs_backend_native()->stop(b), HS_OK);
-		hs_backend_native()->free(b);
+		CHECK_EQ_INT(hs_backend_etw.stop(b), HS_OK);
+		hs_backend_etw.free(b);
 	}
 	char *text = msg_take(m);
 	CHECK_CONTAINS(text, "EventRegister(Hindsight-Marker {9D25ED02-4122-4CBE-9969-A0C1501F3F79}) failed");
@@ -949,7 +949,7 @@ static void test_marker(const hs_plan *plan)
 	m = msg_open();
 	o = (hs_backend_opts){.msg = msg_sink(m)};
 	b = NULL;
-	CHECK_EQ_INT(hs_backend_native()->start(plan, "rec-run", &o, &b), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.start(plan, "rec-run", &o, &b), HS_OK);
 	if (b) {
 		CHECK(ops->mark(b, "hindsight: too big") != HS_OK);
 		static char big[HS_ETW_MARKER_MAX_CHARS + 100];
@@ -958,20 +958,20 @@ static void test_marker(const hs_plan *plan)
 		CHECK_EQ_INT(ops->mark(b, big), HS_OK);
 		CHECK_CONTAINS(rec_log(), "chars=2046 text=");
 		CHECK_EQ_INT(ops->mark(b, "bad \xff utf-8"), HS_EINVAL);
-		CHECK_EQ_INT(hs_backend_native()->set_observer(b, observer, NULL), HS_OK);
+		CHECK_EQ_INT(hs_backend_etw.set_observer(b, observer, NULL), HS_OK);
 		static const WCHAR wtext[] = L"hindsight: marker";
 		EVENT_RECORD ev = mk_event(&mk.provider->guid, 0, 1234, 50000000ull, 0, wtext, sizeof(wtext));
 		ev.EventHeader.Flags |= EVENT_HEADER_FLAG_STRING_ONLY;
 		ev.EventHeader.EventDescriptor.Level = 4;
 		ev.EventHeader.EventDescriptor.Keyword = 0x1;
 		CHECK(rec_rt_deliver(plan->sessions[ki].session->logger_name, &ev, 1));
-		hs_backend_native()->poll(b, 100);
+		hs_backend_etw.poll(b, 100);
 		CHECK_EQ_INT(seen.n, 1);
 		CHECK_EQ_STR(seen.ev[0].system, "Hindsight-Marker");
 		CHECK_EQ_STR(seen.ev[0].name, "Marker");
 		CHECK_EQ_INT(seen.ev[0].raw_len, sizeof(wtext));
-		CHECK_EQ_INT(hs_backend_native()->stop(b), HS_OK);
-		hs_backend_native()->free(b);
+		CHECK_EQ_INT(hs_backend_etw.stop(b), HS_OK);
+		hs_backend_etw.free(b);
 	}
 	text = msg_take(m);
 	CHECK_CONTAINS(text, "EventWriteString(Hindsight-Marker) (the snapshot has no marker) failed: ERROR_MORE_DATA");
@@ -1032,7 +1032,7 @@ static void test_realtime_trigger(const hs_plan *plan)
 	interrupts = 0;
 	hs_backend_opts o = {.msg = msg_sink(m), .interrupts = &interrupts};
 	hs_backend *b = NULL;
-	CHECK_EQ_INT(hs_backend_native()->start(plan, "rec-run", &o, &b), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.start(plan, "rec-run", &o, &b), HS_OK);
 	if (!b) {
 		free(msg_take(m));
 		return;
@@ -1040,7 +1040,7 @@ static void test_realtime_trigger(const hs_plan *plan)
 	feed_ctx f = {.ops = ops, .b = b};
 	CHECK_EQ_INT(hs_trigger_engine_new(plan, ops->now_ns(b), &f.te), HS_OK);
 	CHECK(hs_trigger_engine_wants_events(f.te));
-	CHECK_EQ_INT(hs_backend_native()->set_observer(b, feed, &f), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.set_observer(b, feed, &f), HS_OK);
 
 	/* After the warm-up: the TDR at t0 + warmup + 1 s, seen 1 s later. */
 	uint64_t warm = gpu->trigger->warmup_s, post_ms = gpu->trigger->post_delay_ms;
@@ -1049,7 +1049,7 @@ static void test_realtime_trigger(const hs_plan *plan)
 	EVENT_RECORD ev = mk_event(&pp->provider->guid, (USHORT)want->id, 4, hit, 0, tdr, sizeof(tdr));
 	REC.qpc_now = hit + REC_QPC_PER_SECOND;
 	CHECK(rec_rt_deliver(plan->sessions[ki].session->logger_name, &ev, 1));
-	hs_backend_native()->poll(b, 100);
+	hs_backend_etw.poll(b, 100);
 	CHECK_EQ_INT(f.fed, 1);
 	const hs_trigger_stats *ts = hs_trigger_engine_stats(f.te, gi);
 	CHECK(ts && ts->hits == 1 && ts->pending);
@@ -1077,8 +1077,8 @@ static void test_realtime_trigger(const hs_plan *plan)
 	CHECK_EQ_INT(ops->snapshot(b, ki, "rec-run\\trig-001-keys.etl", false), HS_OK);
 	CHECK(GetFileAttributesW(L"rec-run\\trig-001-keys.etl") != INVALID_FILE_ATTRIBUTES);
 	CHECK_EQ_INT(rec_rt_running(), 1);
-	CHECK_EQ_INT(hs_backend_native()->stop(b), HS_OK);
-	hs_backend_native()->free(b);
+	CHECK_EQ_INT(hs_backend_etw.stop(b), HS_OK);
+	hs_backend_etw.free(b);
 	hs_trigger_engine_free(f.te);
 	free(msg_take(m));
 	CHECK_EQ_INT(rec_rt_running(), 0);
@@ -1123,14 +1123,14 @@ static void test_realtime_present(const hs_plan *plan)
 	hs_backend_opts o = {.msg = msg_sink(m)};
 	hs_backend *b = NULL;
 	CreateDirectoryW(L"rec-run", NULL);
-	CHECK_EQ_INT(hs_backend_native()->start(plan, "rec-run", &o, &b), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.start(plan, "rec-run", &o, &b), HS_OK);
 	if (!b) {
 		free(msg_take(m));
 		return;
 	}
 	feed_ctx f = {.ops = ops, .b = b};
 	CHECK_EQ_INT(hs_trigger_engine_new(plan, ops->now_ns(b), &f.te), HS_OK);
-	CHECK_EQ_INT(hs_backend_native()->set_observer(b, feed, &f), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.set_observer(b, feed, &f), HS_OK);
 	/* After the warm-up: 2 s of frames, one of 100 ms, 1 s more. */
 	enum { BEFORE = 480, AFTER = 240, N = BEFORE + AFTER };
 	const ULONGLONG period = REC_QPC_PER_SECOND / 240; /* 41666 ticks: 4.1666 ms */
@@ -1147,7 +1147,7 @@ static void test_realtime_present(const hs_plan *plan)
 	REC.qpc_now = ts;
 	CHECK(rec_rt_deliver(plan->sessions[ki].session->logger_name, ev, N));
 	for (int k = 0; k < 10 && f.fed < N; k++)
-		hs_backend_native()->poll(b, 100);
+		hs_backend_etw.poll(b, 100);
 	CHECK_EQ_INT(f.fed, N);
 	const hs_trigger_stats *ts_ = hs_trigger_engine_stats(f.te, fi);
 	CHECK(ts_ && ts_->hits == 1 && ts_->unreadable == 0);
@@ -1164,8 +1164,8 @@ static void test_realtime_present(const hs_plan *plan)
 		CHECK_CONTAINS(fire.evidence_json, "\"frame_ms\": 100.000");
 		free(fire.evidence_json);
 	}
-	CHECK_EQ_INT(hs_backend_native()->stop(b), HS_OK);
-	hs_backend_native()->free(b);
+	CHECK_EQ_INT(hs_backend_etw.stop(b), HS_OK);
+	hs_backend_etw.free(b);
 	hs_trigger_engine_free(f.te);
 	free(msg_take(m));
 	CHECK_EQ_INT(rec_rt_running(), 0);
@@ -1231,14 +1231,14 @@ static void test_realtime_fields(const hs_plan *plan)
 	static volatile int interrupts;
 	hs_backend_opts o = {.msg = msg_sink(m), .interrupts = &interrupts};
 	hs_backend *b = NULL;
-	CHECK_EQ_INT(hs_backend_native()->start(plan, "rec-run", &o, &b), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.start(plan, "rec-run", &o, &b), HS_OK);
 	if (!b) {
 		free(msg_take(m));
 		return;
 	}
-	CHECK_EQ_INT(hs_backend_native()->set_observer(b, read_fields, NULL), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.set_observer(b, read_fields, NULL), HS_OK);
 	CHECK(rec_rt_deliver(keys->session->logger_name, &ev, 1));
-	hs_backend_native()->poll(b, 100);
+	hs_backend_etw.poll(b, 100);
 	CHECK_EQ_INT(got.n, 1);
 	CHECK(got.ok[0] && got.v[0] == -5);                    /* INT32, sign-extended */
 	CHECK(got.ok[1] && got.v[1] == 7);                     /* UINT16 */
@@ -1267,11 +1267,11 @@ static void test_realtime_fields(const hs_plan *plan)
 	/* An event whose payload was cut is never decoded (TDH would read past it). */
 	got.n = 0;
 	CHECK(rec_rt_deliver(keys->session->logger_name, &cut, 1));
-	hs_backend_native()->poll(b, 100);
+	hs_backend_etw.poll(b, 100);
 	CHECK_EQ_INT(got.n, 1);
 	CHECK(!got.ok[0] && !got.ok[1]);
-	CHECK_EQ_INT(hs_backend_native()->stop(b), HS_OK);
-	hs_backend_native()->free(b);
+	CHECK_EQ_INT(hs_backend_etw.stop(b), HS_OK);
+	hs_backend_etw.free(b);
 	free(msg_take(m));
 	DeleteFileW(L"rec-run\\keyevents.etl");
 }
@@ -1304,17 +1304,17 @@ static void test_realtime_clocks(const hs_plan *plan)
 		static volatile int interrupts;
 		hs_backend_opts o = {.msg = msg_sink(m), .interrupts = &interrupts};
 		hs_backend *b = NULL;
-		CHECK_EQ_INT(hs_backend_native()->start(&copy, "rec-run", &o, &b), HS_OK);
+		CHECK_EQ_INT(hs_backend_etw.start(&copy, "rec-run", &o, &b), HS_OK);
 		if (b) {
-			CHECK_EQ_INT(hs_backend_native()->set_observer(b, observer, NULL), HS_OK);
-			hs_backend_native()->poll(b, 100);
+			CHECK_EQ_INT(hs_backend_etw.set_observer(b, observer, NULL), HS_OK);
+			hs_backend_etw.poll(b, 100);
 			CHECK_EQ_INT(seen.n, 1);
 			CHECK_EQ_INT(seen.ev[0].ts_ns, (REC.system_now - 10000000ull) * 100u);
 			CHECK_EQ_INT(ops->now_ns(b), REC.system_now * 100u);
 			CHECK_EQ_INT(ops->now_ns(b) - seen.ev[0].ts_ns, 1000000000ull); /* 1 s ago */
-			hs_backend_native()->stop(b);
+			hs_backend_etw.stop(b);
 		}
-		hs_backend_native()->free(b);
+		hs_backend_etw.free(b);
 		free(msg_take(m));
 		CHECK_CONTAINS(rec_log(), clocks[c] == HS_ETW_CLOCK_CYCLE ? "mode=0x10000100" : "mode=0x10001100");
 		CHECK_CONTAINS(rec_log(), clocks[c] == HS_ETW_CLOCK_CYCLE ? "Clock=3" : "Clock=2");
@@ -1339,11 +1339,11 @@ static void test_realtime_failures(const hs_plan *plan)
 	m = msg_open();
 	o.msg = msg_sink(m);
 	b = NULL;
-	CHECK_EQ_INT(hs_backend_native()->start(plan, "rec-run", &o, &b), HS_OK);
-	CHECK_EQ_INT(hs_backend_native()->set_observer(b, observer, NULL), HS_EUNSUPPORTED);
-	CHECK_EQ_INT(hs_backend_native()->set_observer(b, NULL, NULL), HS_OK);
-	CHECK_EQ_INT(hs_backend_native()->stop(b), HS_OK);
-	hs_backend_native()->free(b);
+	CHECK_EQ_INT(hs_backend_etw.start(plan, "rec-run", &o, &b), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.set_observer(b, observer, NULL), HS_EUNSUPPORTED);
+	CHECK_EQ_INT(hs_backend_etw.set_observer(b, NULL, NULL), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.stop(b), HS_OK);
+	hs_backend_etw.free(b);
 	text = msg_take(m);
 	CHECK_CONTAINS(text, "OpenTraceW(");
 	CHECK_CONTAINS(text, "ERROR_ACCESS_DENIED");
@@ -1359,10 +1359,10 @@ static void test_realtime_failures(const hs_plan *plan)
 	m = msg_open();
 	o.msg = msg_sink(m);
 	b = NULL;
-	CHECK_EQ_INT(hs_backend_native()->start(plan, "rec-run", &o, &b), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.start(plan, "rec-run", &o, &b), HS_OK);
 	CHECK_CONTAINS(rec_log(), "CloseTrace handle=101 -> ok");
-	CHECK_EQ_INT(hs_backend_native()->stop(b), HS_OK);
-	hs_backend_native()->free(b);
+	CHECK_EQ_INT(hs_backend_etw.stop(b), HS_OK);
+	hs_backend_etw.free(b);
 	free(msg_take(m));
 	CHECK_EQ_INT(rec_running(), 0);
 	CHECK_EQ_INT(rec_rt_running(), 0);
@@ -1375,13 +1375,13 @@ static void test_realtime_failures(const hs_plan *plan)
 	m = msg_open();
 	o.msg = msg_sink(m);
 	b = NULL;
-	CHECK_EQ_INT(hs_backend_native()->start(plan, "rec-run", &o, &b), HS_OK);
-	CHECK_EQ_INT(hs_backend_native()->set_observer(b, observer, NULL), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.start(plan, "rec-run", &o, &b), HS_OK);
+	CHECK_EQ_INT(hs_backend_etw.set_observer(b, observer, NULL), HS_OK);
 	CHECK(rec_rt_end(keys->session->logger_name));
-	hs_backend_native()->poll(b, 100);
-	hs_backend_native()->poll(b, 100);
-	hs_backend_native()->stop(b);
-	hs_backend_native()->free(b);
+	hs_backend_etw.poll(b, 100);
+	hs_backend_etw.poll(b, 100);
+	hs_backend_etw.stop(b);
+	hs_backend_etw.free(b);
 	text = msg_take(m);
 	CHECK_CONTAINS(text, "the real-time consumer ended");
 	CHECK_EQ_INT(rec_rt_running(), 0);
@@ -1395,7 +1395,7 @@ static void test_realtime_failures(const hs_plan *plan)
 	m = msg_open();
 	o.msg = msg_sink(m);
 	b = NULL;
-	CHECK_EQ_INT(hs_backend_native()->start(plan, "rec-run", &o, &b), HS_EPERM);
+	CHECK_EQ_INT(hs_backend_etw.start(plan, "rec-run", &o, &b), HS_EPERM);
 	free(msg_take(m));
 	CHECK_EQ_INT(rec_rt_running(), 0);
 	CHECK_EQ_INT(rec_running(), 0);
