@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../unit/check.h"
+#include "../unit/testkit.h"
 #include "etw/cmdline.h"
 #include "etw/etw.h"
 #include "plan/etw_realtime.h"
@@ -22,82 +22,12 @@ static const char *rules_dir, *golden_dir, *fixture;
 
 /* ---- helpers ---- */
 
-static hs_ruleset *load(const char *profile)
-{
-	char path[1024];
-	snprintf(path, sizeof path, "%s/%s", rules_dir, profile);
-	hs_diags *d = hs_diags_new();
-	hs_ruleset *rs = NULL;
-	hs_status st = hs_rules_load(path, d, &rs);
-	if (st != HS_OK)
-		fprintf(stderr, "cannot load %s: %s\n", path, hs_strerror(st));
-	hs_diags_free(d);
-	return st == HS_OK ? rs : NULL;
-}
-
-static hs_plan *plan_for(hs_ruleset *rs)
-{
-	hs_plan_opts o = {.cpus = 2};
-	hs_plan *plan = NULL;
-	return rs && hs_plan_build(rs, HS_PLATFORM_WINDOWS, &o, &plan) == HS_OK ? plan : NULL;
-}
-
 static const hs_plan_session *session_of(const hs_plan *plan, hs_session_mode mode)
 {
 	for (size_t i = 0; i < plan->n_sessions; i++)
 		if (plan->sessions[i].session->mode == mode)
 			return &plan->sessions[i];
 	return NULL;
-}
-
-static char *slurp(FILE *f)
-{
-	fflush(f);
-	long n = ftell(f);
-	char *s = calloc(1, (size_t)(n > 0 ? n : 0) + 1);
-	rewind(f);
-	if (s && n > 0 && fread(s, 1, (size_t)n, f) != (size_t)n)
-		s[0] = 0;
-	return s;
-}
-
-/* The recorder's log equals golden/<name>.calls; HS_UPDATE_GOLDEN=1 rewrites it. */
-static void check_golden(const char *name)
-{
-	char path[1024];
-	snprintf(path, sizeof path, "%s/%s.calls", golden_dir, name);
-	const char *got = rec_log();
-	const char *upd = getenv("HS_UPDATE_GOLDEN");
-	if (upd && !strcmp(upd, "1")) {
-		FILE *f = fopen(path, "wb");
-		CHECK(f != NULL);
-		if (f) {
-			fputs(got, f);
-			fclose(f);
-		}
-		printf("updated %s\n", path);
-		return;
-	}
-	FILE *f = fopen(path, "rb");
-	CHECK(f != NULL);
-	if (!f)
-		return;
-	fseek(f, 0, SEEK_END);
-	char *want = slurp(f);
-	fclose(f);
-	hs_test_checks++;
-	if (!want || strcmp(want, got)) {
-		hs_test_failures++;
-		fprintf(stderr, "call sequence %s differs from %s; got:\n%s\n", name, path, got);
-		char apath[1100];
-		snprintf(apath, sizeof apath, "%s.actual", name);
-		FILE *a = fopen(apath, "wb");
-		if (a) {
-			fputs(got, a);
-			fclose(a);
-		}
-	}
-	free(want);
 }
 
 /* Messages the backend printed, captured in a file of the test's folder. */
@@ -117,7 +47,7 @@ static const hs_msg *msg_sink(FILE *f)
 
 static char *msg_take(FILE *f)
 {
-	char *s = slurp(f);
+	char *s = hs_test_slurp(f);
 	fclose(f);
 	return s;
 }
@@ -365,7 +295,7 @@ static void test_record_sequence(const hs_plan *plan)
 	CHECK(r.ring.pool_buffers > 0);
 	CHECK(r.keys.events_enabled > 0);
 	CHECK_EQ_INT(r.keys.events_skipped, 0);
-	check_golden("stutter-record");
+	hs_test_golden(golden_dir, "stutter-record", rec_log());
 	free(r.messages);
 }
 
@@ -389,7 +319,7 @@ static void test_record_failures(const hs_plan *plan)
 	CHECK_EQ_INT(r.start, HS_OK);
 	CHECK_EQ_INT(r.stop, HS_OK);
 	CHECK_CONTAINS(r.messages, "is still running");
-	check_golden("stutter-stale");
+	hs_test_golden(golden_dir, "stutter-stale", rec_log());
 	CHECK_EQ_INT(rec_running(), 0);
 	free(r.messages);
 
@@ -410,7 +340,7 @@ static void test_record_failures(const hs_plan *plan)
 	CHECK_EQ_INT(r.start, HS_EPERM);
 	CHECK_EQ_INT(rec_running(), 0);
 	CHECK_CONTAINS(r.messages, "ERROR_ACCESS_DENIED");
-	check_golden("stutter-denied");
+	hs_test_golden(golden_dir, "stutter-denied", rec_log());
 	free(r.messages);
 
 	/* Out of sessions / nonpaged memory. */
@@ -787,7 +717,7 @@ static void test_realtime(const hs_plan *plan)
 	CHECK_CONTAINS(text, "trigger markers: Hindsight-Marker {9D25ED02-4122-4CBE-9969-A0C1501F3F79} (EventWriteString, "
 			     "level 4, keyword 0x1) into keyevents, snap");
 	CHECK_EQ_INT(rec_registered(), 0); /* EventUnregister at stop */
-	check_golden("stutter-rt-snapshot");
+	hs_test_golden(golden_dir, "stutter-rt-snapshot", rec_log());
 	free(text);
 	DeleteFileW(L"rec-run\\manual-001.etl");
 	DeleteFileW(L"rec-run\\keys-001.etl");
@@ -1349,7 +1279,7 @@ static void test_realtime_failures(const hs_plan *plan)
 	CHECK_CONTAINS(text, "ERROR_ACCESS_DENIED");
 	CHECK_CONTAINS(text, "starting it again without real-time mode");
 	CHECK_EQ_INT(rec_running(), 0);
-	check_golden("stutter-rt-denied");
+	hs_test_golden(golden_dir, "stutter-rt-denied", rec_log());
 	free(text);
 	DeleteFileW(L"rec-run\\keyevents.etl");
 
@@ -1442,7 +1372,7 @@ static void test_launch(const hs_plan *plan)
 	CHECK_EQ_INT(rec_running(), 0);
 	CHECK_CONTAINS(r.messages, "merged with KernelTraceControl.dll");
 	CHECK_CONTAINS(r.messages, "CPU sample interval 10000 x 100 ns (1000 Hz)");
-	check_golden("cpu-sample-launch");
+	hs_test_golden(golden_dir, "cpu-sample-launch", rec_log());
 	free(r.messages);
 	DeleteFileW(L"launch-out.etl");
 
@@ -1493,7 +1423,7 @@ static void test_launch(const hs_plan *plan)
 	CHECK_EQ_INT(r.st, HS_ENOENT);
 	CHECK_EQ_INT(rec_running(), 0);
 	CHECK_CONTAINS(rec_log(), "interval=1221"); /* put back what it was */
-	check_golden("cpu-sample-launch-noexe");
+	hs_test_golden(golden_dir, "cpu-sample-launch-noexe", rec_log());
 	free(r.messages);
 
 	/* Not elevated / no profile privilege: nothing starts. */
@@ -1575,7 +1505,7 @@ static void test_ctl_pipe(void)
 	CHECK(strstr(log, "io_write 0000000000007001 len=68 \"{\"id\":7,\"ok\":true,\"status\":{\"version\": 1,\"run_dir\""));
 	CHECK(strstr(log, "close_handle 0000000000007001") && strstr(log, "close_handle 0000000000007002"));
 	CHECK(!strstr(log, "first=yes max=9 bytes=65536 = 0000000000007002"));
-	check_golden("ctl-pipe");
+	hs_test_golden(golden_dir, "ctl-pipe", rec_log());
 
 	/* The name is there already (a live engine's, or someone's who made it
 	 * first): WaitNamedPipeW finds it (every instance busy), or, made in
@@ -1642,8 +1572,8 @@ int main(int argc, char **argv)
 	test_errors();
 	test_cmdline();
 	test_realtime_view();
-	hs_ruleset *rs = load("stutter.yaml");
-	hs_plan *plan = plan_for(rs);
+	hs_ruleset *rs = hs_test_load(rules_dir, "stutter.yaml");
+	hs_plan *plan = hs_test_plan(rs, HS_PLATFORM_WINDOWS, 2);
 	CHECK(plan != NULL);
 	if (plan) {
 		test_props(plan);
@@ -1661,8 +1591,8 @@ int main(int argc, char **argv)
 	}
 	hs_plan_free(plan);
 	hs_rules_free(rs);
-	rs = load("cpu-sample.yaml");
-	plan = plan_for(rs);
+	rs = hs_test_load(rules_dir, "cpu-sample.yaml");
+	plan = hs_test_plan(rs, HS_PLATFORM_WINDOWS, 2);
 	CHECK(plan != NULL);
 	if (plan)
 		test_launch(plan);

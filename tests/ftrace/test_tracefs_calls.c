@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../unit/check.h"
+#include "../unit/testkit.h"
 #include "hindsight/backend.h"
 #include "hindsight/diag.h"
 #include "hindsight/msg.h"
@@ -20,88 +20,12 @@ static char workdir[4096];
 #define CPUS 2
 #define RUN_DIR "rec-run"
 
-static hs_ruleset *load(const char *profile)
-{
-	char path[4096];
-	snprintf(path, sizeof path, "%s/%s", rules_dir, profile);
-	hs_diags *d = hs_diags_new();
-	hs_ruleset *rs = NULL;
-	hs_status st = hs_rules_load(path, d, &rs);
-	if (st != HS_OK)
-		fprintf(stderr, "cannot load %s: %s\n", path, hs_strerror(st));
-	hs_diags_free(d);
-	return st == HS_OK ? rs : NULL;
-}
-
-static hs_plan *plan_for(hs_ruleset *rs)
-{
-	hs_plan_opts o = {.cpus = CPUS};
-	hs_plan *plan = NULL;
-	return rs && hs_plan_build(rs, HS_PLATFORM_LINUX, &o, &plan) == HS_OK ? plan : NULL;
-}
-
 static size_t session_of(const hs_plan *plan, hs_session_mode mode)
 {
 	for (size_t i = 0; i < plan->n_sessions; i++)
 		if (plan->sessions[i].session->mode == mode)
 			return i;
 	return (size_t)-1;
-}
-
-static char *slurp(FILE *f)
-{
-	fflush(f);
-	long n = ftell(f);
-	char *s = calloc(1, (size_t)(n > 0 ? n : 0) + 1);
-	rewind(f);
-	if (s && n > 0 && fread(s, 1, (size_t)n, f) != (size_t)n)
-		s[0] = 0;
-	return s;
-}
-
-/* The recorder's log equals golden/<name>.calls; HS_UPDATE_GOLDEN=1 rewrites it. A
- * mismatch prints a diff and leaves <name>.calls.actual in the working folder. */
-static void check_golden(const char *name)
-{
-	char path[4096], apath[4200];
-	snprintf(path, sizeof path, "%s/%s.calls", golden_dir, name);
-	snprintf(apath, sizeof apath, "%s/%s.calls.actual", workdir, name);
-	const char *got = trec_log();
-	const char *upd = getenv("HS_UPDATE_GOLDEN");
-	if (upd && !strcmp(upd, "1")) {
-		FILE *f = fopen(path, "w");
-		CHECK(f != NULL);
-		if (f) {
-			fputs(got, f);
-			fclose(f);
-		}
-		printf("updated %s\n", path);
-		return;
-	}
-	FILE *f = fopen(path, "r");
-	char *want = NULL;
-	if (f) {
-		fseek(f, 0, SEEK_END);
-		want = slurp(f);
-		fclose(f);
-	}
-	hs_test_checks++;
-	if (want && !strcmp(want, got)) {
-		free(want);
-		return;
-	}
-	hs_test_failures++;
-	FILE *a = fopen(apath, "w");
-	if (a) {
-		fputs(got, a);
-		fclose(a);
-	}
-	fprintf(stderr, "call sequence %s differs from %s (rerun with HS_UPDATE_GOLDEN=1 to accept):\n", name, path);
-	char cmd[9000];
-	snprintf(cmd, sizeof cmd, "diff -u '%s' '%s' >&2", path, apath);
-	if (system(cmd) == -1)
-		fprintf(stderr, "%s\n", got);
-	free(want);
 }
 
 /* ---- one run of the backend ---- */
@@ -139,7 +63,7 @@ static run_result run_backend(const hs_plan *plan, run_opts ro)
 		r.stop = ops->stop(b);
 		ops->free(b);
 	}
-	r.messages = slurp(mf);
+	r.messages = hs_test_slurp(mf);
 	fclose(mf);
 	return r;
 }
@@ -160,7 +84,7 @@ static void test_start_stop(const hs_plan *plan)
 	CHECK_EQ_INT(r.skipped, 0);
 	CHECK_EQ_INT(trec_instances(), 0);
 	CHECK_CONTAINS(r.messages, "enabled, 0 skipped");
-	check_golden("stutter-start-stop");
+	hs_test_golden(golden_dir, "stutter-start-stop", trec_log());
 	free(r.messages);
 }
 
@@ -180,7 +104,7 @@ static void test_snapshot(const hs_plan *plan)
 	CHECK_EQ_INT(trec_instances(), 0);
 	struct stat sb;
 	CHECK(!stat(RUN_DIR "/snap.dat", &sb) && sb.st_size > 0); /* libtracecmd wrote it from the fake's formats */
-	check_golden("stutter-snapshot");
+	hs_test_golden(golden_dir, "stutter-snapshot", trec_log());
 	if (r.snap != HS_OK)
 		fprintf(stderr, "snapshot messages:\n%s\n", r.messages);
 	free(r.messages);
@@ -200,7 +124,7 @@ static void test_refusals(const hs_plan *plan)
 	CHECK_CONTAINS(r.messages, "exceptions:page_fault_user skipped (optional in the rules)");
 	CHECK_CONTAINS(r.messages, "the kernel refused the filter");
 	CHECK_EQ_INT(trec_instances(), 0);
-	check_golden("stutter-filter-refused");
+	hs_test_golden(golden_dir, "stutter-filter-refused", trec_log());
 	free(r.messages);
 
 	trec_reset(plan, CPUS, workdir);
@@ -210,7 +134,7 @@ static void test_refusals(const hs_plan *plan)
 	CHECK_CONTAINS(r.messages, "tcp:tcp_retransmit_skb: cannot be enabled (not in this kernel)");
 	CHECK_CONTAINS(r.messages, "cannot be recorded on this kernel");
 	CHECK_EQ_INT(trec_instances(), 0);
-	check_golden("stutter-event-missing");
+	hs_test_golden(golden_dir, "stutter-event-missing", trec_log());
 	free(r.messages);
 }
 
@@ -224,7 +148,7 @@ static void test_stale(const hs_plan *plan)
 	CHECK_EQ_INT(r.stop, HS_OK);
 	CHECK_CONTAINS(r.messages, "left by an engine that did not stop cleanly");
 	CHECK_EQ_INT(trec_instances(), 0);
-	check_golden("stutter-stale");
+	hs_test_golden(golden_dir, "stutter-stale", trec_log());
 	free(r.messages);
 
 	/* ... and one that cannot be removed (a live reader keeps it busy) fails the start. */
@@ -249,7 +173,7 @@ static void test_denied(const hs_plan *plan)
 	run_result r = run_backend(plan, (run_opts){0});
 	CHECK_EQ_INT(r.start, HS_EPERM);
 	CHECK_CONTAINS(r.messages, "cannot mount tracefs");
-	check_golden("stutter-mount-denied");
+	hs_test_golden(golden_dir, "stutter-mount-denied", trec_log());
 	free(r.messages);
 
 	trec_reset(plan, CPUS, workdir);
@@ -258,7 +182,7 @@ static void test_denied(const hs_plan *plan)
 	CHECK_EQ_INT(r.start, HS_EPERM);
 	CHECK_CONTAINS(r.messages, "cannot create tracefs instance");
 	CHECK_EQ_INT(trec_instances(), 0);
-	check_golden("stutter-create-denied");
+	hs_test_golden(golden_dir, "stutter-create-denied", trec_log());
 	free(r.messages);
 }
 
@@ -282,8 +206,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	hs_tracefs_api_set(&trec_api);
-	hs_ruleset *rs = load("stutter.yaml");
-	hs_plan *plan = plan_for(rs);
+	hs_ruleset *rs = hs_test_load(rules_dir, "stutter.yaml");
+	hs_plan *plan = hs_test_plan(rs, HS_PLATFORM_LINUX, CPUS);
 	CHECK(plan != NULL);
 	if (plan) {
 		test_start_stop(plan);

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
+#include "testkit.h"
 #include "hindsight/diag.h"
 #include "hindsight/rules.h"
 #include "run/live_event.h"
@@ -90,14 +90,12 @@ static bool fake_str(const hs_key_event *ev, const char *name, char *buf, size_t
 	return true;
 }
 
-/* stutter.yaml's plan for a platform (2 CPUs), or NULL (checked). */
+/* stutter.yaml's plan for a platform (2 CPUs), or NULL (checked; then nothing is left to free). */
 static hs_plan *stutter_plan(hs_platform platform, hs_ruleset **rs)
 {
-	hs_diags *d = hs_diags_new();
-	CHECK_EQ_INT(hs_rules_load(HS_TEST_RULES_DIR "/stutter.yaml", d, rs), HS_OK);
-	hs_diags_free(d);
-	hs_plan *plan = NULL;
-	CHECK(*rs && hs_plan_build(*rs, platform, &(hs_plan_opts){.cpus = 2}, &plan) == HS_OK);
+	*rs = hs_test_load(HS_TEST_RULES_DIR, "stutter.yaml");
+	hs_plan *plan = hs_test_plan(*rs, platform, 2);
+	CHECK(plan != NULL);
 	if (!plan)
 		hs_rules_free(*rs);
 	return plan;
