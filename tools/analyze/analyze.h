@@ -33,10 +33,10 @@ void analyze_progress_done(void);
 
 /* Prints the reader's problems to stderr (file offsets and what was skipped);
  * returns HS_EXIT_FINDINGS if there were any, else 0. */
-int analyze_report_problems(const hs_etl *etl);
+int analyze_report_problems(const hs_problems *pl);
 
 /* Adds "problems": [...] to an open JSON object. */
-void analyze_json_problems(hs_json *j, const hs_etl *etl);
+void analyze_json_problems(hs_json *j, const hs_problems *pl);
 
 /* ---- names.c: the rules catalogs as a dictionary for trace records ---- */
 

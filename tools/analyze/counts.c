@@ -94,7 +94,7 @@ int analyze_counts(const analyze_opts *o)
 			hs_json_obj_end(&j);
 		}
 		hs_json_arr_end(&j);
-		analyze_json_problems(&j, etl);
+		analyze_json_problems(&j, hs_etl_problems(etl));
 		hs_json_obj_end(&j);
 		hs_sb_write_free(&sb, stdout);
 	} else {
@@ -103,7 +103,7 @@ int analyze_counts(const analyze_opts *o)
 			       rows[i].count);
 		printf("TOTAL\t%" PRIu64 "\n", hs_event_counts_total(ctx.counts));
 	}
-	rc = analyze_report_problems(etl);
+	rc = analyze_report_problems(hs_etl_problems(etl));
 	free(rows);
 	hs_event_counts_free(ctx.counts);
 	hs_etl_close(etl);

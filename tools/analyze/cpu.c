@@ -102,33 +102,6 @@ static void print_table(const hs_cpu_view *c, const analyze_opts *o, bool perf)
 	}
 }
 
-/* The perf.data reader's problems: into an open JSON object as "problems" when
- * j is set (the shape analyze_json_problems gives an .etl's), else on stderr;
- * HS_EXIT_FINDINGS when there were any. */
-static int perf_problems(const hs_perfdata *pd, hs_json *j)
-{
-	size_t n = hs_perfdata_problem_count(pd);
-	if (j) {
-		hs_json_key(j, "problems");
-		hs_json_arr_begin(j);
-	}
-	for (size_t i = 0; i < n; i++) {
-		const hs_problem *p = hs_perfdata_problem_at(pd, i);
-		char text[HS_PROBLEM_TEXT_MAX];
-		if (!j) {
-			fprintf(stderr, "analyze: %s\n", hs_problem_format(p, text, sizeof text));
-			continue;
-		}
-		hs_json_obj_begin(j);
-		hs_json_kuint(j, "offset", p->offset);
-		hs_json_kstr(j, "message", p->message);
-		hs_json_obj_end(j);
-	}
-	if (j)
-		hs_json_arr_end(j);
-	return n ? HS_EXIT_FINDINGS : HS_EXIT_OK;
-}
-
 static void write_json(const hs_cpu_view *c, const hs_etl *etl, const hs_perfdata *pd, const analyze_opts *o)
 {
 	hs_strbuf sb = {0};
@@ -187,10 +160,7 @@ static void write_json(const hs_cpu_view *c, const hs_etl *etl, const hs_perfdat
 		hs_json_obj_end(&j);
 	}
 	hs_json_arr_end(&j);
-	if (pd)
-		perf_problems(pd, &j);
-	else
-		analyze_json_problems(&j, etl);
+	analyze_json_problems(&j, pd ? hs_perfdata_problems(pd) : hs_etl_problems(etl));
 	hs_json_obj_end(&j);
 	hs_sb_write_free(&sb, stdout);
 }
@@ -347,10 +317,9 @@ static int open_perfdata(const char *path, hs_perfdata **out)
 	hs_status st = hs_perfdata_open(path, out);
 	if (st == HS_OK)
 		return 0;
+	fprintf(stderr, "analyze: %s: not read (%s)%s\n", path, hs_strerror(st), *out ? ":" : "");
 	if (*out)
-		perf_problems(*out, NULL);
-	else
-		fprintf(stderr, "analyze: %s: %s\n", path, hs_strerror(st));
+		analyze_report_problems(hs_perfdata_problems(*out));
 	return HS_EXIT_USAGE;
 }
 
@@ -404,7 +373,7 @@ int analyze_cpu(const analyze_opts *o)
 	if (c->unresolved_keys && !o->json)
 		fprintf(stderr, "analyze: %" PRIu64 " samples refer to stack keys the trace never defined\n",
 			c->unresolved_keys);
-	rc = perf ? perf_problems(pd, NULL) : analyze_report_problems(etl);
+	rc = analyze_report_problems(perf ? hs_perfdata_problems(pd) : hs_etl_problems(etl));
 	if (!rc && c->undecodable)
 		rc = HS_EXIT_FINDINGS;
 fail:

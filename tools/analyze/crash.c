@@ -164,7 +164,7 @@ int analyze_crash(const analyze_opts *o)
 			if (c.alerts[i])
 				hs_json_kuint(&j, hs_alert_names[i], c.alerts[i]);
 		hs_json_obj_end(&j);
-		analyze_json_problems(&j, etl);
+		analyze_json_problems(&j, hs_etl_problems(etl));
 		hs_json_obj_end(&j);
 	} else {
 		hs_sb_printf(&sb, "\n%" PRIu64 " key event%s, %" PRIu64 " crash%s", c.shown, c.shown == 1 ? "" : "s",
@@ -177,7 +177,7 @@ int analyze_crash(const analyze_opts *o)
 	if (hs_sb_write_free(&sb, stdout) != HS_OK)
 		rc = HS_EXIT_USAGE;
 	if (!rc)
-		rc = analyze_report_problems(etl);
+		rc = analyze_report_problems(hs_etl_problems(etl));
 out:
 	hs_sb_free(&sb);
 	free(c.v);

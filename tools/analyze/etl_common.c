@@ -46,22 +46,22 @@ void analyze_progress_done(void)
 	progress_records = 0;
 }
 
-int analyze_report_problems(const hs_etl *etl)
+int analyze_report_problems(const hs_problems *pl)
 {
-	size_t n = hs_etl_problem_count(etl);
+	size_t n = hs_problems_count(pl);
 	for (size_t i = 0; i < n; i++) {
 		char text[HS_PROBLEM_TEXT_MAX];
-		fprintf(stderr, "analyze: %s\n", hs_problem_format(hs_etl_problem_at(etl, i), text, sizeof text));
+		fprintf(stderr, "analyze: %s\n", hs_problem_format(hs_problems_at(pl, i), text, sizeof text));
 	}
 	return n ? HS_EXIT_FINDINGS : HS_EXIT_OK;
 }
 
-void analyze_json_problems(hs_json *j, const hs_etl *etl)
+void analyze_json_problems(hs_json *j, const hs_problems *pl)
 {
 	hs_json_key(j, "problems");
 	hs_json_arr_begin(j);
-	for (size_t i = 0; i < hs_etl_problem_count(etl); i++) {
-		const hs_problem *p = hs_etl_problem_at(etl, i);
+	for (size_t i = 0; i < hs_problems_count(pl); i++) {
+		const hs_problem *p = hs_problems_at(pl, i);
 		hs_json_obj_begin(j);
 		hs_json_kuint(j, "offset", p->offset);
 		hs_json_kstr(j, "message", p->message);

@@ -129,7 +129,7 @@ static void print_json(const analyze_opts *o, const filter_ctx *f, const char *r
 		hs_json_obj_end(&j);
 	}
 	hs_json_arr_end(&j);
-	analyze_json_problems(&j, etl);
+	analyze_json_problems(&j, hs_etl_problems(etl));
 	hs_json_obj_end(&j);
 	hs_sb_write_free(&sb, stdout);
 }
@@ -229,7 +229,7 @@ int analyze_filter(const analyze_opts *o)
 		print_json(o, &f, rules_path, etl);
 	fprintf(stderr, "analyze: filter: kept %" PRIu64 " of %" PRIu64 " events (%" PRIu64 " dropped) -> %s\n", f.kept,
 		f.total, f.total - f.kept, o->output);
-	rc = analyze_report_problems(etl);
+	rc = analyze_report_problems(hs_etl_problems(etl));
 out:
 	free(f.tallies);
 	hs_etl_close(etl);

@@ -187,7 +187,7 @@ int analyze_summary(const analyze_opts *o)
 			hs_json_obj_end(&j);
 		}
 		hs_json_arr_end(&j);
-		analyze_json_problems(&j, etl);
+		analyze_json_problems(&j, hs_etl_problems(etl));
 		hs_json_obj_end(&j);
 	} else {
 		hs_sb_printf(&sb, "file:      %s (%zu bytes)\n", o->file, hs_etl_file_size(etl));
@@ -225,7 +225,7 @@ int analyze_summary(const analyze_opts *o)
 	if (hs_sb_write_free(&sb, stdout) != HS_OK)
 		rc = HS_EXIT_USAGE;
 	if (!rc)
-		rc = analyze_report_problems(etl);
+		rc = analyze_report_problems(hs_etl_problems(etl));
 	goto out;
 oom:
 	analyze_progress_done();

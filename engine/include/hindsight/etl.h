@@ -132,6 +132,8 @@ hs_status hs_etl_foreach(hs_etl *etl, hs_etl_order order, hs_etl_record_fn fn, v
  * until the next walk or hs_etl_close. */
 size_t hs_etl_problem_count(const hs_etl *etl);
 const hs_problem *hs_etl_problem_at(const hs_etl *etl, size_t i);
+/* The same list as a whole (the reader's; valid until hs_etl_close). */
+const hs_problems *hs_etl_problems(const hs_etl *etl);
 
 /* Buffers whose flags say events or whole buffers were lost. */
 size_t hs_etl_lost_flagged_buffers(const hs_etl *etl);

@@ -818,6 +818,7 @@ const hs_problem *hs_etl_problem_at(const hs_etl *e, size_t i)
 {
 	return hs_problems_at(&e->problems, i);
 }
+const hs_problems *hs_etl_problems(const hs_etl *e) { return &e->problems; }
 size_t hs_etl_lost_flagged_buffers(const hs_etl *e) { return e->lost_flagged; }
 
 /* ---- walks ---- */
