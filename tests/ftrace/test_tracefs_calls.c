@@ -70,7 +70,8 @@ static run_result run_backend(const hs_plan *plan, run_opts ro)
 
 static const char *logger(const hs_plan *plan, hs_session_mode mode)
 {
-	return plan->sessions[session_of(plan, mode)].session->logger_name;
+	size_t i = session_of(plan, mode);
+	return i < plan->n_sessions ? plan->sessions[i].session->logger_name : "(no such session)";
 }
 
 /* (a) Start and stop: every session made, sized, configured, its events

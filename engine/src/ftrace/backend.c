@@ -382,6 +382,7 @@ static hs_status drain_cpu(hs_backend *b, size_t si, unsigned cpu, bool flush)
 {
 	session *s = &b->s[si];
 	stream_cpu *sc = &s->sc[cpu];
+	const hs_tracefs_api *api = hs_tracefs_api_get(); /* once, not per page */
 	for (;;) {
 		if (sc->fd < 0)
 			return HS_EIO;
@@ -389,8 +390,7 @@ static hs_status drain_cpu(hs_backend *b, size_t si, unsigned cpu, bool flush)
 		 * buffered read splices full sub-buffers into a pipe and hands them
 		 * out one at a time (the kernel's copy, without waking per page);
 		 * only a flush takes the partly filled page the writer is on. */
-		int n = flush ? hs_tracefs_api_get()->cpu_flush(sc->tcpu, b->page)
-			      : hs_tracefs_api_get()->cpu_buffered_read(sc->tcpu, b->page, true);
+		int n = flush ? api->cpu_flush(sc->tcpu, b->page) : api->cpu_buffered_read(sc->tcpu, b->page, true);
 		if (n < 0 && errno == EAGAIN)
 			n = 0;
 		if (n < 0) {

@@ -88,6 +88,22 @@ static void comms_merge(const char *text)
  * snapshot, the headers prepared for the next one): the table is theirs in turn. */
 static pthread_mutex_t g_comms_mu = PTHREAD_MUTEX_INITIALIZER;
 
+bool hs_ftrace_comm_lookup(int pid, char *out, size_t cap)
+{
+	bool found = false;
+	pthread_mutex_lock(&g_comms_mu);
+	char *text = hs_tracefs_api_get()->instance_file_read(NULL, "saved_cmdlines", NULL);
+	if (text)
+		comms_merge(text);
+	free(text);
+	if (g_comms && pid > 0 && g_comms[(unsigned)pid % HS_LINUX_COMM_CACHE].pid == pid) {
+		snprintf(out, cap, "%s", g_comms[(unsigned)pid % HS_LINUX_COMM_CACHE].comm);
+		found = true;
+	}
+	pthread_mutex_unlock(&g_comms_mu);
+	return found;
+}
+
 /* Fills `fd` (a memfd, rewritten from its start) with saved_cmdlines' format
  * ("pid comm\n") for every known pid, after merging the kernel's list. */
 static int comms_fill(int fd)
@@ -212,7 +228,7 @@ static int write_all_fd(int fd, const void *p, size_t n)
 static pthread_mutex_t g_ksyms_mu = PTHREAD_MUTEX_INITIALIZER;
 static int g_ksyms_fd = -1;
 static uint64_t g_ksyms_modules; /* FNV-1a of the module list when g_ksyms_fd was read */
-static const char *g_ksyms_path; /* the symbols file g_ksyms_fd holds (the tracefs table's) */
+static char g_ksyms_path[4096]; /* the symbols file g_ksyms_fd holds (the tracefs table's; a test may swap it) */
 
 static uint64_t hash_file(const char *path)
 {
@@ -259,14 +275,14 @@ static int ksyms_fd(void)
 	const hs_tracefs_api *api = hs_tracefs_api_get();
 	pthread_mutex_lock(&g_ksyms_mu);
 	uint64_t h = hash_file(api->modules);
-	if (g_ksyms_fd < 0 || h != g_ksyms_modules || g_ksyms_path != api->kallsyms) {
+	if (g_ksyms_fd < 0 || h != g_ksyms_modules || strcmp(g_ksyms_path, api->kallsyms)) {
 		int fd = ksyms_read(api->kallsyms);
 		if (fd >= 0) {
 			if (g_ksyms_fd >= 0)
 				close(g_ksyms_fd);
 			g_ksyms_fd = fd;
 			g_ksyms_modules = h;
-			g_ksyms_path = api->kallsyms;
+			snprintf(g_ksyms_path, sizeof g_ksyms_path, "%s", api->kallsyms);
 		}
 	}
 	int r = g_ksyms_fd >= 0 ? fcntl(g_ksyms_fd, F_DUPFD_CLOEXEC, 0) : -1;

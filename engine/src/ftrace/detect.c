@@ -255,13 +255,14 @@ hs_status hs_ftrace_detect_drain(hs_backend *b, size_t si)
 	/* At most a ring's worth per CPU: a writer faster than this reader
 	 * cannot hold the poll here. */
 	size_t max_pages = (size_t)HS_LINUX_DETECT_BUFFER_KB * 1024 / b->subbuf + 1;
+	const hs_tracefs_api *api = hs_tracefs_api_get(); /* once, not per page */
 	for (unsigned c = 0; c < b->cpus; c++) {
 		if (!d->tcpu[c])
 			continue;
 		for (size_t k = 0; k < max_pages; k++) {
 			/* A plain read of trace_pipe_raw takes the page the writer
 			 * is on too (its events are copied out), unlike the splice. */
-			int n = hs_tracefs_api_get()->cpu_read(d->tcpu[c], b->page, true);
+			int n = api->cpu_read(d->tcpu[c], b->page, true);
 			if (n < 0 && (errno == EAGAIN || errno == EINTR))
 				n = 0;
 			if (n < 0) {

@@ -25,6 +25,10 @@ struct hs_dat_event_list {
  * Comm names come from every saved_cmdlines this process has read, so a pid
  * the kernel has since forgotten keeps its name.
  */
+/* The name the kernel's saved_cmdlines gives pid, merged into the table of names the .dat writers keep (a task
+ * already gone keeps its last known name; the kernel's "<...>" is no name); false when none is known. */
+bool hs_ftrace_comm_lookup(int pid, char *out, size_t cap);
+
 hs_status hs_dat_write(const char *path, const char *clock, int ncpu, char *const *cpu_files,
 		       struct hs_dat_event_list *events, bool kallsyms, const hs_msg *msg);
 

@@ -29,6 +29,8 @@ static void forget_previous(const hs_plan *plan)
 
 hs_status hs_ftrace_sessions_claim(const hs_plan *plan, const hs_msg *msg)
 {
+	if (plan->platform != HS_PLATFORM_LINUX)
+		return HS_OK; /* a Windows plan's logger names are no tracefs instances */
 	if (!(g_prev_pid = calloc(plan->n_sessions + 1, sizeof(*g_prev_pid))) ||
 	    !(g_prev_dir = calloc(plan->n_sessions + 1, sizeof(*g_prev_dir)))) {
 		forget_previous(plan);
@@ -55,6 +57,8 @@ hs_status hs_ftrace_sessions_claim(const hs_plan *plan, const hs_msg *msg)
 
 void hs_ftrace_sessions_adopt(const hs_plan *plan, const char *run_dir, const hs_msg *msg)
 {
+	if (plan->platform != HS_PLATFORM_LINUX)
+		return;
 	char *abs = realpath(run_dir, NULL);
 	for (size_t i = 0; i < plan->n_sessions; i++) {
 		const char *name = plan->sessions[i].session->logger_name;
@@ -74,7 +78,7 @@ void hs_ftrace_sessions_adopt(const hs_plan *plan, const char *run_dir, const hs
 
 void hs_ftrace_sessions_release(const hs_plan *plan)
 {
-	for (size_t i = 0; i < plan->n_sessions; i++) {
+	for (size_t i = 0; plan->platform == HS_PLATFORM_LINUX && i < plan->n_sessions; i++) {
 		const char *name = plan->sessions[i].session->logger_name;
 		if (name)
 			hs_ftrace_release(name);
@@ -87,29 +91,9 @@ void hs_ftrace_sessions_release(const hs_plan *plan)
 
 /* ---- live tasks' names ---- */
 
-/* tracefs's saved_cmdlines ("<pid> <comm>" of tasks the kernel saw switch in
- * lately): the name of a task that is already gone, such as one a signal just
- * killed. */
-static bool saved_cmdline(int pid, char *out, size_t cap)
-{
-	char *text = hs_tracefs_api_get()->instance_file_read(NULL, "saved_cmdlines", NULL);
-	if (!text)
-		return false;
-	bool found = false;
-	char *save = NULL;
-	for (char *line = strtok_r(text, "\n", &save); line && !found; line = strtok_r(NULL, "\n", &save)) {
-		char *sp = strchr(line, ' ');
-		if (sp && atoi(line) == pid) {
-			snprintf(out, cap, "%s", sp + 1);
-			found = true;
-		}
-	}
-	free(text);
-	return found;
-}
-
 /* /proc first (the task is usually still there: key events are seen within a
- * wake-up of tens of ms), else the kernel's saved_cmdlines. */
+ * wake-up of tens of ms), else the kernel's saved_cmdlines through the comm table the
+ * .dat writers keep (ftrace/dat.c: it skips the kernel's "<...>" and remembers every pid it saw). */
 bool hs_ftrace_task_name(int pid, char *out, size_t cap)
 {
 	if (pid <= 0 || !cap)
@@ -121,7 +105,7 @@ bool hs_ftrace_task_name(int pid, char *out, size_t cap)
 	if (fd >= 0)
 		close(fd);
 	if (n <= 0)
-		return saved_cmdline(pid, out, cap);
+		return hs_ftrace_comm_lookup(pid, out, cap);
 	comm[n] = 0;
 	comm[strcspn(comm, "\n")] = 0;
 	snprintf(out, cap, "%s", comm);

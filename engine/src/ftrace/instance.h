@@ -36,6 +36,15 @@ typedef struct {
  * the ones a killed one left (hs_ftrace_rescue_chunks). */
 #define HS_FTRACE_TRACING_DIR_PREFIX ".hs-tracing."
 
+/* The backend table's claim, adopt and release (hindsight/backend.h) over
+ * every instance name of the plan, each session's trigger-detection instance
+ * included (ftrace/host.c). */
+hs_status hs_ftrace_sessions_claim(const hs_plan *plan, const hs_msg *msg);
+void hs_ftrace_sessions_adopt(const hs_plan *plan, const char *run_dir, const hs_msg *msg);
+void hs_ftrace_sessions_release(const hs_plan *plan);
+/* The backend table's task_name: /proc/<pid>/comm, else tracefs saved_cmdlines (ftrace/host.c). */
+bool hs_ftrace_task_name(int pid, char *out, size_t cap);
+
 /*
  * Claims the instance name for this process: a POSIX lock on a file per name
  * under /run/hindsight, held until hs_ftrace_release or the process ends
@@ -46,15 +55,6 @@ typedef struct {
  * *prev_note (malloc'd, or NULL) are what an owner that died holding the name
  * left with hs_ftrace_claim_note; either pointer may be NULL.
  */
-/* The backend table's claim, adopt and release (hindsight/backend.h) over
- * every instance name of the plan, each session's trigger-detection instance
- * included (ftrace/host.c). */
-hs_status hs_ftrace_sessions_claim(const hs_plan *plan, const hs_msg *msg);
-void hs_ftrace_sessions_adopt(const hs_plan *plan, const char *run_dir, const hs_msg *msg);
-void hs_ftrace_sessions_release(const hs_plan *plan);
-/* The backend table's task_name: /proc/<pid>/comm, else tracefs saved_cmdlines (ftrace/host.c). */
-bool hs_ftrace_task_name(int pid, char *out, size_t cap);
-
 hs_status hs_ftrace_claim(const char *name, const char *who, const hs_msg *msg, long *prev_pid, char **prev_note);
 /* Leaves a one-line note (the run folder) with a claimed name for whoever
  * claims it after this process dies without releasing it. */

@@ -4,6 +4,8 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include "hindsight/compat.h"
+
 /* Mechanism, not policy: the folder pairs with tracefs's one global namespace
  * of instance names, whatever the rules' run folder. /run is a tmpfs, so the
  * locks go at reboot together with the instances they guard, and only root
@@ -15,16 +17,10 @@ static int sys_mount(const char *target)
 	return mount("nodev", target, "tracefs", 0, NULL);
 }
 
-static unsigned sys_cpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_CONF);
-	return n > 0 ? (unsigned)n : 1;
-}
-
 const hs_tracefs_api hs_tracefs_api_libtracefs = {
 	.tracing_dir = tracefs_tracing_dir,
 	.mount = sys_mount,
-	.cpus = sys_cpus,
+	.cpus = hs_cpu_count,
 	.lock_dir = HS_TRACEFS_LOCK_DIR,
 	.kallsyms = "/proc/kallsyms",
 	.modules = "/proc/modules",

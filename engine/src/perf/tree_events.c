@@ -147,10 +147,10 @@ static void drain_cpu(hs_tree_events *t, unsigned c, bool flush)
 {
 	if (!t->tcpu[c] || t->fd[c] < 0)
 		return;
+	const hs_tracefs_api *api = hs_tracefs_api_get(); /* once, not per splice */
 	for (;;) {
 		/* Until empty: one splice per wake-up falls behind a busy tree. */
-		int n = flush ? hs_tracefs_api_get()->cpu_flush_write(t->tcpu[c], t->fd[c])
-			      : hs_tracefs_api_get()->cpu_write(t->tcpu[c], t->fd[c], true);
+		int n = flush ? api->cpu_flush_write(t->tcpu[c], t->fd[c]) : api->cpu_write(t->tcpu[c], t->fd[c], true);
 		if (n == 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
 			return;
 		if (n < 0) {
