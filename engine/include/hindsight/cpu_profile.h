@@ -22,7 +22,7 @@
  * prints nothing.
  *
  * A perf.data gives the same view (hs_cpu_profile_build_perf): processes and
- * threads from its samples' pid/tid and COMM, FORK and EXIT records, images
+ * threads from its samples' pid/tid and its COMM and FORK records, images
  * from MMAP/MMAP2, each sample's callchain split at the kernel/user context
  * markers; user frames are "<file's base name>!+0x<file offset>" and kernel
  * frames "[kernel]!+0x<address>" (docs/perfdata-notes.md).

@@ -598,5 +598,8 @@
 #define HS_PERFDATA_MAX_BUILD_IDS 65536
 /* Frames of one callchain (the kernel's PERF_MAX_STACK_DEPTH is 127, sysctl up to a few thousand, plus markers). */
 #define HS_PERFDATA_MAX_CALLCHAIN 8192
+/* perf.data: a mapped file's or a task's name kept per record: the kernel's PATH_MAX, the longest path an MMAP
+ * record can name. */
+#define HS_PERFDATA_MAX_NAME 4096
 
 #endif

@@ -152,9 +152,9 @@ const hs_perfdata_build_id *hs_perfdata_build_id_at(const hs_perfdata *pd, size_
 /* Returns nonzero to stop the walk. */
 typedef int (*hs_perfdata_record_fn)(const hs_perfdata_record *r, void *ctx);
 
-/* Walks the data section in file order. HS_OK when it reached the end, the
- * callback stopped it or damage did (a problem says where); HS_ENOMEM. The
- * stats count what the last walk saw. */
+/* Walks the data section in file order until its end, the callback stops it
+ * or damage does (a problem says where); HS_OK in each case. The stats count
+ * what the last walk saw. */
 hs_status hs_perfdata_foreach(hs_perfdata *pd, hs_perfdata_record_fn fn, void *ctx);
 const hs_perfdata_stats *hs_perfdata_get_stats(const hs_perfdata *pd);
 

@@ -169,6 +169,9 @@ static void set_interval(cpu *c, const hs_perfdata_attr *a, walk *w)
 	if (!a)
 		return;
 	uint64_t v = a->sample_freq_or_period;
+	/* The weight of a sample is its period over the nominal one: none for a frequency (set before a first
+	 * attr in period mode can leave its period here for the sampled one). */
+	w->nominal_period = a->freq ? 0 : v;
 	if (a->freq) {
 		if (v) {
 			uint64_t iv = 10000000u / v; /* 100 ns units per sample */
@@ -177,7 +180,6 @@ static void set_interval(cpu *c, const hs_perfdata_attr *a, walk *w)
 		}
 		return;
 	}
-	w->nominal_period = v;
 	if (a->type == PERF_TYPE_SOFTWARE_ && (a->config == SW_CPU_CLOCK || a->config == SW_TASK_CLOCK)) {
 		uint64_t iv = v / 100; /* ns to 100 ns */
 		c->interval = iv > UINT32_MAX ? UINT32_MAX : iv ? (uint32_t)iv : 1;
@@ -261,8 +263,7 @@ hs_status hs_cpu_profile_build_perf(hs_perfdata *pd, const hs_regex *process, hs
 	c->kernel_label = KERNEL_LABEL;
 	walk w = {.c = c, .pd = pd, .attr = -2};
 	set_interval(c, hs_perfdata_attr_at(pd, 0), &w); /* until a sample says which attr */
-	if (hs_perfdata_foreach(pd, on_record, &w) != HS_OK)
-		c->oom = true;
+	hs_perfdata_foreach(pd, on_record, &w); /* damage is a problem of the reader's; running out of memory, c->oom */
 	free(w.first_seen.v);
 	/* perf's name for pid 0, which no COMM record names. */
 	uint32_t idle = hs_cpu_map_get(&c->pid_proc, 0, 0);

@@ -53,7 +53,7 @@ struct hs_perfdata {
 	enum { BY_ONLY, BY_IDENTIFIER, BY_ID, BY_NONE } attr_by;
 	uint64_t common_type; /* the sample_type every attr shares (BY_ID, BY_NONE) */
 	uint64_t *chain;      /* the current sample's callchain */
-	char text[4096 + 1];  /* the current record's filename or comm, NUL-terminated */
+	char text[HS_PERFDATA_MAX_NAME + 1]; /* the current record's filename or comm, NUL-terminated */
 	hs_perfdata_stats stats;
 	hs_problems problems;
 };
@@ -752,7 +752,9 @@ hs_status hs_perfdata_foreach(hs_perfdata *pd, hs_perfdata_record_fn fn, void *c
 		}
 		const uint8_t *h = at(pd, off, 8);
 		if (!h) {
-			problem(pd, HS_PROBLEM_UNREADABLE, off, "cannot read a record header");
+			problem(pd, HS_PROBLEM_UNREADABLE, off, "%s",
+				pd->io_error ? "the file could not be read here (an I/O error): the records after it are missing"
+					     : "cannot read a record header");
 			break;
 		}
 		hs_perfdata_record r = {
@@ -815,7 +817,7 @@ hs_status hs_perfdata_foreach(hs_perfdata *pd, hs_perfdata_record_fn fn, void *c
 				if (aux > end - next) {
 					problem(pd, HS_PROBLEM_DAMAGED, off,
 						"an AUXTRACE record's data runs past the data section");
-					return HS_OK;
+					goto done; /* the LOST summary still belongs in the problems */
 				}
 				next += aux;
 			}
@@ -833,6 +835,7 @@ hs_status hs_perfdata_foreach(hs_perfdata *pd, hs_perfdata_record_fn fn, void *c
 			break;
 		off = next;
 	}
+done:
 	if (pd->stats.lost)
 		problem(pd, HS_PROBLEM_LOST, UINT64_MAX,
 			"%" PRIu64 " LOST records: the kernel dropped %" PRIu64 " events while recording",
