@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "hindsight/compat.h"
 #include "hindsight/json.h"
 #include "run/os.h"
