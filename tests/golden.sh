@@ -4,6 +4,8 @@
 # The golden file is the command's stdout followed by a line "exit: N".
 # --strip-cr reads CRLF line ends as LF (a Windows program's text-mode stdout).
 # HS_UPDATE_GOLDEN=1 rewrites the golden file instead of comparing.
+# stderr is not compared, but a mismatch shows it: a program that died before
+# writing (a Wine client reset, a loader error) says why only there.
 set -uo pipefail
 strip_cr=0
 if [[ ${1:-} == --strip-cr ]]; then
@@ -14,8 +16,9 @@ expected=$1
 workdir=$2
 shift 3
 actual=$(mktemp)
-trap 'rm -f "$actual"' EXIT
-(cd "$workdir" && "$@") >"$actual" 2>/dev/null
+errors=$(mktemp)
+trap 'rm -f "$actual" "$errors"' EXIT
+(cd "$workdir" && "$@") >"$actual" 2>"$errors"
 rc=$?
 if ((strip_cr)); then
 	sed -i 's/\r$//' "$actual"
@@ -27,6 +30,10 @@ if [[ "${HS_UPDATE_GOLDEN:-}" == 1 ]]; then
 	exit 0
 fi
 if ! diff -u "$expected" "$actual"; then
+	if [[ -s $errors ]]; then
+		echo "its stderr (not compared):" >&2
+		sed 's/^/  | /' "$errors" >&2
+	fi
 	echo "golden mismatch: $expected (rerun with HS_UPDATE_GOLDEN=1 to accept)" >&2
 	exit 1
 fi

@@ -409,6 +409,89 @@ static void test_cut(const char *path)
 	hs_perfdata_close(pd);
 }
 
+/* Two attrs, as `perf record -a` writes them: a dummy event in period mode (period 1) first, then the sampled
+ * event in frequency mode. Each sample says its attr by PERF_SAMPLE_IDENTIFIER. A sample of the frequency attr
+ * weighs 1 whatever its period: the dummy's period must not become the nominal one (it made a 3 ms sample weigh
+ * 3,000,000). Written by hand: launch mode's writer has one attr. */
+static const char *write_two_attrs(char *path, size_t cap)
+{
+	snprintf(path, cap, "/tmp/hs-test-perfdata-2attr-%ld.data", (long)getpid());
+	struct perf_event_attr a[2] = {{0}};
+	for (int i = 0; i < 2; i++) {
+		a[i].size = sizeof a[i];
+		a[i].type = PERF_TYPE_SOFTWARE;
+		a[i].sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+				   PERF_SAMPLE_PERIOD;
+	}
+	a[0].config = PERF_COUNT_SW_DUMMY;
+	a[0].sample_period = 1;
+	a[1].config = PERF_COUNT_SW_CPU_CLOCK;
+	a[1].freq = 1;
+	a[1].sample_freq = 1000;
+	const uint64_t attr_size = sizeof(struct perf_event_attr) + 16;
+	const uint64_t attrs_off = 104, ids_off = attrs_off + 2 * attr_size, data_off = ids_off + 16;
+	/* Samples: three of the sampled event (periods 3 ms, 1 ms, 2 ms), one of the dummy's between them. */
+	static const struct {
+		uint64_t id, ip, period;
+	} smp[] = {{2, 0x401000, 3000000}, {1, 0x402000, 1}, {2, 0x401000, 1000000}, {2, 0x403000, 2000000}};
+	rec data[4];
+	uint64_t data_size = 0;
+	for (size_t i = 0; i < 4; i++) {
+		begin(&data[i], PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+		put64(&data[i], smp[i].id);
+		put64(&data[i], smp[i].ip);
+		put32x2(&data[i], 100, 100);
+		put64(&data[i], 1000 + i);
+		put64(&data[i], smp[i].period);
+		((struct perf_event_header *)data[i].b)->size = (uint16_t)data[i].n;
+		data_size += data[i].n;
+	}
+	uint64_t h[13] = {0};
+	memcpy(&h[0], "PERFILE2", 8);
+	h[1] = 104;
+	h[2] = attr_size;
+	h[3] = attrs_off;
+	h[4] = 2 * attr_size;
+	h[5] = data_off;
+	h[6] = data_size;
+	FILE *f = fopen(path, "wb");
+	CHECK(f != NULL);
+	if (!f)
+		return NULL;
+	bool ok = fwrite(h, 8, 13, f) == 13;
+	for (int i = 0; i < 2; i++) {
+		uint64_t ids[2] = {ids_off + 8 * (uint64_t)i, 8};
+		ok = ok && fwrite(&a[i], sizeof a[i], 1, f) == 1 && fwrite(ids, 8, 2, f) == 2;
+	}
+	uint64_t id_values[2] = {1, 2};
+	ok = ok && fwrite(id_values, 8, 2, f) == 2;
+	for (size_t i = 0; i < 4; i++)
+		ok = ok && fwrite(data[i].b, 1, data[i].n, f) == data[i].n;
+	ok = fclose(f) == 0 && ok;
+	CHECK(ok);
+	return ok ? path : NULL;
+}
+
+static void test_two_attrs(const char *path)
+{
+	hs_perfdata *pd = NULL;
+	CHECK(hs_perfdata_open(path, &pd) == HS_OK);
+	if (!pd)
+		return;
+	CHECK_EQ_INT(hs_perfdata_attr_count(pd), 2);
+	hs_cpu_profile *p = NULL;
+	CHECK(hs_cpu_profile_build_perf(pd, NULL, &p) == HS_OK);
+	CHECK_EQ_INT(hs_problems_count(hs_perfdata_problems(pd)), 0);
+	hs_perfdata_close(pd);
+	if (!p)
+		return;
+	const hs_cpu_view *v = hs_cpu_profile_view(p);
+	CHECK_EQ_INT(v->total_weight, 3); /* the sampled event's three, one each; the dummy's left out */
+	CHECK_EQ_INT(v->interval, 10000);  /* 1000 Hz, the sampled attr's */
+	CHECK_EQ_INT(v->interval_source, HS_CPU_INTERVAL_PERF_FREQ);
+	hs_cpu_profile_free(p);
+}
+
 int main(void)
 {
 	char path[128];
@@ -416,6 +499,10 @@ int main(void)
 		test_reader(path);
 		test_profile(path);
 		test_cut(path);
+		unlink(path);
+	}
+	if (write_two_attrs(path, sizeof path)) {
+		test_two_attrs(path);
 		unlink(path);
 	}
 	test_refused();
