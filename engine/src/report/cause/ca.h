@@ -136,6 +136,9 @@ void ca_culprit_thing(ca_culprit *out, const char *what);
 /* The CPU occupancy lists of cpu (runs) and its interrupts. */
 void ca_cpu_runs(const ca_ctx *c, int cpu, const ca_run **v, size_t *n);
 void ca_cpu_irqs(const ca_ctx *c, int cpu, const ca_irq **v, size_t *n);
+/* The tasks on the stretch's CPU during it: start with *i = 0; each call returns the next run that overlaps
+ * [s->t0, s->t1), NULL after the last. */
+const ca_run *ca_seg_run_next(const ca_ctx *c, const ca_seg *s, size_t *i);
 /* "12.3 ms" / "1.204 s" / "340 us". */
 void ca_fmt_ns(uint64_t ns, char *buf, size_t cap);
 /* The number of a reason's param, NAN when the vocabulary does not give it (the classifier then claims nothing

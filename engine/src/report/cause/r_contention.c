@@ -6,22 +6,16 @@
 
 static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 {
-	const ca_run *r;
-	size_t n;
-	ca_cpu_runs(c, s->cpu, &r, &n);
-	for (size_t i = 0; i < n; i++) {
-		if (r[i].t1 <= s->t0)
-			continue;
-		if (r[i].t0 >= s->t1)
-			break;
-		if (r[i].tid <= 0 || r[i].tid == c->tid)
+	size_t it = 0;
+	for (const ca_run *r; (r = ca_seg_run_next(c, s, &it));) {
+		if (r->tid <= 0 || r->tid == c->tid)
 			continue;
 		ca_culprit k;
-		ca_culprit_task(c, r[i].tid, r[i].t0, &k);
-		if (r[i].comm)
-			snprintf(k.name, sizeof k.name, "%s", cm_str(c->m, r[i].comm)); /* its name then */
-		if (r[i].prio >= 0) {
-			k.prio = r[i].prio;
+		ca_culprit_task(c, r->tid, r->t0, &k);
+		if (r->comm)
+			snprintf(k.name, sizeof k.name, "%s", cm_str(c->m, r->comm)); /* its name then */
+		if (r->prio >= 0) {
+			k.prio = r->prio;
 			if (k.prio < 100) {
 				snprintf(k.policy, sizeof k.policy, "real-time");
 				k.priority = 99 - k.prio;
@@ -32,11 +26,11 @@ static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 		}
 		char what[64], ev[240], t[32];
 		snprintf(what, sizeof what, "CPU %d", s->cpu);
-		uint64_t a = r[i].t0 > s->t0 ? r[i].t0 : s->t0, b = r[i].t1 < s->t1 ? r[i].t1 : s->t1;
+		uint64_t a = r->t0 > s->t0 ? r->t0 : s->t0, b = r->t1 < s->t1 ? r->t1 : s->t1;
 		ca_fmt_ns(b - a, t, sizeof t);
 		snprintf(ev, sizeof ev, "CPU %d ran %s (pid %d, prio %d) for %s while the thread was runnable there", s->cpu,
-			 k.name, (int)r[i].tid, (int)r[i].prio, t);
-		ca_claim(c, r[i].t0, r[i].t1, def->id, &k, what, ev);
+			 k.name, (int)r->tid, (int)r->prio, t);
+		ca_claim(c, r->t0, r->t1, def->id, &k, what, ev);
 	}
 	/* what is left: the scheduler's own latency, on a CPU about to run it */
 	ca_claim(c, s->t0, s->t1, def->id, NULL, "the scheduler's latency", NULL);

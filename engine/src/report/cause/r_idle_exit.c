@@ -7,21 +7,15 @@ static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 {
 	if (!s->after_wake)
 		return;
-	const ca_run *r;
-	size_t n;
-	ca_cpu_runs(c, s->cpu, &r, &n);
 	ca_culprit k;
 	ca_culprit_thing(&k, "the CPU's idle exit");
-	for (size_t i = 0; i < n; i++) {
-		if (r[i].t1 <= s->t0)
-			continue;
-		if (r[i].t0 >= s->t1)
-			break;
-		if (r[i].tid != 0)
+	size_t it = 0;
+	for (const ca_run *r; (r = ca_seg_run_next(c, s, &it));) {
+		if (r->tid != 0)
 			continue;
 		char ev[240];
 		snprintf(ev, sizeof ev, "CPU %d was idle when the thread was woken onto it", s->cpu);
-		ca_claim(c, r[i].t0, r[i].t1, def->id, &k, "an idle CPU waking up", ev);
+		ca_claim(c, r->t0, r->t1, def->id, &k, "an idle CPU waking up", ev);
 	}
 }
 

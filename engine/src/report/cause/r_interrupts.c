@@ -38,24 +38,19 @@ static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 	 * vocabulary's `match:` names them) take the CPU for interrupt work */
 	if (s->st != CM_ST_READY || !def->match)
 		return;
-	const ca_run *r;
-	ca_cpu_runs(c, s->cpu, &r, &n);
-	for (size_t i = 0; i < n; i++) {
-		if (r[i].t1 <= s->t0)
-			continue;
-		if (r[i].t0 >= s->t1)
-			break;
-		const char *name = cm_str(c->m, r[i].comm);
-		if (r[i].tid <= 0 || !ca_match(c, def, name))
+	size_t it = 0;
+	for (const ca_run *r; (r = ca_seg_run_next(c, s, &it));) {
+		const char *name = cm_str(c->m, r->comm);
+		if (r->tid <= 0 || !ca_match(c, def, name))
 			continue;
 		char who[96], ev[240], t[32];
 		snprintf(who, sizeof who, "softirq work in %s", name);
 		ca_culprit k;
 		ca_culprit_thing(&k, who);
-		ca_fmt_ns(r[i].t1 - r[i].t0, t, sizeof t);
+		ca_fmt_ns(r->t1 - r->t0, t, sizeof t);
 		snprintf(ev, sizeof ev, "CPU %d ran %s (pid %d) for %s while the thread waited for it", s->cpu, name,
-			 (int)r[i].tid, t);
-		ca_claim(c, r[i].t0, r[i].t1, def->id, &k, who, ev);
+			 (int)r->tid, t);
+		ca_claim(c, r->t0, r->t1, def->id, &k, who, ev);
 	}
 }
 

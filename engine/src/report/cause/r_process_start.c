@@ -5,11 +5,13 @@
 
 #include "ca.h"
 
-/* A new process: its process was born inside the window (a task that started before it and kept running is
- * contention, not a start). */
-static bool is_new_process(const ca_ctx *c, int32_t tid)
+/* A run of a new process: its process was born inside the window (a task that started before it and kept running
+ * is contention, not a start). */
+static bool is_new_process(const ca_ctx *c, const ca_run *r)
 {
-	const cm_task *t = cm_task_find(c->m, tid);
+	if (r->tid <= 0)
+		return false;
+	const cm_task *t = cm_task_find(c->m, r->tid);
 	if (!t || !t->born)
 		return false;
 	const cm_task *lead = t->tgid >= 0 ? cm_task_find(c->m, t->tgid) : t;
@@ -22,23 +24,17 @@ static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 	if (isnan(min_tasks))
 		return;
 	const cm_model *m = c->m;
-	const ca_run *r;
-	size_t n;
-	ca_cpu_runs(c, s->cpu, &r, &n);
 	/* who started them: the parent of the most new processes that ran here */
 	enum { MAXP = 16 };
 	int32_t par[MAXP], kids[MAXP][8];
 	unsigned cnt[MAXP], nk[MAXP];
 	size_t np = 0;
 	unsigned distinct = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (r[i].t1 <= s->t0)
+	size_t it = 0;
+	for (const ca_run *r; (r = ca_seg_run_next(c, s, &it));) {
+		if (!is_new_process(c, r))
 			continue;
-		if (r[i].t0 >= s->t1)
-			break;
-		if (r[i].tid <= 0 || !is_new_process(c, r[i].tid))
-			continue;
-		const cm_task *t = cm_task_find(m, r[i].tid);
+		const cm_task *t = cm_task_find(m, r->tid);
 		const cm_task *lead = t->tgid >= 0 && t->tgid != t->tid ? cm_task_find(m, t->tgid) : t;
 		int32_t p = lead && lead->parent >= 0 ? cm_tgid(m, lead->parent) : -1;
 		size_t k = 0;
@@ -53,10 +49,10 @@ static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 		if (k < np) {
 			bool seen = false;
 			for (unsigned j = 0; j < nk[k] && !seen; j++)
-				seen = kids[k][j] == r[i].tid;
+				seen = kids[k][j] == r->tid;
 			if (!seen) {
 				if (nk[k] < 8)
-					kids[k][nk[k]++] = r[i].tid;
+					kids[k][nk[k]++] = r->tid;
 				cnt[k]++;
 				distinct++;
 			}
@@ -75,19 +71,15 @@ static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 		ca_culprit_thing(&who, "new processes");
 	char what[96];
 	snprintf(what, sizeof what, "%u new processes", distinct);
-	for (size_t i = 0; i < n; i++) {
-		if (r[i].t1 <= s->t0)
-			continue;
-		if (r[i].t0 >= s->t1)
-			break;
-		if (r[i].tid <= 0 || !is_new_process(c, r[i].tid))
+	it = 0;
+	for (const ca_run *r; (r = ca_seg_run_next(c, s, &it));) {
+		if (!is_new_process(c, r))
 			continue;
 		char ev[240], t[32];
-		ca_fmt_ns(r[i].t1 - r[i].t0, t, sizeof t);
+		ca_fmt_ns(r->t1 - r->t0, t, sizeof t);
 		snprintf(ev, sizeof ev, "CPU %d ran %s (pid %d), a process started %.1f ms before, for %s", s->cpu,
-			 cm_str(m, r[i].comm), (int)r[i].tid,
-			 (double)(r[i].t0 - cm_task_find(m, r[i].tid)->born) / 1e6, t);
-		ca_claim(c, r[i].t0, r[i].t1, def->id, &who, what, ev);
+			 cm_str(m, r->comm), (int)r->tid, (double)(r->t0 - cm_task_find(m, r->tid)->born) / 1e6, t);
+		ca_claim(c, r->t0, r->t1, def->id, &who, what, ev);
 	}
 }
 

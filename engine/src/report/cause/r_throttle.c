@@ -4,40 +4,35 @@
 
 #include "ca.h"
 
+/* Another task of the same or a weaker priority than the thread's (my_prio), on its CPU. */
+static bool holds_back(const ca_ctx *c, const ca_run *r, int32_t my_prio)
+{
+	return r->tid > 0 && r->tid != c->tid && r->prio >= my_prio;
+}
+
 static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 {
 	double idle_ms = ca_param(def, "idle_ms"), unfair_ms = ca_param(def, "unfair_ms");
 	if (isnan(idle_ms) || isnan(unfair_ms))
 		return;
-	const ca_run *r;
-	size_t n;
-	ca_cpu_runs(c, s->cpu, &r, &n);
 	const cm_task *me = cm_task_find(c->m, c->tid);
 	int32_t my_prio = me ? me->prio : -1;
 	/* idle while it was runnable: a CPU that could have run it did not */
 	uint64_t idle = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (r[i].t1 <= s->t0)
-			continue;
-		if (r[i].t0 >= s->t1)
-			break;
-		if (r[i].tid == 0)
-			idle += ca_free_in(c, r[i].t0, r[i].t1);
-	}
+	size_t it = 0;
+	for (const ca_run *r; (r = ca_seg_run_next(c, s, &it));)
+		if (r->tid == 0)
+			idle += ca_free_in(c, r->t0, r->t1);
 	ca_culprit k;
 	ca_culprit_thing(&k, "its cgroup's CPU quota");
 	if ((double)idle >= idle_ms * 1e6) {
 		char ev[240], t[32];
 		ca_fmt_ns(idle, t, sizeof t);
 		snprintf(ev, sizeof ev, "CPU %d was idle for %s while the thread was runnable there", s->cpu, t);
-		for (size_t i = 0; i < n; i++) {
-			if (r[i].t1 <= s->t0)
-				continue;
-			if (r[i].t0 >= s->t1)
-				break;
-			if (r[i].tid == 0)
-				ca_claim(c, r[i].t0, r[i].t1, def->id, &k, "its CPU stayed idle while it was ready", ev);
-		}
+		it = 0;
+		for (const ca_run *r; (r = ca_seg_run_next(c, s, &it));)
+			if (r->tid == 0)
+				ca_claim(c, r->t0, r->t1, def->id, &k, "its CPU stayed idle while it was ready", ev);
 	}
 	/* a task of the same or a weaker priority that had the CPU, in all, longer than fair sharing lets one task
 	 * run while another of its weight waits (the scheduler gives the waiting one a turn within a slice or two):
@@ -48,19 +43,16 @@ static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 	int32_t tids[MAXT];
 	uint64_t ns[MAXT];
 	size_t nt = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (r[i].t1 <= s->t0)
+	it = 0;
+	for (const ca_run *r; (r = ca_seg_run_next(c, s, &it));) {
+		if (!holds_back(c, r, my_prio))
 			continue;
-		if (r[i].t0 >= s->t1)
-			break;
-		if (r[i].tid <= 0 || r[i].tid == c->tid || r[i].prio < my_prio)
-			continue;
-		uint64_t d = ca_free_in(c, r[i].t0, r[i].t1);
+		uint64_t d = ca_free_in(c, r->t0, r->t1);
 		size_t x = 0;
-		while (x < nt && tids[x] != r[i].tid)
+		while (x < nt && tids[x] != r->tid)
 			x++;
 		if (x == nt && nt < MAXT) {
-			tids[nt] = r[i].tid;
+			tids[nt] = r->tid;
 			ns[nt++] = 0;
 		}
 		if (x < nt)
@@ -79,15 +71,10 @@ static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 		 "CPU %d ran %s (pid %d, of no higher priority than the thread's %d) for %s in all while the thread "
 		 "waited, never giving it a turn",
 		 s->cpu, hog ? cm_str(c->m, hog->comm) : "?", (int)tids[top], (int)my_prio, t);
-	for (size_t i = 0; i < n; i++) {
-		if (r[i].t1 <= s->t0)
-			continue;
-		if (r[i].t0 >= s->t1)
-			break;
-		if (r[i].tid <= 0 || r[i].tid == c->tid || r[i].prio < my_prio)
-			continue;
-		ca_claim(c, r[i].t0, r[i].t1, def->id, &k, "a task of no higher priority kept its CPU", ev);
-	}
+	it = 0;
+	for (const ca_run *r; (r = ca_seg_run_next(c, s, &it));)
+		if (holds_back(c, r, my_prio))
+			ca_claim(c, r->t0, r->t1, def->id, &k, "a task of no higher priority kept its CPU", ev);
 }
 
 const ca_classifier ca_r_throttle = {"cgroup-throttle", 1u << CM_ST_READY, classify};

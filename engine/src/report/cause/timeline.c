@@ -127,6 +127,19 @@ void ca_cpu_irqs(const ca_ctx *c, int cpu, const ca_irq **v, size_t *n)
 	}
 }
 
+/* The list is in start order: a run that ends before the stretch is passed over, one that starts after it ends the
+ * walk. */
+const ca_run *ca_seg_run_next(const ca_ctx *c, const ca_seg *s, size_t *i)
+{
+	const ca_run *v;
+	size_t n;
+	ca_cpu_runs(c, s->cpu, &v, &n);
+	for (; *i < n && v[*i].t0 < s->t1; ++*i)
+		if (v[*i].t1 > s->t0)
+			return &v[(*i)++];
+	return NULL;
+}
+
 static bool push_run(ca_run **v, size_t *n, size_t *cap, ca_run r)
 {
 	if (r.t1 <= r.t0)
