@@ -37,40 +37,35 @@ static void rd_init(rd *c, const hs_etl_record *r)
 	c->ps = r->ptr64 ? 8 : 4;
 }
 
-static bool rd_u8(rd *c, uint8_t *v)
+/* n bytes at the cursor, moving past them; NULL (the cursor kept) when fewer remain. */
+static const uint8_t *rd_take(rd *c, size_t n)
 {
-	if (c->len - c->off < 1)
-		return false;
-	*v = c->p[c->off++];
-	return true;
+	if (c->len - c->off < n)
+		return NULL;
+	const uint8_t *at = c->p + c->off;
+	c->off += n;
+	return at;
 }
 
-static bool rd_u16(rd *c, uint16_t *v)
+static uint8_t le8(const uint8_t *p)
 {
-	if (c->len - c->off < 2)
-		return false;
-	*v = hs_le16(c->p + c->off);
-	c->off += 2;
-	return true;
+	return p[0];
 }
 
-static bool rd_u32(rd *c, uint32_t *v)
-{
-	if (c->len - c->off < 4)
-		return false;
-	*v = hs_le32(c->p + c->off);
-	c->off += 4;
-	return true;
-}
-
-static bool rd_u64(rd *c, uint64_t *v)
-{
-	if (c->len - c->off < 8)
-		return false;
-	*v = hs_le64(c->p + c->off);
-	c->off += 8;
-	return true;
-}
+/* The fixed-width little-endian readers, one per C type (a function cannot take the type). */
+#define RD_LE(name, type, load)                            \
+	static bool name(rd *c, type *v)                   \
+	{                                                  \
+		const uint8_t *at = rd_take(c, sizeof *v); \
+		if (at)                                    \
+			*v = load(at);                     \
+		return at != NULL;                         \
+	}
+RD_LE(rd_u8, uint8_t, le8)
+RD_LE(rd_u16, uint16_t, hs_le16)
+RD_LE(rd_u32, uint32_t, hs_le32)
+RD_LE(rd_u64, uint64_t, hs_le64)
+#undef RD_LE
 
 static bool rd_ptr(rd *c, uint64_t *v)
 {
@@ -85,10 +80,7 @@ static bool rd_ptr(rd *c, uint64_t *v)
 
 static bool rd_skip(rd *c, size_t n)
 {
-	if (c->len - c->off < n)
-		return false;
-	c->off += n;
-	return true;
+	return rd_take(c, n) != NULL;
 }
 
 /*
@@ -271,15 +263,23 @@ static bool rd_sid(rd *c, const uint8_t **sid, size_t *sid_len)
 	return true;
 }
 
+/* A decoder's opening: r must be of kind k; out (size bytes) starts zeroed and c reads r's payload. */
+static bool rd_open(rd *c, const hs_etl_record *r, hs_etlk_kind k, void *out, size_t size)
+{
+	if (hs_etlk_classify(r) != k)
+		return false;
+	memset(out, 0, size);
+	rd_init(c, r);
+	return true;
+}
+
 bool hs_etl_decode_process(const hs_etl_record *r, hs_etl_process *out)
 {
-	if (hs_etlk_classify(r) != HS_ETLK_PROCESS)
+	rd c;
+	if (!rd_open(&c, r, HS_ETLK_PROCESS, out, sizeof *out))
 		return false;
-	memset(out, 0, sizeof *out);
 	out->opcode = r->opcode;
 	out->version = r->version;
-	rd c;
-	rd_init(&c, r);
 	uint64_t v;
 	if (r->version == 0) {
 		/* ProcessId and ParentId were pointer-sized then. */
@@ -325,13 +325,11 @@ bool hs_etl_decode_process(const hs_etl_record *r, hs_etl_process *out)
 
 bool hs_etl_decode_thread(const hs_etl_record *r, hs_etl_thread *out)
 {
-	if (hs_etlk_classify(r) != HS_ETLK_THREAD)
+	rd c;
+	if (!rd_open(&c, r, HS_ETLK_THREAD, out, sizeof *out))
 		return false;
-	memset(out, 0, sizeof *out);
 	out->opcode = r->opcode;
 	out->version = r->version;
-	rd c;
-	rd_init(&c, r);
 	if (r->version == 0) {
 		/* Version 0 put the thread first. */
 		if (!rd_u32(&c, &out->tid) || !rd_u32(&c, &out->pid))
@@ -444,13 +442,11 @@ bool hs_etl_decode_ready_thread(const hs_etl_record *r, hs_etl_ready_thread *out
 
 bool hs_etl_decode_image(const hs_etl_record *r, hs_etl_image *out)
 {
-	if (hs_etlk_classify(r) != HS_ETLK_IMAGE)
+	rd c;
+	if (!rd_open(&c, r, HS_ETLK_IMAGE, out, sizeof *out))
 		return false;
-	memset(out, 0, sizeof *out);
 	out->opcode = r->opcode;
 	out->version = r->version;
-	rd c;
-	rd_init(&c, r);
 	if (!rd_ptr(&c, &out->base))
 		return false;
 	if (r->version == 0) {
@@ -484,11 +480,9 @@ bool hs_etl_decode_image(const hs_etl_record *r, hs_etl_image *out)
 
 bool hs_etl_decode_sample(const hs_etl_record *r, hs_etl_sample *out)
 {
-	if (hs_etlk_classify(r) != HS_ETLK_SAMPLE)
-		return false;
-	memset(out, 0, sizeof *out);
 	rd c;
-	rd_init(&c, r);
+	if (!rd_open(&c, r, HS_ETLK_SAMPLE, out, sizeof *out))
+		return false;
 	uint8_t flags;
 	if (!rd_ptr(&c, &out->ip) || !rd_u32(&c, &out->tid) || !rd_u16(&c, &out->count) || !rd_u8(&c, &flags) ||
 	    !rd_u8(&c, &out->rank))
@@ -501,12 +495,10 @@ bool hs_etl_decode_sample(const hs_etl_record *r, hs_etl_sample *out)
 
 bool hs_etl_decode_interval(const hs_etl_record *r, hs_etl_interval *out)
 {
-	if (hs_etlk_classify(r) != HS_ETLK_INTERVAL)
-		return false;
-	memset(out, 0, sizeof *out);
-	out->opcode = r->opcode;
 	rd c;
-	rd_init(&c, r);
+	if (!rd_open(&c, r, HS_ETLK_INTERVAL, out, sizeof *out))
+		return false;
+	out->opcode = r->opcode;
 	return rd_u32(&c, &out->source) && rd_u32(&c, &out->new_interval) && rd_u32(&c, &out->old_interval);
 }
 
@@ -532,43 +524,35 @@ static bool rd_frames(rd *c, hs_etl_frames *f)
 
 bool hs_etl_decode_stack(const hs_etl_record *r, hs_etl_stack *out)
 {
-	if (hs_etlk_classify(r) != HS_ETLK_STACK)
-		return false;
-	memset(out, 0, sizeof *out);
 	rd c;
-	rd_init(&c, r);
+	if (!rd_open(&c, r, HS_ETLK_STACK, out, sizeof *out))
+		return false;
 	return rd_u64(&c, &out->event_ts) && rd_u32(&c, &out->pid) && rd_u32(&c, &out->tid) &&
 	       rd_frames(&c, &out->frames);
 }
 
 bool hs_etl_decode_stack_key(const hs_etl_record *r, hs_etl_stack_key *out)
 {
-	if (hs_etlk_classify(r) != HS_ETLK_STACK_KEY)
-		return false;
-	memset(out, 0, sizeof *out);
-	out->user = r->opcode == OP_KEY_USER;
 	rd c;
-	rd_init(&c, r);
+	if (!rd_open(&c, r, HS_ETLK_STACK_KEY, out, sizeof *out))
+		return false;
+	out->user = r->opcode == OP_KEY_USER;
 	return rd_u64(&c, &out->event_ts) && rd_u32(&c, &out->pid) && rd_u32(&c, &out->tid) && rd_ptr(&c, &out->key);
 }
 
 bool hs_etl_decode_stack_def(const hs_etl_record *r, hs_etl_stack_def *out)
 {
-	if (hs_etlk_classify(r) != HS_ETLK_STACK_DEF)
-		return false;
-	memset(out, 0, sizeof *out);
 	rd c;
-	rd_init(&c, r);
+	if (!rd_open(&c, r, HS_ETLK_STACK_DEF, out, sizeof *out))
+		return false;
 	return rd_ptr(&c, &out->key) && rd_frames(&c, &out->frames);
 }
 
 bool hs_etl_decode_image_id(const hs_etl_record *r, hs_etl_image_id *out)
 {
-	if (hs_etlk_classify(r) != HS_ETLK_IMAGE_ID)
-		return false;
-	memset(out, 0, sizeof *out);
 	rd c;
-	rd_init(&c, r);
+	if (!rd_open(&c, r, HS_ETLK_IMAGE_ID, out, sizeof *out))
+		return false;
 	uint32_t payload_pid;
 	if (!rd_ptr(&c, &out->base) || !rd_ptr(&c, &out->size) || !rd_u32(&c, &payload_pid) ||
 	    !rd_u32(&c, &out->time_date_stamp) ||
@@ -581,11 +565,9 @@ bool hs_etl_decode_image_id(const hs_etl_record *r, hs_etl_image_id *out)
 
 bool hs_etl_decode_dbgid(const hs_etl_record *r, hs_etl_dbgid *out)
 {
-	if (hs_etlk_classify(r) != HS_ETLK_DBGID_RSDS)
-		return false;
-	memset(out, 0, sizeof *out);
 	rd c;
-	rd_init(&c, r);
+	if (!rd_open(&c, r, HS_ETLK_DBGID_RSDS, out, sizeof *out))
+		return false;
 	if (!rd_ptr(&c, &out->base) || !rd_u32(&c, &out->pid) || !rd_u32(&c, &out->guid.data1) ||
 	    !rd_u16(&c, &out->guid.data2) || !rd_u16(&c, &out->guid.data3))
 		return false;
