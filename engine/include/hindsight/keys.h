@@ -86,6 +86,9 @@ struct hs_key {
 	 * table's `what`: a program may say why the key is required ("a keep
 	 * entry (why no scenario shows it) needs 'reason'"). NULL: `what`. */
 	const char *needs;
+	/* Where `true` goes when the key is given and its typed reading succeeded: HS_HAS_AT(type, field); 0 = nowhere.
+	 * The checker tells "given" from a zero value by it (has_level, has_kind). */
+	size_t has_at;
 };
 
 struct hs_keytable {
@@ -100,6 +103,7 @@ struct hs_keytable {
 /* offset + 1, so that 0 means "stored nowhere" in a table written with designated initializers. */
 #define HS_AT(T, f) .at = offsetof(T, f) + 1, .size = sizeof(((T *)0)->f)
 #define HS_POS_AT(T, f) .pos_at = offsetof(T, f) + 1
+#define HS_HAS_AT(T, f) .has_at = offsetof(T, f) + 1
 
 /* Reports every key of map that neither t nor its bases define. */
 void hs_keys_check_unknown(hs_keyread *r, const hs_ynode *map, const hs_keytable *t);
@@ -114,6 +118,14 @@ void hs_keys_read_one(hs_keyread *r, const hs_ynode *map, const hs_keytable *t, 
 const hs_ynode *hs_keys_get(hs_keyread *r, const hs_ynode *map, const hs_keytable *t, const char *name);
 /* Both: the usual way to read a mapping. */
 void hs_keys_load(hs_keyread *r, const hs_ynode *map, const hs_keytable *t, void *obj);
+/* Says whether the item just read (items[n]) is kept; it may report (a duplicate) or read more of node. */
+typedef bool (*hs_keys_keep_fn)(hs_keyread *r, const hs_ynode *node, void *items, size_t n);
+/* A list of `t` mappings, read into a new arena array of `size`-byte items (one more than the list has): each
+ * mapping is read (hs_keys_load) into the next item, zeroed first, with its position at pos_off (offsetof), and
+ * kept when keep says so (NULL: always); an item that is no mapping is reported as `what` and skipped. Returns
+ * the array and *n its items kept; NULL with r->oom set when out of memory. */
+void *hs_keys_load_list(hs_keyread *r, const hs_ynode *seq, const hs_keytable *t, size_t size, size_t pos_off,
+			const char *what, hs_keys_keep_fn keep, size_t *n);
 
 /* The typed readers the table reader uses, for fn and for list items. Each
  * reports its own diagnostic; `key` names the value in messages. */
@@ -129,6 +141,12 @@ bool hs_key_guid(hs_keyread *r, const hs_ynode *n, const char *key, hs_guid *out
 bool hs_key_missing(hs_keyread *r, const hs_ynode *map, const char *key, const char *what);
 /* A name: 1..max of letters, digits, '_' (and '-' if allow_dash); first_alpha: no digit first. */
 bool hs_key_ident_ok(const char *s, size_t max, bool allow_dash, bool first_alpha);
+/* An arena array of n items of size (room for one when n is 0), not zeroed; NULL with r->oom set. */
+void *hs_key_alloc(hs_keyread *r, size_t n, size_t size);
+/* s is none of the NULL-terminated names all: an HS_D_ENUM at pos whose message is fmt's text followed by the
+ * names, ", " between them, and whose hint is "did you mean 'x'?" for the closest name, else hint_else. */
+void hs_key_not_in(hs_keyread *r, hs_pos pos, const char *s, const char *const *all, const char *hint_else,
+		   const char *fmt, ...) HS_PRINTF_FMT(6, 7);
 /* Strings of a list (non-strings reported and skipped); count, 0 on error (r->oom on OOM). */
 size_t hs_key_strlist(hs_keyread *r, const hs_ynode *seq, const char *key, const char ***out, hs_pos **pos);
 

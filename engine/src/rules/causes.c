@@ -86,11 +86,9 @@ static void cz_params(hs_keyread *r, const hs_key *k, const hs_ynode *n, const h
 	hs_cause_def *d = obj;
 	if (!ok || !v || v->type != HS_Y_MAP)
 		return;
-	hs_cause_param *ps = hs_arena_alloc(r->arena, (v->n ? v->n : 1) * sizeof *ps);
-	if (!ps) {
-		r->oom = true;
+	hs_cause_param *ps = hs_key_alloc(r, v->n, sizeof *ps);
+	if (!ps)
 		return;
-	}
 	size_t o = 0;
 	for (size_t i = 0; i < v->n; i++) {
 		const char *name = v->keys[i]->str;
@@ -118,26 +116,16 @@ static void cz_wait_reasons(hs_keyread *r, const hs_key *k, const hs_ynode *n, c
 	const char **names;
 	hs_pos *pos;
 	size_t got = hs_key_strlist(r, v, k->name, &names, &pos);
-	int *ws = hs_arena_alloc(r->arena, (got ? got : 1) * sizeof *ws);
-	if (!ws) {
-		r->oom = true;
+	int *ws = hs_key_alloc(r, got, sizeof *ws);
+	if (!ws)
 		return;
-	}
 	size_t o = 0;
 	for (size_t i = 0; i < got; i++) {
 		int w = hs_wait_reason_find(names[i]);
 		if (w < 0) {
-			const char *const *all = hs_wait_reason_names();
-			const char *near = hs_closest(names[i], all);
-			hs_strbuf list = {0};
-			for (size_t j = 0; all[j]; j++)
-				hs_sb_printf(&list, "%s%s", j ? ", " : "", all[j]);
-			char hint[160];
-			snprintf(hint, sizeof hint, "did you mean '%s'?", near ? near : "");
-			hs_diag_add(r->d, HS_D_ENUM, pos[i], near ? hint : "the names are wdm.h's KWAIT_REASON, case and all",
-				    "'%s' is not a Windows thread wait reason; a KWAIT_REASON name is one of: %s", names[i],
-				    hs_sb_cstr(&list));
-			hs_sb_free(&list);
+			hs_key_not_in(r, pos[i], names[i], hs_wait_reason_names(),
+				      "the names are wdm.h's KWAIT_REASON, case and all",
+				      "'%s' is not a Windows thread wait reason; a KWAIT_REASON name is one of: ", names[i]);
 			continue;
 		}
 		bool dup = false;
@@ -199,49 +187,42 @@ static const hs_key cause_keys[] = {
 };
 const hs_keytable hs_cause_t = {"cause", "a cause", "/definitions/cause", "Causes", NULL, cause_keys};
 
+/* A reason is kept with its id, once; a wait reason is one reason's, so the classifier need not choose. */
+static bool reason_keep(hs_keyread *r, const hs_ynode *node, void *items, size_t o)
+{
+	(void)node;
+	hs_cause_def *ds = items, *d = &ds[o];
+	if (!d->id)
+		return false;
+	for (size_t j = 0; j < o; j++)
+		if (!strcmp(ds[j].id, d->id)) {
+			hs_diag_add(r->d, HS_D_CAUSE_DUP, d->id_pos, "give each reason once",
+				    "reason '%s' is already defined at line %d", d->id, ds[j].id_pos.line);
+			return false;
+		}
+	for (size_t w = 0; w < d->n_windows_wait_reasons; w++)
+		for (size_t j = 0; j < o; j++)
+			for (size_t x = 0; x < ds[j].n_windows_wait_reasons; x++)
+				if (ds[j].windows_wait_reasons[x] == d->windows_wait_reasons[w])
+					hs_diag_add(r->d, HS_D_CAUSE_DUP, d->windows_wait_reasons_pos[w],
+						    "give a wait reason to one reason only",
+						    "wait reason '%s' already belongs to reason '%s' (at %u:%u)",
+						    hs_wait_reason_name(d->windows_wait_reasons[w]), ds[j].id,
+						    ds[j].windows_wait_reasons_pos[x].line, ds[j].windows_wait_reasons_pos[x].col);
+	return true;
+}
+
 static void cz_reasons(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
 {
 	(void)k, (void)n;
 	hs_cause_vocab *voc = obj;
 	if (!ok || !v || v->type != HS_Y_SEQ)
 		return;
-	hs_cause_def *ds = hs_arena_alloc(r->arena, (v->n ? v->n : 1) * sizeof *ds);
-	if (!ds) {
-		r->oom = true;
+	size_t o;
+	hs_cause_def *ds = hs_keys_load_list(r, v, &hs_cause_t, sizeof *ds, offsetof(hs_cause_def, pos), "a cause",
+					     reason_keep, &o);
+	if (!ds)
 		return;
-	}
-	size_t o = 0;
-	for (size_t i = 0; i < v->n; i++) {
-		const hs_ynode *it = v->items[i];
-		if (!hs_key_want(r, it, HS_Y_MAP, "a cause"))
-			continue;
-		hs_cause_def *d = &ds[o];
-		memset(d, 0, sizeof *d);
-		d->pos = it->pos;
-		hs_keys_load(r, it, &hs_cause_t, d);
-		if (!d->id)
-			continue;
-		bool dup = false;
-		for (size_t j = 0; j < o && !dup; j++)
-			if (!strcmp(ds[j].id, d->id)) {
-				hs_diag_add(r->d, HS_D_CAUSE_DUP, d->id_pos, "give each reason once",
-					    "reason '%s' is already defined at line %d", d->id, ds[j].id_pos.line);
-				dup = true;
-			}
-		/* a wait reason is one reason's: the classifier must not have to choose */
-		for (size_t w = 0; w < d->n_windows_wait_reasons && !dup; w++)
-			for (size_t j = 0; j < o; j++)
-				for (size_t x = 0; x < ds[j].n_windows_wait_reasons; x++)
-					if (ds[j].windows_wait_reasons[x] == d->windows_wait_reasons[w])
-						hs_diag_add(r->d, HS_D_CAUSE_DUP, d->windows_wait_reasons_pos[w],
-							    "give a wait reason to one reason only",
-							    "wait reason '%s' already belongs to reason '%s' (at %u:%u)",
-							    hs_wait_reason_name(d->windows_wait_reasons[w]), ds[j].id,
-							    ds[j].windows_wait_reasons_pos[x].line,
-							    ds[j].windows_wait_reasons_pos[x].col);
-		if (!dup)
-			o++;
-	}
 	voc->reasons = ds;
 	voc->n_reasons = o;
 	/* outranks names reasons of this vocabulary */

@@ -28,14 +28,7 @@ static int closed_name(hs_keyread *r, const char *s, hs_pos pos, const char *con
 	for (int i = 0; all[i]; i++)
 		if (!strcmp(all[i], s))
 			return i;
-	const char *near = hs_closest(s, all);
-	hs_strbuf list = {0};
-	for (size_t j = 0; all[j]; j++)
-		hs_sb_printf(&list, "%s%s", j ? ", " : "", all[j]);
-	char hint[120];
-	snprintf(hint, sizeof hint, "did you mean '%s'?", near ? near : "");
-	hs_diag_add(r->d, HS_D_ENUM, pos, near ? hint : NULL, "'%s' is not %s; one of: %s", s, what, hs_sb_cstr(&list));
-	hs_sb_free(&list);
+	hs_key_not_in(r, pos, s, all, NULL, "'%s' is not %s; one of: ", s, what);
 	return -1;
 }
 
@@ -144,86 +137,63 @@ static const hs_key culprit_keys[] = {
 const hs_keytable hs_fleet_culprit_t = {"fleet_culprit", "a fleet culprit rule", "/definitions/fleetCulprit", "Fleet",
 					NULL, culprit_keys};
 
+/* A symptom is kept with its id, once; a finding or trigger kind is one symptom's, so that the signature does not
+ * depend on the list's order. */
+static bool symptom_keep(hs_keyread *r, const hs_ynode *node, void *items, size_t o)
+{
+	(void)node;
+	hs_fleet_symptom *ss = items, *s = &ss[o];
+	if (!s->id)
+		return false;
+	for (size_t j = 0; j < o; j++)
+		if (!strcmp(ss[j].id, s->id)) {
+			hs_diag_add(r->d, HS_D_FLEET_DUP, s->id_pos, "give each symptom once",
+				    "symptom '%s' is already defined at line %u", s->id, ss[j].id_pos.line);
+			return false;
+		}
+	for (size_t j = 0; j < o; j++) {
+		for (size_t a = 0; a < s->n_findings; a++)
+			for (size_t b = 0; b < ss[j].n_findings; b++)
+				if (!strcmp(s->findings[a], ss[j].findings[b]))
+					hs_diag_add(r->d, HS_D_FLEET_DUP, s->findings_pos[a],
+						    "give a finding kind to one symptom only",
+						    "finding kind '%s' already makes symptom '%s' (at %u:%u)", s->findings[a],
+						    ss[j].id, ss[j].findings_pos[b].line, ss[j].findings_pos[b].col);
+		for (size_t a = 0; a < s->n_triggers; a++)
+			for (size_t b = 0; b < ss[j].n_triggers; b++)
+				if (!strcmp(s->triggers[a], ss[j].triggers[b]))
+					hs_diag_add(r->d, HS_D_FLEET_DUP, s->triggers_pos[a],
+						    "give a trigger kind to one symptom only",
+						    "trigger kind '%s' already makes symptom '%s' (at %u:%u)", s->triggers[a],
+						    ss[j].id, ss[j].triggers_pos[b].line, ss[j].triggers_pos[b].col);
+	}
+	return true;
+}
+
 static void ft_symptoms(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
 {
 	(void)k, (void)n;
 	hs_fleet_rules *fl = obj;
-	if (!ok || !v || v->type != HS_Y_SEQ)
-		return;
-	hs_fleet_symptom *ss = hs_arena_alloc(r->arena, (v->n ? v->n : 1) * sizeof *ss);
-	if (!ss) {
-		r->oom = true;
-		return;
-	}
-	size_t o = 0;
-	for (size_t i = 0; i < v->n; i++) {
-		const hs_ynode *it = v->items[i];
-		if (!hs_key_want(r, it, HS_Y_MAP, "a fleet symptom"))
-			continue;
-		hs_fleet_symptom *s = &ss[o];
-		memset(s, 0, sizeof *s);
-		s->pos = it->pos;
-		hs_keys_load(r, it, &hs_fleet_symptom_t, s);
-		if (!s->id)
-			continue;
-		bool dup = false;
-		for (size_t j = 0; j < o && !dup; j++)
-			if (!strcmp(ss[j].id, s->id)) {
-				hs_diag_add(r->d, HS_D_FLEET_DUP, s->id_pos, "give each symptom once",
-					    "symptom '%s' is already defined at line %u", s->id, ss[j].id_pos.line);
-				dup = true;
-			}
-		/* a finding or trigger kind is one symptom's: the signature must not depend on the list's order */
-		for (size_t j = 0; j < o && !dup; j++) {
-			for (size_t a = 0; a < s->n_findings; a++)
-				for (size_t b = 0; b < ss[j].n_findings; b++)
-					if (!strcmp(s->findings[a], ss[j].findings[b]))
-						hs_diag_add(r->d, HS_D_FLEET_DUP, s->findings_pos[a],
-							    "give a finding kind to one symptom only",
-							    "finding kind '%s' already makes symptom '%s' (at %u:%u)",
-							    s->findings[a], ss[j].id, ss[j].findings_pos[b].line,
-							    ss[j].findings_pos[b].col);
-			for (size_t a = 0; a < s->n_triggers; a++)
-				for (size_t b = 0; b < ss[j].n_triggers; b++)
-					if (!strcmp(s->triggers[a], ss[j].triggers[b]))
-						hs_diag_add(r->d, HS_D_FLEET_DUP, s->triggers_pos[a],
-							    "give a trigger kind to one symptom only",
-							    "trigger kind '%s' already makes symptom '%s' (at %u:%u)",
-							    s->triggers[a], ss[j].id, ss[j].triggers_pos[b].line,
-							    ss[j].triggers_pos[b].col);
-		}
-		if (!dup)
-			o++;
-	}
-	fl->symptoms = ss;
-	fl->n_symptoms = o;
+	if (ok && v && v->type == HS_Y_SEQ)
+		fl->symptoms = hs_keys_load_list(r, v, &hs_fleet_symptom_t, sizeof *fl->symptoms,
+						 offsetof(hs_fleet_symptom, pos), "a fleet symptom", symptom_keep,
+						 &fl->n_symptoms);
+}
+
+static bool culprit_keep(hs_keyread *r, const hs_ynode *node, void *items, size_t o)
+{
+	(void)r, (void)node;
+	return ((hs_fleet_culprit *)items)[o].match != NULL;
 }
 
 static void ft_culprits(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
 {
 	(void)k, (void)n;
 	hs_fleet_rules *fl = obj;
-	if (!ok || !v || v->type != HS_Y_SEQ)
-		return;
-	hs_fleet_culprit *cs = hs_arena_alloc(r->arena, (v->n ? v->n : 1) * sizeof *cs);
-	if (!cs) {
-		r->oom = true;
-		return;
-	}
-	size_t o = 0;
-	for (size_t i = 0; i < v->n; i++) {
-		const hs_ynode *it = v->items[i];
-		if (!hs_key_want(r, it, HS_Y_MAP, "a fleet culprit rule"))
-			continue;
-		hs_fleet_culprit *c = &cs[o];
-		memset(c, 0, sizeof *c);
-		c->pos = it->pos;
-		hs_keys_load(r, it, &hs_fleet_culprit_t, c);
-		if (c->match)
-			o++;
-	}
-	fl->culprits = cs;
-	fl->n_culprits = o;
+	if (ok && v && v->type == HS_Y_SEQ)
+		fl->culprits = hs_keys_load_list(r, v, &hs_fleet_culprit_t, sizeof *fl->culprits,
+						 offsetof(hs_fleet_culprit, pos), "a fleet culprit rule", culprit_keep,
+						 &fl->n_culprits);
 }
 
 static void ft_interpreters(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)

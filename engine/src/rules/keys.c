@@ -1,6 +1,7 @@
 /* rules/keys.c: the table-driven reader of YAML mappings (unknown, missing, typed keys) and the tables' JSON dump. */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,17 +152,26 @@ int hs_key_enum(hs_keyread *r, const hs_ynode *n, const char *key, const char *c
 	for (int i = 0; values[i]; i++)
 		if (strcmp(s, values[i]) == 0)
 			return i;
-	const char *near = hs_closest(s, values);
-	hs_strbuf list = {0};
-	for (int i = 0; values[i]; i++)
-		hs_sb_printf(&list, "%s%s", i ? ", " : "", values[i]);
+	hs_key_not_in(r, n->pos, s, values, NULL, "'%s' is '%s'; it must be one of: ", key, s);
+	return -1;
+}
+
+void hs_key_not_in(hs_keyread *r, hs_pos pos, const char *s, const char *const *all, const char *hint_else,
+		   const char *fmt, ...)
+{
+	hs_strbuf msg = {0};
+	va_list ap;
+	va_start(ap, fmt);
+	hs_sb_vprintf(&msg, fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; all[i]; i++)
+		hs_sb_printf(&msg, "%s%s", i ? ", " : "", all[i]);
+	const char *near = hs_closest(s, all);
 	char hint[160];
 	if (near)
 		snprintf(hint, sizeof hint, "did you mean '%s'?", near);
-	hs_diag_add(r->d, HS_D_ENUM, n->pos, near ? hint : NULL, "'%s' is '%s'; it must be one of: %s", key, s,
-		    hs_sb_cstr(&list));
-	hs_sb_free(&list);
-	return -1;
+	hs_diag_add(r->d, HS_D_ENUM, pos, near ? hint : hint_else, "%s", hs_sb_cstr(&msg));
+	hs_sb_free(&msg);
 }
 
 bool hs_key_guid(hs_keyread *r, const hs_ynode *n, const char *key, hs_guid *out)
@@ -200,14 +210,20 @@ bool hs_key_ident_ok(const char *s, size_t max, bool allow_dash, bool first_alph
 	return true;
 }
 
+void *hs_key_alloc(hs_keyread *r, size_t n, size_t size)
+{
+	void *p = hs_arena_alloc(r->arena, (n ? n : 1) * size);
+	if (!p)
+		r->oom = true;
+	return p;
+}
+
 size_t hs_key_strlist(hs_keyread *r, const hs_ynode *seq, const char *key, const char ***out, hs_pos **pos)
 {
-	*out = hs_arena_alloc(r->arena, (seq->n + 1) * sizeof(char *));
-	*pos = hs_arena_alloc(r->arena, (seq->n + 1) * sizeof(hs_pos));
-	if (!*out || !*pos) {
-		r->oom = true;
+	*out = hs_key_alloc(r, seq->n + 1, sizeof(char *));
+	*pos = hs_key_alloc(r, seq->n + 1, sizeof(hs_pos));
+	if (!*out || !*pos)
 		return 0;
-	}
 	size_t n = 0;
 	for (size_t i = 0; i < seq->n; i++) {
 		const char *s = hs_key_str(r, seq->items[i], key);
@@ -380,6 +396,8 @@ static void read_key(hs_keyread *r, const hs_ynode *map, const hs_keytable *t, c
 	if (k->pos_at && obj)
 		memcpy((char *)obj + k->pos_at - 1, &v->pos, sizeof v->pos);
 	bool ok = read_value(r, k, v, obj);
+	if (ok && k->has_at && obj)
+		memcpy((char *)obj + k->has_at - 1, &ok, sizeof ok);
 	if (k->fn)
 		k->fn(r, k, map, v, ok, obj);
 }
@@ -413,6 +431,27 @@ void hs_keys_load(hs_keyread *r, const hs_ynode *map, const hs_keytable *t, void
 {
 	hs_keys_check_unknown(r, map, t);
 	hs_keys_read(r, map, t, obj);
+}
+
+void *hs_keys_load_list(hs_keyread *r, const hs_ynode *seq, const hs_keytable *t, size_t size, size_t pos_off,
+			const char *what, hs_keys_keep_fn keep, size_t *n)
+{
+	*n = 0;
+	char *items = hs_key_alloc(r, seq->n + 1, size);
+	if (!items)
+		return NULL;
+	for (size_t i = 0; i < seq->n; i++) {
+		const hs_ynode *it = seq->items[i];
+		if (!hs_key_want(r, it, HS_Y_MAP, what))
+			continue;
+		char *item = items + *n * size;
+		memset(item, 0, size);
+		memcpy(item + pos_off, &it->pos, sizeof it->pos);
+		hs_keys_load(r, it, t, item);
+		if (!keep || keep(r, it, items, *n))
+			(*n)++;
+	}
+	return items;
 }
 
 /* ---- the dump ---- */

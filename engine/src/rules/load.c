@@ -132,11 +132,9 @@ static bool load_wl_entry(loader *L, const hs_ynode *n, hs_wl_entry *w, bool sta
 
 static hs_wl_entry *load_wl(loader *L, const hs_ynode *seq, size_t *count, bool stacks)
 {
-	hs_wl_entry *v = hs_arena_alloc(L->arena, (seq->n + 1) * sizeof(*v));
-	if (!v) {
-		L->r.oom = true;
+	hs_wl_entry *v = hs_key_alloc(&L->r, seq->n + 1, sizeof(*v));
+	if (!v)
 		return NULL;
-	}
 	size_t n = 0;
 	for (size_t i = 0; i < seq->n; i++)
 		if (load_wl_entry(L, seq->items[i], &v[n], stacks))
@@ -157,13 +155,6 @@ static void sp_match(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs
 	if (hp == hm)
 		hs_diag_add(r->d, HS_D_ONE_OF, n->pos, "name one provider, or select several with a PCRE2 pattern",
 			    hp ? "give either 'provider' or 'match', not both" : "a session provider needs 'provider' or 'match'");
-}
-
-static void sp_level(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
-{
-	(void)r, (void)k, (void)n, (void)v;
-	if (ok)
-		((hs_session_provider *)obj)->has_level = true;
 }
 
 static void sp_keywords(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *kw, bool ok, void *obj)
@@ -235,7 +226,7 @@ static const hs_key session_provider_keys[] = {
 	{"match", HS_KEY_STR, HS_AT(hs_session_provider, match), HS_POS_AT(hs_session_provider, match_pos),
 	 .fn = sp_match, .doc = "every provider of this platform whose name matches the PCRE2 pattern"},
 	{"level", HS_KEY_ENUM, HS_KEY_OR_UINT, .max = 255, .values = levels, HS_AT(hs_session_provider, level),
-	 HS_POS_AT(hs_session_provider, level_pos), .fn = sp_level, .doc = "Windows: ETW level"},
+	 HS_POS_AT(hs_session_provider, level_pos), HS_HAS_AT(hs_session_provider, has_level), .doc = "Windows: ETW level"},
 	{"keywords", HS_KEY_CUSTOM, .fn = sp_keywords, .doc = "Windows: 'all' or positive keyword names"},
 	{"keywords_all", HS_KEY_LIST, HS_KEY_OF_STR, .fn = sp_keywords_all,
 	 .doc = "Windows: names that must all be set (MatchAllKeyword)"},
@@ -277,13 +268,6 @@ static void s_output(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs
 		too_long(r, v, &((hs_session *)obj)->output, HS_MAX_OUTPUT_NAME_CHARS, "output");
 }
 
-static void s_call_graph(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
-{
-	(void)r, (void)k, (void)n, (void)v;
-	if (ok)
-		((hs_session *)obj)->has_call_graph = true;
-}
-
 static void s_providers(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *pv, bool ok, void *obj)
 {
 	(void)k, (void)n;
@@ -292,11 +276,9 @@ static void s_providers(hs_keyread *r, const hs_key *k, const hs_ynode *n, const
 		return;
 	if (pv->n == 0)
 		hs_diag_add(r->d, HS_D_MISSING_KEY, pv->pos, NULL, "a session needs at least one provider");
-	s->providers = hs_arena_alloc(r->arena, (pv->n + 1) * sizeof(*s->providers));
-	if (!s->providers) {
-		r->oom = true;
+	s->providers = hs_key_alloc(r, pv->n + 1, sizeof(*s->providers));
+	if (!s->providers)
 		return;
-	}
 	for (size_t i = 0; i < pv->n; i++) {
 		hs_session_provider *sp = &s->providers[s->n_providers++];
 		const hs_ynode *e = pv->items[i];
@@ -331,7 +313,7 @@ static const hs_key session_keys[] = {
 	 HS_POS_AT(hs_session, expected_rate_pos),
 	 .doc = "buffering: events/s the ring is sized for (engine --estimate); checks triggers' post_delay_ms"},
 	{"call_graph", HS_KEY_ENUM, .values = call_graphs, HS_AT(hs_session, call_graph),
-	 HS_POS_AT(hs_session, call_graph_pos), .fn = s_call_graph, .doc = "sampling, Linux: none or fp"},
+	 HS_POS_AT(hs_session, call_graph_pos), HS_HAS_AT(hs_session, has_call_graph), .doc = "sampling, Linux: none or fp"},
 	{"output", HS_KEY_STR, HS_KEY_REQUIRED, HS_AT(hs_session, output), HS_POS_AT(hs_session, output_pos),
 	 .fn = s_output, .doc = "a plain file name inside the run folder"},
 	{"providers", HS_KEY_LIST, HS_KEY_REQUIRED, .sub = &session_provider_t, .fn = s_providers,
@@ -388,11 +370,9 @@ static void ps_sessions(hs_keyread *r, const hs_key *k, const hs_ynode *n, const
 	hs_platform_rules *pr = obj;
 	if (!ok)
 		return;
-	pr->sessions = hs_arena_alloc(r->arena, (ss->n + 1) * sizeof(*pr->sessions));
-	if (!pr->sessions) {
-		r->oom = true;
+	pr->sessions = hs_key_alloc(r, ss->n + 1, sizeof(*pr->sessions));
+	if (!pr->sessions)
 		return;
-	}
 	for (size_t i = 0; i < ss->n; i++)
 		load_session(LD(r), ss->items[i], &pr->sessions[pr->n_sessions++]);
 }
@@ -613,11 +593,9 @@ static void pv_keywords(hs_keyread *r, const hs_key *k, const hs_ynode *n, const
 		hs_diag_add(r->d, HS_D_KIND_KEY, kw->pos, NULL, "ftrace providers have no keywords");
 		return;
 	}
-	p->keywords = hs_arena_alloc(r->arena, (kw->n + 1) * sizeof(*p->keywords));
-	if (!p->keywords) {
-		r->oom = true;
+	p->keywords = hs_key_alloc(r, kw->n + 1, sizeof(*p->keywords));
+	if (!p->keywords)
 		return;
-	}
 	for (size_t i = 0; i < kw->n; i++) {
 		const char *name = kw->keys[i]->str;
 		if (hs_ynode_value(kw->keys[i]) != HS_YV_STR)
@@ -640,11 +618,9 @@ static void pv_events(hs_keyread *r, const hs_key *k, const hs_ynode *n, const h
 	hs_provider *p = obj;
 	if (!ok)
 		return;
-	p->events = hs_arena_alloc(r->arena, (ev->n + 1) * sizeof(*p->events));
-	if (!p->events) {
-		r->oom = true;
+	p->events = hs_key_alloc(r, ev->n + 1, sizeof(*p->events));
+	if (!p->events)
 		return;
-	}
 	LD(r)->provider = p;
 	for (size_t i = 0; i < ev->n; i++)
 		load_cat_event(LD(r), ev->items[i], &p->events[p->n_events++]);
@@ -745,11 +721,9 @@ static size_t read_fields(loader *L, const hs_ynode *m, const char *what, hs_cat
 	*out = NULL;
 	if (!hs_key_want(&L->r, m, HS_Y_MAP, what) || !m->n)
 		return 0;
-	hs_cat_field *f = hs_arena_alloc(L->arena, m->n * sizeof(*f));
-	if (!f) {
-		L->r.oom = true;
+	hs_cat_field *f = hs_key_alloc(&L->r, m->n, sizeof(*f));
+	if (!f)
 		return 0;
-	}
 	size_t n = 0;
 	for (size_t i = 0; i < m->n; i++) {
 		const hs_ynode *key = m->keys[i], *v = m->items[i];
@@ -907,11 +881,9 @@ static void attach_win_fields(loader *L, const hs_provider *pr, hs_cat_event *ev
 	}
 	if (!n)
 		return;
-	hs_cat_fields_version *v = hs_arena_alloc(L->arena, n * sizeof(*v));
-	if (!v) {
-		L->r.oom = true;
+	hs_cat_fields_version *v = hs_key_alloc(&L->r, n, sizeof(*v));
+	if (!v)
 		return;
-	}
 	size_t nv = 0;
 	for (size_t i = 0; i < L->n_fmts; i++) {
 		const struct pending_fields *pf = &L->fmts[i];

@@ -64,13 +64,6 @@ static void tr_node(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_
 		t->cancel_marker_node = v;
 }
 
-static void tr_counter(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
-{
-	(void)r, (void)k, (void)n, (void)v;
-	if (ok)
-		((hs_trigger *)obj)->has_counter = true;
-}
-
 static void tr_direction(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
 {
 	(void)k, (void)n, (void)v;
@@ -79,13 +72,6 @@ static void tr_direction(hs_keyread *r, const hs_key *k, const hs_ynode *n, cons
 		return;
 	t->has_direction = true;
 	t->below = r->index == 1;
-}
-
-static void tr_chance(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
-{
-	(void)r, (void)k, (void)n, (void)v;
-	if (ok)
-		((hs_trigger *)obj)->has_chance = true;
 }
 
 /* threshold: one number; thresholds: a list of numbers (escalation steps).
@@ -100,10 +86,8 @@ static void tr_thresholds(hs_keyread *r, const hs_key *k, const hs_ynode *n, con
 	if (!list) {
 		if (t->thresholds)
 			return; /* both given: the checker says so */
-		if (!(t->thresholds = hs_arena_alloc(r->arena, sizeof(*t->thresholds)))) {
-			r->oom = true;
+		if (!(t->thresholds = hs_key_alloc(r, 1, sizeof(*t->thresholds))))
 			return;
-		}
 		t->thresholds[0] = r->num;
 		t->n_thresholds = 1;
 		return;
@@ -113,11 +97,9 @@ static void tr_thresholds(hs_keyread *r, const hs_key *k, const hs_ynode *n, con
 			    HS_RULES_MAX_THRESHOLDS, v->n);
 		return;
 	}
-	double *th = hs_arena_alloc(r->arena, v->n * sizeof(*th));
-	if (!th) {
-		r->oom = true;
+	double *th = hs_key_alloc(r, v->n, sizeof(*th));
+	if (!th)
 		return;
-	}
 	for (size_t i = 0; i < v->n; i++)
 		if (!hs_key_number(r, v->items[i], "thresholds", 0, (double)HS_RULES_MAX_COUNTER_VALUE, &th[i]))
 			return;
@@ -135,11 +117,9 @@ static void tr_evrefs(hs_keyread *r, const hs_key *k, const hs_ynode *n, const h
 	hs_trigger *t = obj;
 	if (!ok || !v)
 		return;
-	hs_trigger_evref *refs = hs_arena_alloc(r->arena, (v->n + 1) * sizeof(*refs));
-	if (!refs) {
-		r->oom = true;
+	hs_trigger_evref *refs = hs_key_alloc(r, v->n + 1, sizeof(*refs));
+	if (!refs)
 		return;
-	}
 	size_t cnt = 0;
 	for (size_t i = 0; i < v->n; i++) {
 		const hs_ynode *it = v->items[i];
@@ -152,11 +132,9 @@ static void tr_evrefs(hs_keyread *r, const hs_key *k, const hs_ynode *n, const h
 				    "'%s' is not provider/event", s);
 			continue;
 		}
-		char *prov = hs_arena_alloc(r->arena, (size_t)(slash - s) + 1);
-		if (!prov) {
-			r->oom = true;
+		char *prov = hs_key_alloc(r, (size_t)(slash - s) + 1, 1);
+		if (!prov)
 			return;
-		}
 		memcpy(prov, s, (size_t)(slash - s));
 		prov[slash - s] = '\0';
 		hs_trigger_evref *e = &refs[cnt++];
@@ -180,26 +158,11 @@ static void tr_evrefs(hs_keyread *r, const hs_key *k, const hs_ynode *n, const h
 	}
 }
 
-static void tr_kind(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+static void tr_source(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
 {
-	(void)r, (void)k, (void)n, (void)v;
+	(void)k, (void)n, (void)v;
 	if (ok)
-		((hs_trigger *)obj)->has_kind = true;
-}
-
-static void tr_given(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
-{
-	(void)r, (void)n, (void)v;
-	hs_trigger *t = obj;
-	if (!ok)
-		return;
-	if (strcmp(k->name, "source") == 0) {
-		t->has_source = true;
-		t->source = frame_sources[r->index];
-	} else if (strcmp(k->name, "threshold_ms") == 0)
-		t->has_threshold = true;
-	else if (strcmp(k->name, "ratio") == 0)
-		t->has_ratio = true;
+		((hs_trigger *)obj)->source = frame_sources[r->index];
 }
 
 /* alert: one alert kind or a list of them. */
@@ -225,12 +188,10 @@ static void tr_alert(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs
 			    "'alert' must be a name or a list of names, not %s", hs_ynode_type_name(v));
 		return;
 	}
-	t->alerts = hs_arena_alloc(r->arena, (count + 1) * sizeof(*t->alerts));
-	t->alert_pos = hs_arena_alloc(r->arena, (count + 1) * sizeof(*t->alert_pos));
-	if (!t->alerts || !t->alert_pos) {
-		r->oom = true;
+	t->alerts = hs_key_alloc(r, count + 1, sizeof(*t->alerts));
+	t->alert_pos = hs_key_alloc(r, count + 1, sizeof(*t->alert_pos));
+	if (!t->alerts || !t->alert_pos)
 		return;
-	}
 	for (size_t i = 0; i < count; i++) {
 		int idx = hs_key_enum(r, items[i], "alert", hs_alert_names);
 		if (idx < 0)
@@ -285,11 +246,9 @@ static void tr_where(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs
 	hs_trigger *t = obj;
 	if (!ok)
 		return;
-	t->where = hs_arena_alloc(r->arena, (v->n + 1) * sizeof(*t->where));
-	if (!t->where) {
-		r->oom = true;
+	t->where = hs_key_alloc(r, v->n + 1, sizeof(*t->where));
+	if (!t->where)
 		return;
-	}
 	for (size_t i = 0; i < v->n; i++) {
 		const hs_ynode *key = v->keys[i], *val = v->items[i];
 		if (key->type != HS_Y_SCALAR || hs_ynode_value(key) != HS_YV_STR || val->alias)
@@ -317,12 +276,10 @@ static void tr_where(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs
 			continue;
 		}
 		c->strings = items[0]->type == HS_Y_SCALAR && hs_ynode_value(items[0]) == HS_YV_STR;
-		c->nums = hs_arena_alloc(r->arena, (count + 1) * sizeof(*c->nums));
-		c->strs = hs_arena_alloc(r->arena, (count + 1) * sizeof(*c->strs));
-		if (!c->nums || !c->strs) {
-			r->oom = true;
+		c->nums = hs_key_alloc(r, count + 1, sizeof(*c->nums));
+		c->strs = hs_key_alloc(r, count + 1, sizeof(*c->strs));
+		if (!c->nums || !c->strs)
 			return;
-		}
 		bool good = true;
 		for (size_t j = 0; j < count && good; j++) {
 			const hs_ynode *it = items[j];
@@ -354,7 +311,7 @@ static const hs_key trigger_keys[] = {
 	{"name", HS_KEY_IDENT, HS_KEY_REQUIRED, HS_AT(hs_trigger, name), HS_POS_AT(hs_trigger, name_pos),
 	 .doc = "[A-Za-z0-9_-]{1,64}, unique in the platform; names the snapshot folders"},
 	{"kind", HS_KEY_ENUM, HS_KEY_REQUIRED, .values = hs_trigger_kind_names, HS_AT(hs_trigger, kind),
-	 HS_POS_AT(hs_trigger, kind_pos), .fn = tr_kind, .doc = "event, regex, frame_time, manual, deadline or counter"},
+	 HS_POS_AT(hs_trigger, kind_pos), HS_HAS_AT(hs_trigger, has_kind), .doc = "event, regex, frame_time, manual, deadline or counter"},
 	{"description", HS_KEY_STR, HS_AT(hs_trigger, description), HS_POS_AT(hs_trigger, description_pos),
 	 .doc = "one line"},
 	{"session", HS_KEY_IDENT, HS_AT(hs_trigger, session), HS_POS_AT(hs_trigger, session_pos),
@@ -371,14 +328,15 @@ static const hs_key trigger_keys[] = {
 	 .doc = "regex: the payload field the pattern runs on"},
 	{"pattern", HS_KEY_STR, HS_AT(hs_trigger, pattern), HS_POS_AT(hs_trigger, pattern_pos), .fn = tr_pattern,
 	 .doc = "regex: PCRE2 pattern"},
-	{"source", HS_KEY_ENUM, .values = frame_sources, HS_POS_AT(hs_trigger, source_pos), .fn = tr_given,
+	{"source", HS_KEY_ENUM, .values = frame_sources, HS_POS_AT(hs_trigger, source_pos),
+	 HS_HAS_AT(hs_trigger, has_source), .fn = tr_source,
 	 .doc = "frame_time, deadline: trace_marker (Linux) or present (Windows); deadline: or heartbeat"},
 	{"slice", HS_KEY_STR, HS_AT(hs_trigger, slice), HS_POS_AT(hs_trigger, slice_pos), .fn = tr_slice,
 	 .doc = "frame_time: PCRE2 pattern a frame slice's name must match"},
 	{"threshold_ms", HS_KEY_NUMBER, .max = HS_RULES_MAX_FRAME_MS, HS_AT(hs_trigger, threshold_ms),
-	 HS_POS_AT(hs_trigger, threshold_pos), .fn = tr_given, .doc = "frame_time: a hitch is longer than this"},
+	 HS_POS_AT(hs_trigger, threshold_pos), HS_HAS_AT(hs_trigger, has_threshold), .doc = "frame_time: a hitch is longer than this"},
 	{"ratio", HS_KEY_NUMBER, .max = HS_RULES_MAX_FRAME_RATIO, HS_AT(hs_trigger, ratio),
-	 HS_POS_AT(hs_trigger, ratio_pos), .fn = tr_given,
+	 HS_POS_AT(hs_trigger, ratio_pos), HS_HAS_AT(hs_trigger, has_ratio),
 	 .doc = "frame_time: and longer than ratio x the median of the last median_frames frames"},
 	{"ceiling_ms", HS_KEY_NUMBER, .min = 1, .max = HS_RULES_MAX_FRAME_MS, HS_AT(hs_trigger, ceiling_ms),
 	 HS_POS_AT(hs_trigger, ceiling_pos), .doc = "frame_time: and shorter than this (longer gaps are not frames)"},
@@ -400,7 +358,7 @@ static const hs_key trigger_keys[] = {
 	{"resume_snapshot", HS_KEY_BOOL, HS_AT(hs_trigger, resume_snapshot), HS_POS_AT(hs_trigger, resume_pos),
 	 .doc = "deadline: a second snapshot when the hung process makes a frame again"},
 	{"counter", HS_KEY_ENUM, .values = hs_counter_names, HS_AT(hs_trigger, counter), HS_POS_AT(hs_trigger, counter_pos),
-	 .fn = tr_counter, .doc = "counter: what is read"},
+	 HS_HAS_AT(hs_trigger, has_counter), .doc = "counter: what is read"},
 	{"direction", HS_KEY_ENUM, .values = directions, HS_POS_AT(hs_trigger, direction_pos), .fn = tr_direction,
 	 .doc = "counter: above or below the threshold"},
 	{"threshold", HS_KEY_NUMBER, .max = HS_RULES_MAX_COUNTER_VALUE, HS_POS_AT(hs_trigger, threshold1_pos),
@@ -415,7 +373,8 @@ static const hs_key trigger_keys[] = {
 	 .doc = "counter: PCRE2 on the names of the processes a per-process counter reads"},
 	{"only_if_worse", HS_KEY_BOOL, HS_AT(hs_trigger, only_if_worse), HS_POS_AT(hs_trigger, only_if_worse_pos),
 	 .doc = "counter: a snapshot only when the value is worse than at the previous one"},
-	{"chance", HS_KEY_NUMBER, .max = 1, HS_AT(hs_trigger, chance), HS_POS_AT(hs_trigger, chance_pos), .fn = tr_chance,
+	{"chance", HS_KEY_NUMBER, .max = 1, HS_AT(hs_trigger, chance), HS_POS_AT(hs_trigger, chance_pos),
+	 HS_HAS_AT(hs_trigger, has_chance),
 	 .doc = "the share of hits that become snapshots (snapshot.json weight = 1 / chance)"},
 	{"arm_while", HS_KEY_STR, HS_AT(hs_trigger, arm_while), HS_POS_AT(hs_trigger, arm_while_pos), .fn = tr_node,
 	 .doc = "armed only while a process whose name matches this PCRE2 runs"},
@@ -440,6 +399,13 @@ void hs_rules_trigger_defaults(hs_keyread *r, const hs_key *k, const hs_ynode *n
 	hs_keys_load(r, v, &hs_trigger_defaults_t, &pr->trigger_defaults);
 }
 
+/* Each trigger reads its own keys, then the behaviour keys it overrides trigger_defaults with. */
+static bool trigger_keep(hs_keyread *r, const hs_ynode *node, void *items, size_t n)
+{
+	hs_keys_read(r, node, &hs_trigger_defaults_t, (hs_trigger *)items + n);
+	return true;
+}
+
 void hs_rules_triggers(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *tv, bool ok, void *obj)
 {
 	(void)k;
@@ -447,21 +413,6 @@ void hs_rules_triggers(hs_keyread *r, const hs_key *k, const hs_ynode *n, const 
 	if (!ok)
 		return;
 	pr->triggers_pos = hs_ymap_key(n, "triggers")->pos;
-	pr->triggers = hs_arena_alloc(r->arena, (tv->n + 1) * sizeof(*pr->triggers));
-	if (!pr->triggers) {
-		r->oom = true;
-		return;
-	}
-	for (size_t i = 0; i < tv->n; i++) {
-		const hs_ynode *e = tv->items[i];
-		hs_trigger *t = &pr->triggers[pr->n_triggers];
-		memset(t, 0, sizeof(*t));
-		t->event_id = -1;
-		t->pos = e->pos;
-		if (!hs_key_want(r, e, HS_Y_MAP, "triggers entry"))
-			continue;
-		hs_keys_load(r, e, &hs_trigger_t, t);
-		hs_keys_read(r, e, &hs_trigger_defaults_t, t);
-		pr->n_triggers++;
-	}
+	pr->triggers = hs_keys_load_list(r, tv, &hs_trigger_t, sizeof *pr->triggers, offsetof(hs_trigger, pos),
+					 "triggers entry", trigger_keep, &pr->n_triggers);
 }
