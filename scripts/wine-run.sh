@@ -87,8 +87,38 @@ if [[ $1 == --server-start ]]; then
 	exit 0
 fi
 
+# Whether the prefix's wineserver was running: the first question when a run
+# goes wrong. A server's working directory is named after the prefix's device
+# and inode (server-DEV-INODE, in hex).
+server_state() {
+	local dev ino p
+	read -r dev ino < <(stat -c '%D %i' "$WINEPREFIX" 2>/dev/null) || { echo "no prefix"; return; }
+	for p in $(pgrep -x "${wineserver##*/}"); do
+		if [[ $(readlink "/proc/$p/cwd" 2>/dev/null) == */server-$dev-$(printf '%x' "$ino") ]]; then
+			echo "its wineserver, pid $p, was running"
+			return
+		fi
+	done
+	echo "no wineserver ran for $WINEPREFIX"
+}
+
 "$wine" "$@" >"$tmp/out" 2>"$tmp/err"
 rc=$?
+# Exit status 1 with nothing on stdout or stderr is not a way our programs end:
+# each failure says why on stderr (DEVELOPERS.md). Under load (the CI's three
+# test legs, or stress-ng on both CPUs), Wine has now and then ended a run of
+# rulecheck.exe or analyze.exe that way: estimate:etl_fixtures' "TOTAL NaN",
+# rulecheck_invalid:142 and :150 (about one run in several thousand; never
+# alone, and not in 150 runs of a loop of three at once under stress-ng). The
+# cause is not known (issue 25). Such a run did not test the program, so it is
+# run once more, and the first outcome is said on stderr, where the test log
+# keeps it. HS_WINE_NO_RERUN=1 turns this off to hunt the cause.
+if ((rc == 1)) && [[ ! -s $tmp/out && ! -s $tmp/err && -z ${HS_WINE_NO_RERUN:-} ]]; then
+	first="wine-run.sh: ${1##*/} exited 1 with no output at all ($(server_state)); ran it again"
+	"$wine" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	echo "$first" >>"$tmp/err"
+fi
 cat "$tmp/out"
 cat "$tmp/err" >&2
 exit "$rc"
