@@ -82,4 +82,12 @@ hs_status hs_launch_run(const hs_plan *plan, const hs_launch_opts *o, const hs_m
 hs_status hs_launch_split_args(const char *s, char ***out, size_t *n_out);
 void hs_launch_free_args(char **argv);
 
+/* The parts both platforms' launch modes share (perf/args.c): the plan's
+ * sampling session (NULL when it has none); the sink a NULL msg means (launch
+ * mode is silent then, where the session helpers' NULL would be stderr); one
+ * message of launch mode's own (source "launch"). */
+const hs_plan_session *hs_launch_sampling_session(const hs_plan *plan);
+const hs_msg *hs_launch_msg(const hs_msg *msg);
+void hs_launch_say(const hs_msg *msg, hs_msg_level level, const char *fmt, ...) HS_PRINTF_FMT(3, 4);
+
 #endif

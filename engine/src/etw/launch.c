@@ -1,6 +1,5 @@
 /* etw/launch.c: launch mode on Windows: a private system-logger session samples CPU while one program runs, then a merged .etl. */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,32 +27,6 @@ typedef struct {
 	TRACE_PROFILE_INTERVAL old_interval;
 } launch;
 
-/* Launch mode's own messages (source "launch"); the session helpers say theirs as "etw". */
-static void say(const hs_msg *msg, hs_msg_level level, const char *fmt, ...) HS_PRINTF_FMT(3, 4);
-static void say(const hs_msg *msg, hs_msg_level level, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	hs_msg_vsay(msg, level, "launch", fmt, ap);
-	va_end(ap);
-}
-
-static void quiet(void *ctx, hs_msg_level level, const char *source, const char *text)
-{
-	(void)ctx;
-	(void)level;
-	(void)source;
-	(void)text;
-}
-
-static const hs_plan_session *sampling_session(const hs_plan *plan)
-{
-	for (size_t i = 0; i < plan->n_sessions; i++)
-		if (plan->sessions[i].session->mode == HS_MODE_SAMPLING)
-			return &plan->sessions[i];
-	return NULL;
-}
-
 /* The output's UTF-8 path: --out, else next to the program (or in the
  * current folder when the program is a bare name found on PATH). */
 static hs_status output_path(const hs_plan_session *ps, const hs_launch_opts *o, char *out, size_t cap)
@@ -78,8 +51,8 @@ static hs_status full_wide(launch *L, const char *path, WCHAR *out)
 	WCHAR rel[HS_ETW_MAX_NAME_CHARS];
 	hs_status st = hs_etw_widen(path, rel, HS_ETW_MAX_NAME_CHARS);
 	if (st != HS_OK) {
-		say(L->msg, HS_MSG_ERROR, "%s: path too long for ETW (%d characters at most)", path,
-		    HS_ETW_MAX_NAME_CHARS);
+		hs_launch_say(L->msg, HS_MSG_ERROR, "%s: path too long for ETW (%d characters at most)", path,
+			      HS_ETW_MAX_NAME_CHARS);
 		return st;
 	}
 	DWORD err = L->api->full_path(rel, out, HS_ETW_MAX_NAME_CHARS);
@@ -102,12 +75,12 @@ static void set_interval(launch *L, uint32_t interval_100ns)
 	err = L->api->TraceSetInformation(L->s.handle, TraceSampledProfileIntervalInfo, &want, sizeof(want));
 	if (err != ERROR_SUCCESS) {
 		hs_etw_report(L->msg, err, "setting the sample interval to %" PRIu32 " x 100 ns", interval_100ns);
-		say(L->msg, HS_MSG_WARN, "sampling at this machine's current rate instead");
+		hs_launch_say(L->msg, HS_MSG_WARN, "sampling at this machine's current rate instead");
 		return;
 	}
 	L->interval_set = true;
-	say(L->msg, HS_MSG_INFO, "CPU sample interval %" PRIu32 " x 100 ns (%.0f Hz)", interval_100ns,
-	    1e7 / interval_100ns);
+	hs_launch_say(L->msg, HS_MSG_INFO, "CPU sample interval %" PRIu32 " x 100 ns (%.0f Hz)", interval_100ns,
+		      1e7 / interval_100ns);
 }
 
 static void restore_interval(launch *L)
@@ -207,15 +180,16 @@ static hs_status merge(launch *L, const char *raw_utf8, const char *out_utf8, hs
 	DWORD err = L->api->create_merged_trace(L->out, in, 1, MERGE_FLAGS);
 	if (err == ERROR_SUCCESS || err == ERROR_INSUFFICIENT_BUFFER) {
 		if (err == ERROR_INSUFFICIENT_BUFFER)
-			say(L->msg, HS_MSG_WARN,
-			    "the merge lost some events (ERROR_INSUFFICIENT_BUFFER); the file is usable");
-		say(L->msg, HS_MSG_INFO, "merged with KernelTraceControl.dll (image identities, volume mapping)");
+			hs_launch_say(L->msg, HS_MSG_WARN,
+				      "the merge lost some events (ERROR_INSUFFICIENT_BUFFER); the file is usable");
+		hs_launch_say(L->msg, HS_MSG_INFO,
+			      "merged with KernelTraceControl.dll (image identities, volume mapping)");
 		return HS_OK;
 	}
 	if (err == ERROR_MOD_NOT_FOUND || err == ERROR_PROC_NOT_FOUND)
-		say(L->msg, HS_MSG_WARN,
-		    "KernelTraceControl.dll (Windows Performance Toolkit) is not installed; adding "
-		    "the image identities with hindsight's own writer");
+		hs_launch_say(L->msg, HS_MSG_WARN,
+			      "KernelTraceControl.dll (Windows Performance Toolkit) is not installed; adding "
+			      "the image identities with hindsight's own writer");
 	else
 		hs_etw_report(L->msg, err,
 			      "CreateMergedTraceFile; adding the image identities with hindsight's own "
@@ -227,12 +201,12 @@ static hs_status merge(launch *L, const char *raw_utf8, const char *out_utf8, hs
 	memset(&rep, 0, sizeof(rep));
 	hs_status st = hs_etl_add_image_ids(raw_utf8, out_utf8, &io, &rep);
 	if (st != HS_OK) {
-		say(L->msg, HS_MSG_ERROR, "cannot add image identities to %s: %s", raw_utf8, hs_strerror(st));
+		hs_launch_say(L->msg, HS_MSG_ERROR, "cannot add image identities to %s: %s", raw_utf8, hs_strerror(st));
 	} else {
-		say(L->msg, HS_MSG_INFO,
-		    "image identities: %" PRIu32 " images, %" PRIu32 " with a PDB identity, %" PRIu32
-		    " without, %" PRIu32 " unreadable",
-		    rep.images, rep.images_rsds, rep.images_no_rsds, rep.images_failed);
+		hs_launch_say(L->msg, HS_MSG_INFO,
+			      "image identities: %" PRIu32 " images, %" PRIu32 " with a PDB identity, %" PRIu32
+			      " without, %" PRIu32 " unreadable",
+			      rep.images, rep.images_rsds, rep.images_no_rsds, rep.images_failed);
 		res->build_ids = rep.images_rsds;
 	}
 	hs_imageid_report_free(&rep);
@@ -243,10 +217,7 @@ hs_status hs_etw_launch_run(const hs_plan *plan, const hs_launch_opts *o, const 
 {
 	memset(res, 0, sizeof(*res));
 	res->exit_code = -1;
-	/* NULL is silent (launch.h); the session helpers' NULL would be stderr. */
-	static const hs_msg silent = {quiet, NULL};
-	if (!msg)
-		msg = &silent;
+	msg = hs_launch_msg(msg);
 	launch L = {.api = hs_etw_api_get(), .msg = msg, .detail = o->detail};
 	const hs_etw_api *api = L.api;
 	HANDLE proc = NULL;
@@ -255,18 +226,20 @@ hs_status hs_etw_launch_run(const hs_plan *plan, const hs_launch_opts *o, const 
 	char raw_utf8[HS_LAUNCH_MAX_PATH_CHARS];
 	hs_status st = HS_EINVAL;
 
-	const hs_plan_session *ps = sampling_session(plan);
+	const hs_plan_session *ps = hs_launch_sampling_session(plan);
 	if (!ps) {
-		say(msg, HS_MSG_ERROR, "the profile has no sampling session for Windows; launch mode needs one");
+		hs_launch_say(msg, HS_MSG_ERROR,
+			      "the profile has no sampling session for Windows; launch mode needs one");
 		goto out;
 	}
 	BOOL admin = FALSE;
 	DWORD err = api->is_admin(&admin);
 	if (err != ERROR_SUCCESS || !admin) {
-		say(msg, HS_MSG_ERROR,
-		    "launch mode needs an elevated terminal: kernel CPU sampling is for administrators.");
-		say(msg, HS_MSG_ERROR,
-		    "close this terminal, open a new one with \"Run as administrator\" and run the same command again.");
+		hs_launch_say(msg, HS_MSG_ERROR,
+			      "launch mode needs an elevated terminal: kernel CPU sampling is for administrators.");
+		hs_launch_say(
+			msg, HS_MSG_ERROR,
+			"close this terminal, open a new one with \"Run as administrator\" and run the same command again.");
 		st = HS_EPERM;
 		goto out;
 	}
@@ -280,7 +253,7 @@ hs_status hs_etw_launch_run(const hs_plan *plan, const hs_launch_opts *o, const 
 	}
 	st = output_path(ps, o, res->out_path, sizeof(res->out_path));
 	if (st != HS_OK) {
-		say(msg, HS_MSG_ERROR, "the output path is too long");
+		hs_launch_say(msg, HS_MSG_ERROR, "the output path is too long");
 		goto out;
 	}
 	/* The session writes an unmerged file next to the output (same
@@ -303,7 +276,7 @@ hs_status hs_etw_launch_run(const hs_plan *plan, const hs_launch_opts *o, const 
 
 	cmd = hs_win_cmdline(o->prog, o->argv);
 	if (!cmd) {
-		say(msg, HS_MSG_ERROR, "cannot build the command line (a quote in the program name?)");
+		hs_launch_say(msg, HS_MSG_ERROR, "cannot build the command line (a quote in the program name?)");
 		st = HS_EINVAL;
 		goto out;
 	}
@@ -312,7 +285,7 @@ hs_status hs_etw_launch_run(const hs_plan *plan, const hs_launch_opts *o, const 
 	WCHAR wcwd[HS_ETW_MAX_NAME_CHARS];
 	if (!wcmd || hs_etw_widen(cmd, wcmd, wcap) != HS_OK ||
 	    (o->cwd && hs_etw_widen(o->cwd, wcwd, HS_ETW_MAX_NAME_CHARS) != HS_OK)) {
-		say(msg, HS_MSG_ERROR, "the command line or --cwd is not valid UTF-8 or too long");
+		hs_launch_say(msg, HS_MSG_ERROR, "the command line or --cwd is not valid UTF-8 or too long");
 		st = HS_EINVAL;
 		goto out;
 	}
@@ -326,8 +299,8 @@ hs_status hs_etw_launch_run(const hs_plan *plan, const hs_launch_opts *o, const 
 	if ((st = hs_etw_session_enable(&L.s, api, msg)) != HS_OK)
 		goto out;
 	hs_etw_session_query(&L.s, api, msg);
-	say(msg, HS_MSG_INFO, "session %s running: %lu buffers x %lu KB", L.s.name_utf8, (unsigned long)L.s.buffers,
-	    (unsigned long)L.s.buffer_kb);
+	hs_launch_say(msg, HS_MSG_INFO, "session %s running: %lu buffers x %lu KB", L.s.name_utf8,
+		      (unsigned long)L.s.buffers, (unsigned long)L.s.buffer_kb);
 
 	DWORD pid = 0;
 	err = api->create_process(NULL, wcmd, o->cwd ? wcwd : NULL, &proc, &pid);
@@ -337,7 +310,8 @@ hs_status hs_etw_launch_run(const hs_plan *plan, const hs_launch_opts *o, const 
 			st = HS_ENOENT;
 		goto out;
 	}
-	say(msg, HS_MSG_INFO, "started %s (pid %lu)%s", cmd, (unsigned long)pid, o->timeout_sec ? "" : ", no timeout");
+	hs_launch_say(msg, HS_MSG_INFO, "started %s (pid %lu)%s", cmd, (unsigned long)pid,
+		      o->timeout_sec ? "" : ", no timeout");
 	uint64_t waited_ms = 0;
 	int seen = 0;
 	for (;;) {
@@ -351,8 +325,8 @@ hs_status hs_etw_launch_run(const hs_plan *plan, const hs_launch_opts *o, const 
 		}
 		waited_ms += HS_LAUNCH_POLL_MS;
 		if (o->timeout_sec && waited_ms >= (uint64_t)o->timeout_sec * 1000u) {
-			say(msg, HS_MSG_WARN, "%s still runs after %u s (--timeout-sec); terminating it", cmd,
-			    o->timeout_sec);
+			hs_launch_say(msg, HS_MSG_WARN, "%s still runs after %u s (--timeout-sec); terminating it", cmd,
+				      o->timeout_sec);
 			res->timed_out = true;
 			api->terminate_process(proc, 1);
 			api->wait_process(proc, 5000);
@@ -364,10 +338,10 @@ hs_status hs_etw_launch_run(const hs_plan *plan, const hs_launch_opts *o, const 
 		if (n > seen) {
 			seen = n;
 			if (n == 1) {
-				say(msg, HS_MSG_INFO,
-				    "Ctrl+C: waiting for the program to exit (press again to end it)");
+				hs_launch_say(msg, HS_MSG_INFO,
+					      "Ctrl+C: waiting for the program to exit (press again to end it)");
 			} else {
-				say(msg, HS_MSG_INFO, "terminating the program");
+				hs_launch_say(msg, HS_MSG_INFO, "terminating the program");
 				api->terminate_process(proc, 1);
 				api->wait_process(proc, 5000);
 				break;
@@ -378,7 +352,8 @@ hs_status hs_etw_launch_run(const hs_plan *plan, const hs_launch_opts *o, const 
 	DWORD code = 0;
 	if (api->exit_code(proc, &code) == ERROR_SUCCESS)
 		res->exit_code = (int)code;
-	say(msg, HS_MSG_INFO, "the program exited with code %lu (0x%08lX)", (unsigned long)code, (unsigned long)code);
+	hs_launch_say(msg, HS_MSG_INFO, "the program exited with code %lu (0x%08lX)", (unsigned long)code,
+		      (unsigned long)code);
 
 	restore_interval(&L);
 	st = hs_etw_session_stop(&L.s, api, msg);
@@ -387,8 +362,9 @@ hs_status hs_etw_launch_run(const hs_plan *plan, const hs_launch_opts *o, const 
 	if (st != HS_OK)
 		goto out;
 	if (L.s.events_lost || L.s.log_buffers_lost)
-		say(msg, HS_MSG_WARN, "ETW lost %lu events and %lu buffers (raise the buffer counts in the rules)",
-		    (unsigned long)L.s.events_lost, (unsigned long)L.s.log_buffers_lost);
+		hs_launch_say(msg, HS_MSG_WARN,
+			      "ETW lost %lu events and %lu buffers (raise the buffer counts in the rules)",
+			      (unsigned long)L.s.events_lost, (unsigned long)L.s.log_buffers_lost);
 	ULONGLONG raw_size = 0;
 	if ((st = hs_etw_check_output(api, L.raw, "the kernel trace", msg, &raw_size)) != HS_OK)
 		goto out;
@@ -409,11 +385,13 @@ hs_status hs_etw_launch_run(const hs_plan *plan, const hs_launch_opts *o, const 
 	res->samples = tc.samples;
 	res->mmaps = tc.images;
 	res->tasks = tc.processes;
-	say(msg, HS_MSG_INFO,
-	    "%s: %" PRIu64 " CPU samples, %" PRIu64 " stacks, %" PRIu64 " image and %" PRIu64 " process events",
-	    res->out_path, tc.samples, tc.stacks, tc.images, tc.processes);
+	hs_launch_say(msg, HS_MSG_INFO,
+		      "%s: %" PRIu64 " CPU samples, %" PRIu64 " stacks, %" PRIu64 " image and %" PRIu64
+		      " process events",
+		      res->out_path, tc.samples, tc.stacks, tc.images, tc.processes);
 	if (!tc.samples)
-		say(msg, HS_MSG_WARN, "warning: no CPU samples in the trace (was the program too short-lived?)");
+		hs_launch_say(msg, HS_MSG_WARN,
+			      "warning: no CPU samples in the trace (was the program too short-lived?)");
 	st = HS_OK;
 out:
 	restore_interval(&L);

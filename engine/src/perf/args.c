@@ -1,4 +1,5 @@
-/* perf/args.c: splits launch mode's --args string into argv words, shell-style quoting without expansion. */
+/* perf/args.c: what launch mode shares on every platform: --args split into argv words (shell-style quoting without expansion), the sampling session, its messages. */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,4 +78,34 @@ fail:
 	free(w);
 	hs_launch_free_args(v);
 	return st;
+}
+
+const hs_plan_session *hs_launch_sampling_session(const hs_plan *plan)
+{
+	for (size_t i = 0; i < plan->n_sessions; i++)
+		if (plan->sessions[i].session && plan->sessions[i].session->mode == HS_MODE_SAMPLING)
+			return &plan->sessions[i];
+	return NULL;
+}
+
+static void quiet(void *ctx, hs_msg_level level, const char *source, const char *text)
+{
+	(void)ctx;
+	(void)level;
+	(void)source;
+	(void)text;
+}
+
+const hs_msg *hs_launch_msg(const hs_msg *msg)
+{
+	static const hs_msg silent = {quiet, NULL};
+	return msg ? msg : &silent;
+}
+
+void hs_launch_say(const hs_msg *msg, hs_msg_level level, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	hs_msg_vsay(msg, level, "launch", fmt, ap);
+	va_end(ap);
 }

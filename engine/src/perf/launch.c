@@ -7,7 +7,6 @@
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,31 +48,6 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void logf_(hs_launch *l, hs_msg_level level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void logf_(hs_launch *l, hs_msg_level level, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	hs_msg_vsay(l->msg, level, "launch", fmt, ap);
-	va_end(ap);
-}
-
-static void quiet(void *ctx, hs_msg_level level, const char *source, const char *text)
-{
-	(void)ctx;
-	(void)level;
-	(void)source;
-	(void)text;
-}
-
-static const hs_plan_session *sampling_session(const hs_plan *plan)
-{
-	for (size_t i = 0; i < plan->n_sessions; i++)
-		if (plan->sessions[i].session && plan->sessions[i].session->mode == HS_MODE_SAMPLING)
-			return &plan->sessions[i];
-	return NULL;
 }
 
 /* execv needs a path, and the default output goes next to the program, so
@@ -178,8 +152,9 @@ static size_t ring_drain(hs_launch *l, hs_ring *g)
 			/* Records are 8-byte aligned and sized, so a header never wraps. */
 			memcpy(&h, data + (tail & mask), sizeof h);
 			if (h.size < sizeof h || h.size > head - tail) {
-				logf_(l, HS_MSG_WARN, "corrupt record in a ring (size %u); rest of this drain skipped",
-				      (unsigned)h.size);
+				hs_launch_say(l->msg, HS_MSG_WARN,
+					      "corrupt record in a ring (size %u); rest of this drain skipped",
+					      (unsigned)h.size);
 				tail = head;
 				break;
 			}
@@ -241,15 +216,16 @@ static hs_status rings_open(hs_launch *l, struct perf_event_attr *attr, pid_t ch
 			/* perf_event_paranoid >= 2 without CAP_PERFMON: user frames only. */
 			attr->exclude_kernel = 1;
 			l->res->kernel_excluded = true;
-			logf_(l, HS_MSG_WARN, "kernel sampling refused (%s): recording user frames only",
-			      strerror(errno));
+			hs_launch_say(l->msg, HS_MSG_WARN, "kernel sampling refused (%s): recording user frames only",
+				      strerror(errno));
 			cpu--;
 			continue;
 		}
 		if (fd < 0) {
 			if (errno == ENODEV || errno == ENOENT)
 				continue; /* offline CPU */
-			logf_(l, HS_MSG_ERROR, "perf_event_open(cpu-clock, cpu %ld): %s", cpu, strerror(errno));
+			hs_launch_say(l->msg, HS_MSG_ERROR, "perf_event_open(cpu-clock, cpu %ld): %s", cpu,
+				      strerror(errno));
 			return errno == EACCES || errno == EPERM ? HS_EPERM : HS_EIO;
 		}
 		hs_ring *g = &l->rings[l->n_rings++];
@@ -258,13 +234,13 @@ static hs_status rings_open(hs_launch *l, struct perf_event_attr *attr, pid_t ch
 		g->base = mmap(NULL, g->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (g->base == MAP_FAILED) {
 			g->base = NULL;
-			logf_(l, HS_MSG_ERROR, "mmap of the cpu %ld ring (%zu bytes): %s", cpu, g->map_bytes,
-			      strerror(errno));
+			hs_launch_say(l->msg, HS_MSG_ERROR, "mmap of the cpu %ld ring (%zu bytes): %s", cpu,
+				      g->map_bytes, strerror(errno));
 			return HS_EIO;
 		}
 	}
 	if (l->n_rings == 0) {
-		logf_(l, HS_MSG_ERROR, "no CPU accepted a cpu-clock event");
+		hs_launch_say(l->msg, HS_MSG_ERROR, "no CPU accepted a cpu-clock event");
 		return HS_EIO;
 	}
 	return HS_OK;
@@ -318,10 +294,7 @@ static const char *sig_name(int sig)
 
 hs_status hs_perf_launch_run(const hs_plan *plan, const hs_launch_opts *o, const hs_msg *msg, hs_launch_result *res)
 {
-	/* NULL is silent (launch.h); the tracefs helpers' NULL would be stderr. */
-	static const hs_msg silent = {quiet, NULL};
-	if (!msg)
-		msg = &silent;
+	msg = hs_launch_msg(msg);
 	hs_status st = HS_EINVAL;
 	hs_launch l = {.o = o, .msg = msg, .res = res, .io = HS_OK};
 	char path[HS_LAUNCH_MAX_PATH_CHARS];
@@ -337,19 +310,20 @@ hs_status hs_perf_launch_run(const hs_plan *plan, const hs_launch_opts *o, const
 	memset(res, 0, sizeof *res);
 	res->exit_code = -1;
 
-	const hs_plan_session *ps = plan ? sampling_session(plan) : NULL;
+	const hs_plan_session *ps = plan ? hs_launch_sampling_session(plan) : NULL;
 	if (!ps || !o || !o->prog) {
-		logf_(&l, HS_MSG_ERROR, "the plan has no sampling session (use a profile with mode: sampling)");
+		hs_launch_say(l.msg, HS_MSG_ERROR,
+			      "the plan has no sampling session (use a profile with mode: sampling)");
 		return HS_EINVAL;
 	}
 	uint64_t hz = ps->linux_.sample_hz;
 	if (hz == 0 || hz > HS_LINUX_MAX_SAMPLE_HZ || !ps->session->output) {
-		logf_(&l, HS_MSG_ERROR, "session %s needs sample_hz (1..%d) and output", ps->session->name,
-		      HS_LINUX_MAX_SAMPLE_HZ);
+		hs_launch_say(l.msg, HS_MSG_ERROR, "session %s needs sample_hz (1..%d) and output", ps->session->name,
+			      HS_LINUX_MAX_SAMPLE_HZ);
 		return HS_EINVAL;
 	}
 	if (!resolve_prog(o->prog, path, sizeof path)) {
-		logf_(&l, HS_MSG_ERROR, "%s: not found or not executable", o->prog);
+		hs_launch_say(l.msg, HS_MSG_ERROR, "%s: not found or not executable", o->prog);
 		return HS_ENOENT;
 	}
 	if (o->out) {
@@ -359,8 +333,8 @@ hs_status hs_perf_launch_run(const hs_plan *plan, const hs_launch_opts *o, const
 		return st;
 	}
 	if ((st = events_out(res->out_path, res->events_path, sizeof res->events_path)) != HS_OK) {
-		logf_(&l, HS_MSG_ERROR, "no name for the events file next to %s (it would be the same file)",
-		      res->out_path);
+		hs_launch_say(l.msg, HS_MSG_ERROR, "no name for the events file next to %s (it would be the same file)",
+			      res->out_path);
 		return st;
 	}
 
@@ -406,12 +380,12 @@ hs_status hs_perf_launch_run(const hs_plan *plan, const hs_launch_opts *o, const
 
 	st = HS_EIO;
 	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
-		logf_(&l, HS_MSG_ERROR, "pipe: %s", strerror(errno));
+		hs_launch_say(l.msg, HS_MSG_ERROR, "pipe: %s", strerror(errno));
 		goto fail;
 	}
 	child = fork();
 	if (child < 0) {
-		logf_(&l, HS_MSG_ERROR, "fork: %s", strerror(errno));
+		hs_launch_say(l.msg, HS_MSG_ERROR, "fork: %s", strerror(errno));
 		goto fail;
 	}
 	if (child == 0) {
@@ -440,7 +414,7 @@ hs_status hs_perf_launch_run(const hs_plan *plan, const hs_launch_opts *o, const
 		goto fail;
 	for (size_t i = 0; i < l.n_rings; i++) {
 		if (ioctl(l.rings[i].fd, PERF_EVENT_IOC_ID, &ids[i]) != 0) {
-			logf_(&l, HS_MSG_ERROR, "PERF_EVENT_IOC_ID: %s", strerror(errno));
+			hs_launch_say(l.msg, HS_MSG_ERROR, "PERF_EVENT_IOC_ID: %s", strerror(errno));
 			st = HS_EIO;
 			goto fail;
 		}
@@ -452,9 +426,10 @@ hs_status hs_perf_launch_run(const hs_plan *plan, const hs_launch_opts *o, const
 		goto fail;
 
 	if (!o->quiet)
-		logf_(&l, HS_MSG_INFO, "%s: cpu-clock at %" PRIu64 " Hz%s on %zu CPUs, %zu KB ring each, timeout %u s",
-		      path, hz, ps->linux_.call_graph_fp ? " with fp call chains" : "", l.n_rings, l.data_bytes / 1024,
-		      o->timeout_sec);
+		hs_launch_say(l.msg, HS_MSG_INFO,
+			      "%s: cpu-clock at %" PRIu64 " Hz%s on %zu CPUs, %zu KB ring each, timeout %u s", path, hz,
+			      ps->linux_.call_graph_fp ? " with fp call chains" : "", l.n_rings, l.data_bytes / 1024,
+			      o->timeout_sec);
 	/* Last, just before the go: the instance records only this tree, and
 	 * nothing of the setup above. */
 	if ((st = hs_tree_events_start(ps, child, res->events_path, msg, &tev)) != HS_OK)
@@ -465,7 +440,7 @@ hs_status hs_perf_launch_run(const hs_plan *plan, const hs_launch_opts *o, const
 	uint64_t deadline = o->timeout_sec ? t0 + (uint64_t)o->timeout_sec * 1000000000u : 0;
 	st = HS_EIO;
 	if (write(go[1], "g", 1) != 1) {
-		logf_(&l, HS_MSG_ERROR, "releasing the child: %s", strerror(errno));
+		hs_launch_say(l.msg, HS_MSG_ERROR, "releasing the child: %s", strerror(errno));
 		goto fail;
 	}
 	close(go[1]);
@@ -475,8 +450,8 @@ hs_status hs_perf_launch_run(const hs_plan *plan, const hs_launch_opts *o, const
 	while ((r = read(err[0], &e, sizeof e)) < 0 && errno == EINTR)
 		;
 	if (r == (ssize_t)sizeof e) {
-		logf_(&l, HS_MSG_ERROR, "cannot run %s%s%s: %s", path, o->cwd ? " in " : "", o->cwd ? o->cwd : "",
-		      strerror(e));
+		hs_launch_say(l.msg, HS_MSG_ERROR, "cannot run %s%s%s: %s", path, o->cwd ? " in " : "",
+			      o->cwd ? o->cwd : "", strerror(e));
 		st = e == EACCES || e == EPERM ? HS_EPERM : HS_ENOENT;
 		goto fail;
 	}
@@ -488,13 +463,13 @@ hs_status hs_perf_launch_run(const hs_plan *plan, const hs_launch_opts *o, const
 		if (o->interrupts && *o->interrupts > forwarded) {
 			forwarded = *o->interrupts;
 			int sig = forwarded == 1 ? SIGINT : SIGKILL;
-			logf_(&l, HS_MSG_WARN, "interrupted: sending %s to %s (process group %ld)",
-			      sig == SIGINT ? "SIGINT" : "SIGKILL", path, (long)child);
+			hs_launch_say(l.msg, HS_MSG_WARN, "interrupted: sending %s to %s (process group %ld)",
+				      sig == SIGINT ? "SIGINT" : "SIGKILL", path, (long)child);
 			kill(-child, sig);
 		}
 		int pr = poll(pfd, l.n_rings, HS_LAUNCH_POLL_MS);
 		if (pr < 0 && errno != EINTR) {
-			logf_(&l, HS_MSG_ERROR, "poll: %s", strerror(errno));
+			hs_launch_say(l.msg, HS_MSG_ERROR, "poll: %s", strerror(errno));
 			break;
 		}
 		drain_all(&l);
@@ -504,8 +479,8 @@ hs_status hs_perf_launch_run(const hs_plan *plan, const hs_launch_opts *o, const
 			reaped = true;
 		} else if (deadline && now_ns() >= deadline) {
 			res->timed_out = true;
-			logf_(&l, HS_MSG_WARN, "timeout after %u s: killing %s (process group %ld)", o->timeout_sec,
-			      path, (long)child);
+			hs_launch_say(l.msg, HS_MSG_WARN, "timeout after %u s: killing %s (process group %ld)",
+				      o->timeout_sec, path, (long)child);
 			kill(-child, SIGKILL);
 			kill(child, SIGKILL);
 			while (wait4(child, &status, 0, &ru) < 0 && errno == EINTR)
@@ -538,7 +513,7 @@ hs_status hs_perf_launch_run(const hs_plan *plan, const hs_launch_opts *o, const
 		goto fail;
 	if (tev) {
 		if ((st = hs_tree_events_finish(tev, &res->events, &res->events_lost)) != HS_OK) {
-			logf_(&l, HS_MSG_ERROR, "the events file %s was not written", res->events_path);
+			hs_launch_say(l.msg, HS_MSG_ERROR, "the events file %s was not written", res->events_path);
 			goto fail;
 		}
 		hs_tree_events_free(tev);
@@ -546,18 +521,19 @@ hs_status hs_perf_launch_run(const hs_plan *plan, const hs_launch_opts *o, const
 	}
 
 	if (res->term_signal)
-		logf_(&l, HS_MSG_WARN, "%s %s by signal %d (SIG%s)", path, res->timed_out ? "killed" : "died",
-		      res->term_signal, sig_name(res->term_signal));
+		hs_launch_say(l.msg, HS_MSG_WARN, "%s %s by signal %d (SIG%s)", path,
+			      res->timed_out ? "killed" : "died", res->term_signal, sig_name(res->term_signal));
 	else
-		logf_(&l, HS_MSG_INFO, "%s exited with status %d", path, res->exit_code);
-	logf_(&l, HS_MSG_INFO,
-	      "%" PRIu64 " samples (%.3f s CPU, %.3f s wall), lost %" PRIu64 " records / %" PRIu64
-	      " samples, throttled %" PRIu64 "x, %" PRIu64 " mmap, %" PRIu64 " comm, %" PRIu64
-	      " fork/exit records, %" PRIu64 " build-ids, %" PRIu64 " bytes",
-	      res->samples, (double)res->child_cpu_ns / 1e9, (double)res->wall_ns / 1e9, res->lost, res->lost_samples,
-	      res->throttled, res->mmaps, res->comms, res->tasks, res->build_ids, res->file_bytes);
+		hs_launch_say(l.msg, HS_MSG_INFO, "%s exited with status %d", path, res->exit_code);
+	hs_launch_say(l.msg, HS_MSG_INFO,
+		      "%" PRIu64 " samples (%.3f s CPU, %.3f s wall), lost %" PRIu64 " records / %" PRIu64
+		      " samples, throttled %" PRIu64 "x, %" PRIu64 " mmap, %" PRIu64 " comm, %" PRIu64
+		      " fork/exit records, %" PRIu64 " build-ids, %" PRIu64 " bytes",
+		      res->samples, (double)res->child_cpu_ns / 1e9, (double)res->wall_ns / 1e9, res->lost,
+		      res->lost_samples, res->throttled, res->mmaps, res->comms, res->tasks, res->build_ids,
+		      res->file_bytes);
 	if (res->lost || res->lost_samples || res->throttled)
-		logf_(&l, HS_MSG_WARN, "WARNING: samples were lost or throttled; the profile under-counts");
+		hs_launch_say(l.msg, HS_MSG_WARN, "WARNING: samples were lost or throttled; the profile under-counts");
 	st = HS_OK;
 fail:
 	if (child > 0 && !reaped) {
