@@ -177,5 +177,7 @@ void hs_tracedat_filter_free(hs_tracedat_filter *f);
  * valid until its next problem or hs_tracedat_close. */
 size_t hs_tracedat_problem_count(const hs_tracedat *td);
 const hs_problem *hs_tracedat_problem_at(const hs_tracedat *td, size_t i);
+/* The same problems as a list (the reader's, valid until hs_tracedat_close), for code that takes any reader's. */
+const hs_problems *hs_tracedat_problems(const hs_tracedat *td);
 
 #endif

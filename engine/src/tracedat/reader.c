@@ -371,6 +371,24 @@ static bool read_int(const struct tep_format_field *f, const void *data, size_t 
 	return true;
 }
 
+/* The string at off of a record of size bytes (at most len bytes, to its NUL)
+ * into buf, cut to cap (> 0); one that lies past the record is refused. `trim`
+ * leaves out trailing newlines (those of a trailing char array, see read_str). */
+static bool copy_str(const char *p, size_t size, size_t off, size_t len, bool trim, char *buf, size_t cap)
+{
+	if (off > size || len > size - off)
+		return false;
+	size_t n = strnlen(p + off, len);
+	if (trim)
+		while (n && p[off + n - 1] == '\n')
+			n--;
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(buf, p + off, n);
+	buf[n] = '\0';
+	return true;
+}
+
 /* A string field of `data`: a fixed char array, a __data_loc / __rel_loc
  * string, or a trailing char array of no declared size (ftrace/print's `buf`,
  * which runs to the end of the record; its newline, which the kernel adds to
@@ -402,17 +420,7 @@ static bool read_str(struct tep_format_field *f, const void *data, size_t size, 
 	} else {
 		return false; /* a number, not a string */
 	}
-	if (off > size || len > size - off)
-		return false;
-	size_t n = strnlen(p + off, len);
-	if (f->size == 0 && !(f->flags & TEP_FIELD_IS_DYNAMIC))
-		while (n && p[off + n - 1] == '\n')
-			n--;
-	if (n >= cap)
-		n = cap - 1;
-	memcpy(buf, p + off, n);
-	buf[n] = '\0';
-	return true;
+	return copy_str(p, size, off, len, f->size == 0 && !(f->flags & TEP_FIELD_IS_DYNAMIC), buf, cap);
 }
 
 bool hs_tracedat_field_int(const hs_tracedat_record *r, const char *field, int64_t *out)
@@ -531,17 +539,7 @@ bool hs_tracedat_loc_str_data(const hs_tracedat_field_loc *l, const void *data, 
 	} else {
 		len = l->size;
 	}
-	if (off > size || len > size - off)
-		return false;
-	size_t n = strnlen(p + off, len);
-	if (l->trailing)
-		while (n && p[off + n - 1] == '\n')
-			n--;
-	if (n >= cap)
-		n = cap - 1;
-	memcpy(buf, p + off, n);
-	buf[n] = '\0';
-	return true;
+	return copy_str(p, size, off, len, l->trailing, buf, cap);
 }
 
 bool hs_tracedat_loc_int(const hs_tracedat_record *r, const hs_tracedat_field_loc *l, int64_t *out)
@@ -631,11 +629,32 @@ const hs_problem *hs_tracedat_problem_at(const hs_tracedat *td, size_t i)
 	return hs_problems_at(&td->problems, i);
 }
 
+const hs_problems *hs_tracedat_problems(const hs_tracedat *td)
+{
+	return &td->problems;
+}
+
 #else /* not Linux: no libtracecmd */
 
 struct hs_tracedat {
 	int unused;
 };
+
+/* A string field that is not there: the empty string. */
+static bool no_string(char *buf, size_t cap)
+{
+	if (cap)
+		buf[0] = '\0';
+	return false;
+}
+
+/* A field that is not there: no event, no place. */
+static bool no_field(hs_tracedat_field_loc *out)
+{
+	memset(out, 0, sizeof *out);
+	out->id = -1;
+	return false;
+}
 
 hs_status hs_tracedat_open(const char *path, hs_tracedat **out)
 {
@@ -675,9 +694,7 @@ bool hs_tracedat_field_int(const hs_tracedat_record *r, const char *field, int64
 bool hs_tracedat_field_str(const hs_tracedat_record *r, const char *field, char *buf, size_t cap)
 {
 	(void)r, (void)field;
-	if (cap)
-		buf[0] = '\0';
-	return false;
+	return no_string(buf, cap);
 }
 
 size_t hs_tracedat_event_field_names(const hs_tracedat *td, int id, char (*names)[32], bool *is_str, size_t cap)
@@ -697,25 +714,19 @@ bool hs_tracedat_event_field_str(const hs_tracedat *td, int id, const void *data
 				 char *buf, size_t cap)
 {
 	(void)td, (void)id, (void)data, (void)size, (void)field;
-	if (cap)
-		buf[0] = '\0';
-	return false;
+	return no_string(buf, cap);
 }
 
 bool hs_tracedat_field_locate(const hs_tracedat_record *r, const char *field, hs_tracedat_field_loc *out)
 {
 	(void)r, (void)field;
-	memset(out, 0, sizeof *out);
-	out->id = -1;
-	return false;
+	return no_field(out);
 }
 
 bool hs_tracedat_event_field_locate(const hs_tracedat *td, int id, const char *field, hs_tracedat_field_loc *out)
 {
 	(void)td, (void)id, (void)field;
-	memset(out, 0, sizeof *out);
-	out->id = -1;
-	return false;
+	return no_field(out);
 }
 
 bool hs_tracedat_loc_int(const hs_tracedat_record *r, const hs_tracedat_field_loc *l, int64_t *out)
@@ -727,9 +738,7 @@ bool hs_tracedat_loc_int(const hs_tracedat_record *r, const hs_tracedat_field_lo
 bool hs_tracedat_loc_str(const hs_tracedat_record *r, const hs_tracedat_field_loc *l, char *buf, size_t cap)
 {
 	(void)r, (void)l;
-	if (cap)
-		buf[0] = '\0';
-	return false;
+	return no_string(buf, cap);
 }
 
 bool hs_tracedat_loc_int_data(const hs_tracedat_field_loc *l, const void *data, size_t size, int64_t *out)
@@ -741,9 +750,7 @@ bool hs_tracedat_loc_int_data(const hs_tracedat_field_loc *l, const void *data, 
 bool hs_tracedat_loc_str_data(const hs_tracedat_field_loc *l, const void *data, size_t size, char *buf, size_t cap)
 {
 	(void)l, (void)data, (void)size;
-	if (cap)
-		buf[0] = '\0';
-	return false;
+	return no_string(buf, cap);
 }
 
 size_t hs_tracedat_field_names(const hs_tracedat_record *r, const char **names, size_t cap)
@@ -781,6 +788,13 @@ const hs_problem *hs_tracedat_problem_at(const hs_tracedat *td, size_t i)
 {
 	(void)td, (void)i;
 	return NULL;
+}
+
+const hs_problems *hs_tracedat_problems(const hs_tracedat *td)
+{
+	static const hs_problems none;
+	(void)td;
+	return &none;
 }
 
 #endif
