@@ -118,6 +118,19 @@ static void say(const hs_msg *m, hs_msg_level level, const char *fmt, ...)
 	hs_sb_free(&sb);
 }
 
+/* A reader's problems, one message each, after "path: " when a path is given. */
+static void say_problems(const hs_msg *m, hs_msg_level level, const char *path, const hs_problems *pl)
+{
+	for (size_t i = 0; i < hs_problems_count(pl); i++) {
+		char text[HS_PROBLEM_TEXT_MAX];
+		hs_problem_format(hs_problems_at(pl, i), text, sizeof text);
+		if (path)
+			say(m, level, "%s: %s", path, text);
+		else
+			say(m, level, "%s", text);
+	}
+}
+
 static const rp_rec *rec_at(const hs_replay *r, size_t idx)
 {
 	return idx & RP_MARK ? &r->marks[idx & ~RP_MARK] : &r->recs[idx];
@@ -220,21 +233,29 @@ static hs_status raw_append(hs_replay *r, const void *p, size_t len, size_t *off
 	return HS_OK;
 }
 
+/* Room for one more record in *v (n used, *cap allocated, doubling from
+ * `first`) and its payload in the store, at *off; the caller writes the record. */
+static hs_status push_rec(hs_replay *r, rp_rec **v, size_t n, size_t *cap, size_t first, const void *raw,
+			  size_t raw_len, size_t *off)
+{
+	if (n == *cap) {
+		size_t nc = *cap ? *cap * 2 : first;
+		rp_rec *grown = realloc(*v, nc * sizeof(*grown));
+		if (!grown)
+			return HS_ENOMEM;
+		*v = grown;
+		*cap = nc;
+	}
+	return raw_append(r, raw, raw_len, off);
+}
+
 static hs_status add_rec(hs_replay *r, uint64_t ts_ns, uint64_t mask, size_t kind, unsigned cpu, int pid,
 			 const void *raw, size_t raw_len)
 {
 	if (raw_len > UINT32_MAX || r->raw_len + raw_len + (r->n_recs + 1) * sizeof(rp_rec) > HS_REPLAY_MAX_BYTES)
 		return HS_ELIMIT;
-	if (r->n_recs == r->cap_recs) {
-		size_t cap = r->cap_recs ? r->cap_recs * 2 : 1024;
-		rp_rec *n = realloc(r->recs, cap * sizeof(*n));
-		if (!n)
-			return HS_ENOMEM;
-		r->recs = n;
-		r->cap_recs = cap;
-	}
 	size_t off;
-	if (raw_append(r, raw, raw_len, &off) != HS_OK)
+	if (push_rec(r, &r->recs, r->n_recs, &r->cap_recs, 1024, raw, raw_len, &off) != HS_OK)
 		return HS_ENOMEM;
 	r->recs[r->n_recs++] = (rp_rec){.ts_ns = ts_ns, .mask = mask, .raw_off = off, .raw_len = (uint32_t)raw_len,
 					.kind = (uint32_t)kind, .cpu = cpu, .pid = pid};
@@ -338,11 +359,8 @@ static hs_status load_tracedat(hs_replay *r, const char *path)
 	hs_status st = hs_tracedat_open_ex(path, false, &td);
 	if (st != HS_OK) {
 		say(r->msg, HS_MSG_ERROR, "cannot read %s: %s", path, hs_strerror(st));
-		for (size_t i = 0; td && i < hs_tracedat_problem_count(td); i++) {
-			char text[HS_PROBLEM_TEXT_MAX];
-			say(r->msg, HS_MSG_ERROR, "%s",
-			    hs_problem_format(hs_tracedat_problem_at(td, i), text, sizeof text));
-		}
+		if (td)
+			say_problems(r->msg, HS_MSG_ERROR, NULL, hs_tracedat_problems(td));
 		hs_tracedat_close(td);
 		return st == HS_EUNSUPPORTED ? st : HS_EINVAL;
 	}
@@ -352,11 +370,7 @@ static hs_status load_tracedat(hs_replay *r, const char *path)
 	st = hs_tracedat_foreach(td, td_record, &w);
 	if (st == HS_OK)
 		st = w.st;
-	for (size_t i = 0; i < hs_tracedat_problem_count(td); i++) {
-		char text[HS_PROBLEM_TEXT_MAX];
-		say(r->msg, HS_MSG_WARN, "%s: %s", path,
-		    hs_problem_format(hs_tracedat_problem_at(td, i), text, sizeof text));
-	}
+	say_problems(r->msg, HS_MSG_WARN, path, hs_tracedat_problems(td));
 	/* The filters belong to the reader's event formats: they go with it. */
 	for (size_t k = 0; k < r->n_kinds; k++) {
 		for (size_t i = 0; i < r->kinds[k].n_filtered; i++)
@@ -495,11 +509,7 @@ static hs_status load_etl(hs_replay *r, const char *path)
 	st = hs_etl_foreach(etl, HS_ETL_TIME_ORDER, etl_record, &w);
 	if (st == HS_OK)
 		st = w.st;
-	for (size_t i = 0; i < hs_etl_problem_count(etl); i++) {
-		char text[HS_PROBLEM_TEXT_MAX];
-		say(r->msg, HS_MSG_WARN, "%s: %s", path,
-		    hs_problem_format(hs_etl_problem_at(etl, i), text, sizeof text));
-	}
+	say_problems(r->msg, HS_MSG_WARN, path, hs_etl_problems(etl));
 	hs_etl_close(etl);
 	return st;
 }
@@ -954,16 +964,8 @@ static hs_status rp_mark(hs_backend *bh, const char *text)
 			return st;
 		r->have_mark_kind = true;
 	}
-	if (r->n_marks == r->cap_marks) {
-		size_t cap = r->cap_marks ? r->cap_marks * 2 : 16;
-		rp_rec *n = realloc(r->marks, cap * sizeof(*n));
-		if (!n)
-			return HS_ENOMEM;
-		r->marks = n;
-		r->cap_marks = cap;
-	}
 	size_t off;
-	if (raw_append(r, text, len, &off) != HS_OK)
+	if (push_rec(r, &r->marks, r->n_marks, &r->cap_marks, 16, text, len, &off) != HS_OK)
 		return HS_ENOMEM;
 	size_t idx = r->n_marks++;
 	rp_rec *m = &r->marks[idx];
