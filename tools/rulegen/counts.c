@@ -461,6 +461,15 @@ static bool add_trace(rg_counts *c, trace_ctx *t, const char *path, double ticks
 	return true;
 }
 
+/* The reader's problems on stderr, one line each, naming the trace. */
+static void say_problems(const char *path, const hs_problems *pl)
+{
+	for (size_t i = 0; i < hs_problems_count(pl); i++) {
+		char text[HS_PROBLEM_TEXT_MAX];
+		fprintf(stderr, "rulegen: %s: %s\n", path, hs_problem_format(hs_problems_at(pl, i), text, sizeof text));
+	}
+}
+
 static bool count_tracedat(rg_counts *c, const char *path, hs_pos at, hs_diags *d)
 {
 	hs_tracedat *td = NULL;
@@ -480,11 +489,7 @@ static bool count_tracedat(rg_counts *c, const char *path, hs_pos at, hs_diags *
 		hs_tracedat_foreach(td, on_td, &t);
 	else
 		t.oom = true;
-	for (size_t i = 0; i < hs_tracedat_problem_count(td); i++) {
-		char text[HS_PROBLEM_TEXT_MAX];
-		fprintf(stderr, "rulegen: %s: %s\n", path,
-			hs_problem_format(hs_tracedat_problem_at(td, i), text, sizeof text));
-	}
+	say_problems(path, hs_tracedat_problems(td));
 	hs_tracedat_close(td);
 	return add_trace(c, &t, path, 1e9, at, d);
 }
@@ -503,11 +508,7 @@ static bool count_etl(rg_counts *c, const char *path, hs_pos at, hs_diags *d)
 		hs_etl_foreach(etl, HS_ETL_FILE_ORDER, on_etl, &t);
 	else
 		t.oom = true;
-	for (size_t i = 0; i < hs_etl_problem_count(etl); i++) {
-		char text[HS_PROBLEM_TEXT_MAX];
-		fprintf(stderr, "rulegen: %s: %s\n", path,
-			hs_problem_format(hs_etl_problem_at(etl, i), text, sizeof text));
-	}
+	say_problems(path, hs_etl_problems(etl));
 	hs_etl_close(etl);
 	return add_trace(c, &t, path, 1e7, at, d); /* FILETIME: 100 ns */
 }

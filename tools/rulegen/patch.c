@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hindsight/vec.h"
 #include "rulegen.h"
 
 /*
@@ -258,27 +259,18 @@ typedef struct {
 	char *text;
 } edit;
 
-typedef struct {
-	edit *v;
-	size_t n, cap;
-} edits;
+typedef hs_vec edits; /* of edit */
 
 static bool add_edit(edits *E, size_t first, size_t last, hs_strbuf *sb)
 {
-	if (E->n == E->cap) {
-		size_t ncap = E->cap ? E->cap * 2 : 8;
-		edit *nv = realloc(E->v, ncap * sizeof(*nv));
-		if (!nv)
-			return false;
-		E->v = nv;
-		E->cap = ncap;
-	}
-	E->v[E->n].first = first;
-	E->v[E->n].last = last;
-	E->v[E->n].text = hs_sb_take(sb);
-	if (!E->v[E->n].text)
-		E->v[E->n].text = calloc(1, 1);
-	E->n++;
+	edit *e = hs_vec_push(E);
+	if (!e)
+		return false;
+	e->first = first;
+	e->last = last;
+	e->text = hs_sb_take(sb);
+	if (!e->text)
+		e->text = calloc(1, 1);
 	return true;
 }
 
@@ -436,7 +428,7 @@ char *rg_patch(const rg_result *r, const char *text, size_t len, hs_diags *d)
 	if (!doc_init(&D, text, len, hs_diags_add_source(d, r->cfg->profile, text, len), d))
 		return NULL;
 	bool win = r->cfg->platform == HS_PLATFORM_WINDOWS;
-	edits E = {0};
+	edits E = HS_VEC_INIT(sizeof(edit));
 	size_t providers_left = r->session->n_providers;
 	for (size_t i = 0; i < r->n_provs; i++) {
 		const rg_prov *pv = &r->provs[i];
@@ -469,20 +461,21 @@ char *rg_patch(const rg_result *r, const char *text, size_t len, hs_diags *d)
 		D.failed = true;
 	}
 	hs_strbuf out = {0};
+	edit *ev = E.data;
 	if (!D.failed) {
-		if (E.n)
-			qsort(E.v, E.n, sizeof(*E.v), edit_cmp);
+		if (E.len)
+			qsort(ev, E.len, sizeof(*ev), edit_cmp);
 		size_t line = 1;
-		for (size_t i = 0; i < E.n; i++) {
-			hs_sb_appendn(&out, text + D.start[line], D.start[E.v[i].first] - D.start[line]);
-			hs_sb_append(&out, E.v[i].text);
-			line = E.v[i].last + 1;
+		for (size_t i = 0; i < E.len; i++) {
+			hs_sb_appendn(&out, text + D.start[line], D.start[ev[i].first] - D.start[line]);
+			hs_sb_append(&out, ev[i].text);
+			line = ev[i].last + 1;
 		}
 		hs_sb_appendn(&out, text + D.start[line], len - D.start[line]);
 	}
-	for (size_t i = 0; i < E.n; i++)
-		free(E.v[i].text);
-	free(E.v);
+	for (size_t i = 0; i < E.len; i++)
+		free(ev[i].text);
+	hs_vec_free(&E);
 	free(D.start);
 	if (D.failed) {
 		hs_sb_free(&out);
