@@ -16,8 +16,6 @@ hs_status td_oom(td_file *f)
 }
 
 /* "local [mono] global": the bracketed word is the clock in force; older files store the name alone. */
-
-/* "local [mono] global": the bracketed word is the clock in force; older files store the name alone. */
 void td_parse_clock(const char *text, size_t len, char *out, size_t cap)
 {
 	char tmp[256];
@@ -106,17 +104,28 @@ bool td_expect_tag(td_cur *c, const char *tag, size_t len)
 	return len <= sizeof buf && td_cur_get(c, buf, len) && memcmp(buf, tag, len) == 0;
 }
 
+/* A u64 size and that many bytes of text, NUL-terminated, into *text (the
+ * caller frees it). HS_OK with *text NULL when they are cut or too large (the
+ * caller says what is lost); td_oom's HS_ENOMEM when the copy cannot be made. */
+static hs_status sized_text(td_file *f, td_cur *c, uint64_t *size, char **text)
+{
+	bool no_mem = false;
+	*text = NULL;
+	if (td_cur_u64(c, size) && (*text = td_cur_blob(c, *size, &no_mem)) != NULL)
+		return HS_OK;
+	return no_mem ? td_oom(f) : HS_OK;
+}
+
 /* header_page and header_event: the ring page's layout; the commit field's size is the kernel's long. */
 hs_status td_read_header_info(td_file *f, td_meta *m, td_cur *c)
 {
 	unsigned user_long = f->user_long;
 	(void)m; /* the layout is read here; libtraceevent is not told (it only serves fields) */
 	uint64_t at = td_cur_at(c), size;
-	bool no_mem = false;
 	char *text = NULL;
-	if (!td_expect_tag(c, "header_page", 12) || !td_cur_u64(c, &size) || !(text = td_cur_blob(c, size, &no_mem))) {
-		if (no_mem)
-			return td_oom(f);
+	if (td_expect_tag(c, "header_page", 12) && sized_text(f, c, &size, &text) != HS_OK)
+		return HS_ENOMEM;
+	if (!text) {
 		td_problem(f, HS_PROBLEM_DAMAGED, at, -1,
 			   "the ring page layout (header_page) is missing or cut: assuming a %u-byte kernel long",
 			   user_long);
@@ -144,11 +153,10 @@ static hs_status read_formats(td_file *f, td_meta *m, td_cur *c, const char *sys
 {
 	for (uint32_t i = 0; i < count; i++) {
 		uint64_t at = td_cur_at(c), size;
-		bool no_mem = false;
-		char *text = NULL;
-		if (!td_cur_u64(c, &size) || !(text = td_cur_blob(c, size, &no_mem))) {
-			if (!c->bad && no_mem)
-				return td_oom(f);
+		char *text;
+		if (sized_text(f, c, &size, &text) != HS_OK)
+			return HS_ENOMEM;
+		if (!text) {
 			td_problem(f, HS_PROBLEM_DAMAGED, at, -1,
 				   "event format %u of %u of system '%s' is cut or too large: the formats after it are "
 				   "not read",
@@ -223,11 +231,10 @@ bool td_skip_sized32(td_cur *c)
 hs_status td_read_cmdlines(td_file *f, td_meta *m, td_cur *c)
 {
 	uint64_t at = td_cur_at(c), size;
-	bool no_mem = false;
-	char *text = NULL;
-	if (!td_cur_u64(c, &size) || !(text = td_cur_blob(c, size, &no_mem))) {
-		if (!c->bad && no_mem)
-			return td_oom(f);
+	char *text;
+	if (sized_text(f, c, &size, &text) != HS_OK)
+		return HS_ENOMEM;
+	if (!text) {
 		td_problem(f, HS_PROBLEM_DAMAGED, at, -1,
 			   "the saved comms are cut or too large: tasks are named \"<...>\"");
 		return HS_OK;
