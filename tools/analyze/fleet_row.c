@@ -37,19 +37,25 @@ static void ws(scan *s)
 		s->p++;
 }
 
-static bool want(scan *s, char c)
+/* After white space: past c when it is next (1), 0 when something else is, -1 at the end of the input. */
+static int next_is(scan *s, char c)
 {
 	ws(s);
 	if (!more(s))
-		return false;
-	if (*s->p != c) {
-		fail(s, c == ':' ? "a ':' is missing" : c == '{' ? "not a JSON object" : "malformed JSON");
-		return false;
-	}
+		return -1;
+	if (*s->p != c)
+		return 0;
 	s->p++;
-	return true;
+	return 1;
 }
 
+static bool want(scan *s, char c)
+{
+	int got = next_is(s, c);
+	if (got == 0)
+		fail(s, c == ':' ? "a ':' is missing" : c == '{' ? "not a JSON object" : "malformed JSON");
+	return got > 0;
+}
 static int hexval(char c)
 {
 	return c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1;
@@ -329,24 +335,15 @@ static bool object(scan *s, member_fn fn, void *ctx)
 {
 	if (!want(s, '{'))
 		return false;
-	ws(s);
-	if (!more(s))
-		return false;
-	if (*s->p == '}') {
-		s->p++;
-		return true;
-	}
+	int end = next_is(s, '}');
+	if (end)
+		return end > 0;
 	for (;;) {
 		const char *key = NULL;
 		if (!string(s, &key) || !want(s, ':') || !fn(s, key, ctx))
 			return false;
-		ws(s);
-		if (!more(s))
-			return false;
-		if (*s->p == '}') {
-			s->p++;
-			return true;
-		}
+		if ((end = next_is(s, '}')))
+			return end > 0;
 		if (!want(s, ','))
 			return false;
 	}
