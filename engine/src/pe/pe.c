@@ -272,18 +272,25 @@ static bool vnode_next(const uint8_t *b, const vnode *parent, size_t *pos, vnode
 	return true;
 }
 
+/* The next child from *pos whose key is `key` (any child when key is NULL). */
+static bool vnode_find(const uint8_t *b, const vnode *parent, size_t *pos, const char *key, vnode *child)
+{
+	while (vnode_next(b, parent, pos, child))
+		if (!key || key_is(b, child, key))
+			return true;
+	return false;
+}
+
 /* The StringTable key ("040904b0") of the first Translation in VarFileInfo, or "". */
 static void first_translation(const uint8_t *b, const vnode *root, char key[9])
 {
 	key[0] = '\0';
 	size_t pos = root->children;
 	vnode fi, var;
-	while (vnode_next(b, root, &pos, &fi)) {
-		if (!key_is(b, &fi, "VarFileInfo"))
-			continue;
+	while (vnode_find(b, root, &pos, "VarFileInfo", &fi)) {
 		size_t p2 = fi.children;
-		while (vnode_next(b, &fi, &p2, &var)) {
-			if (key_is(b, &var, "Translation") && var.value + 4 <= var.end && var.value_len >= 4) {
+		while (vnode_find(b, &fi, &p2, "Translation", &var)) {
+			if (var.value + 4 <= var.end && var.value_len >= 4) {
 				snprintf(key, 9, "%04x%04x", (unsigned)le16(b + var.value), (unsigned)le16(b + var.value + 2));
 				return;
 			}
@@ -306,19 +313,13 @@ static bool version_original_filename(const uint8_t *b, size_t len, hs_pe_identi
 			continue;
 		size_t pos = root.children;
 		vnode sfi;
-		while (vnode_next(b, &root, &pos, &sfi)) {
-			if (!key_is(b, &sfi, "StringFileInfo"))
-				continue;
+		while (vnode_find(b, &root, &pos, "StringFileInfo", &sfi)) {
 			size_t p2 = sfi.children;
 			vnode table;
-			while (vnode_next(b, &sfi, &p2, &table)) {
-				if (round == 0 && !key_is(b, &table, want))
-					continue;
+			while (vnode_find(b, &sfi, &p2, round == 0 ? want : NULL, &table)) {
 				size_t p3 = table.children;
 				vnode str;
-				while (vnode_next(b, &table, &p3, &str)) {
-					if (!key_is(b, &str, "OriginalFilename"))
-						continue;
+				if (vnode_find(b, &table, &p3, "OriginalFilename", &str)) {
 					/* The value runs to its NUL or the node's end (wValueLength is
 					 * in characters by the format, in bytes by some tools). */
 					hs_utf16le_to_utf8(b + str.value, (str.end - str.value) / 2, out->original_filename,
