@@ -528,34 +528,31 @@ static bool skip_read(cur *c, uint64_t fmt)
 	return take(c, (size_t)(8 * (times + nr * per)), &p);
 }
 
+/* A u64 the sample type has (bit set in t) is read into *v; one it has not
+ * is not there to read. False only when a field that is there is cut. */
+static bool opt64(cur *c, uint64_t t, uint64_t bit, uint64_t *v)
+{
+	return !(t & bit) || take64(c, v);
+}
+
 /* Decodes a sample's fields up to its callchain. False when the record is too short for them. */
 static bool decode_sample(hs_perfdata *pd, hs_perfdata_record *r, cur c, uint64_t t, uint64_t read_format)
 {
-	uint64_t v;
-	if ((t & HS_PERFDATA_S_IDENTIFIER) && !take64(&c, &r->id))
-		return false;
-	if ((t & HS_PERFDATA_S_IP) && !take64(&c, &r->ip))
+	uint64_t v = 0;
+	if (!opt64(&c, t, HS_PERFDATA_S_IDENTIFIER, &r->id) || !opt64(&c, t, HS_PERFDATA_S_IP, &r->ip) ||
+	    !opt64(&c, t, HS_PERFDATA_S_TID, &v))
 		return false;
 	if (t & HS_PERFDATA_S_TID) {
-		if (!take64(&c, &v))
-			return false;
 		r->pid = (uint32_t)v;
 		r->tid = (uint32_t)(v >> 32);
 	}
-	if ((t & HS_PERFDATA_S_TIME) && !take64(&c, &r->time))
+	if (!opt64(&c, t, HS_PERFDATA_S_TIME, &r->time) || !opt64(&c, t, HS_PERFDATA_S_ADDR, &r->addr) ||
+	    !opt64(&c, t, HS_PERFDATA_S_ID, &r->id) || !opt64(&c, t, HS_PERFDATA_S_STREAM_ID, &r->stream_id) ||
+	    !opt64(&c, t, HS_PERFDATA_S_CPU, &v))
 		return false;
-	if ((t & HS_PERFDATA_S_ADDR) && !take64(&c, &r->addr))
-		return false;
-	if ((t & HS_PERFDATA_S_ID) && !take64(&c, &r->id))
-		return false;
-	if ((t & HS_PERFDATA_S_STREAM_ID) && !take64(&c, &r->stream_id))
-		return false;
-	if (t & HS_PERFDATA_S_CPU) {
-		if (!take64(&c, &v))
-			return false;
+	if (t & HS_PERFDATA_S_CPU)
 		r->cpu = (uint32_t)v;
-	}
-	if ((t & HS_PERFDATA_S_PERIOD) && !take64(&c, &r->period))
+	if (!opt64(&c, t, HS_PERFDATA_S_PERIOD, &r->period))
 		return false;
 	if ((t & HS_PERFDATA_S_READ) && !skip_read(&c, read_format))
 		return false;
