@@ -10,6 +10,7 @@
 
 #include "etl/etl_format.h"
 #include "etl/xpress.h"
+#include "hindsight/vec.h"
 #include "util/compat.h"
 #include "util/text.h"
 
@@ -20,8 +21,7 @@ struct hs_etl {
 	size_t len;
 	bool owned;
 	int fd; /* >= 0: data is NULL and buffers are read from the file on demand */
-	hs_etl_buffer *buffers;
-	size_t n_buffers, cap_buffers;
+	hs_vec buffers; /* of hs_etl_buffer, in file order */
 	hs_etl_header header;
 	hs_problems problems;
 	size_t lost_flagged;
@@ -429,18 +429,17 @@ static const uint8_t *window_get(hs_etl *e, window *w, uint64_t off, size_t want
 	return w->buf;
 }
 
+static hs_etl_buffer *buffer_at(const hs_etl *e, size_t i)
+{
+	return hs_vec_at(&e->buffers, i);
+}
+
 static bool push_buffer(hs_etl *e, const hs_etl_buffer *b)
 {
-	if (e->n_buffers == e->cap_buffers) {
-		size_t nc = e->cap_buffers ? e->cap_buffers * 2 : 64;
-		hs_etl_buffer *p = realloc(e->buffers, nc * sizeof(*p));
-		if (!p)
-			return false;
-		e->buffers = p;
-		e->cap_buffers = nc;
-	}
-	e->buffers[e->n_buffers++] = *b;
-	return true;
+	hs_etl_buffer *slot = hs_vec_push(&e->buffers);
+	if (slot)
+		*slot = *b;
+	return slot != NULL;
 }
 
 /* The 0x48 header bytes at off, from memory or read into tmp; NULL when
@@ -542,7 +541,7 @@ static hs_status index_buffers(hs_etl *e)
 		 * is here but the previous buffer, stepped by the usual size, is
 		 * followed by one, the previous size was the damage. Header
 		 * buffers are left alone: relogged files have short ones. */
-		hs_etl_buffer *last = e->n_buffers ? &e->buffers[e->n_buffers - 1] : NULL;
+		hs_etl_buffer *last = e->buffers.len ? buffer_at(e, e->buffers.len - 1) : NULL;
 		if (usual && last && !last_resized && !plausible_header(p) && last->type != HS_ETL_BUFFER_TYPE_HEADER &&
 		    last->size != usual && size_leads_on(e, last->offset, usual)) {
 			uint8_t tmp[HS_ETL_BUFFER_HEADER_SIZE];
@@ -607,7 +606,7 @@ static hs_status index_buffers(hs_etl *e)
 		off += b.size;
 	}
 	free(w.buf);
-	return e->n_buffers ? HS_OK : HS_EINVAL;
+	return e->buffers.len ? HS_OK : HS_EINVAL;
 }
 
 /* Scratch space for buffers read from the file and for decompressed buffers,
@@ -688,7 +687,7 @@ static void cursor_start(cursor *c, hs_etl *e, uint32_t index, scratch *s)
 {
 	c->e = e;
 	c->index = index;
-	c->b = &e->buffers[index];
+	c->b = buffer_at(e, index);
 	c->bytes = buffer_bytes(e, c->b, s);
 	c->off = HS_ETL_BUFFER_HEADER_SIZE;
 	c->done = c->bytes == NULL;
@@ -735,16 +734,17 @@ static void find_header(hs_etl *e)
 
 static hs_status finish_open(hs_etl *e, hs_etl **out)
 {
+	e->buffers = (hs_vec)HS_VEC_INIT(sizeof(hs_etl_buffer));
 	hs_status st = index_buffers(e);
 	if (st != HS_OK) {
 		hs_etl_close(e);
 		return st;
 	}
 	find_header(e);
-	if (e->header.valid && e->header.buffers_written && e->header.buffers_written != e->n_buffers)
-		problem(e, e->header.buffers_written > e->n_buffers ? HS_PROBLEM_LOST : HS_PROBLEM_DAMAGED, 0, -1,
+	if (e->header.valid && e->header.buffers_written && e->header.buffers_written != e->buffers.len)
+		problem(e, e->header.buffers_written > e->buffers.len ? HS_PROBLEM_LOST : HS_PROBLEM_DAMAGED, 0, -1,
 			"the header says %u buffers were written; the file holds %zu", e->header.buffers_written,
-			e->n_buffers);
+			e->buffers.len);
 	*out = e;
 	return HS_OK;
 }
@@ -801,14 +801,14 @@ void hs_etl_close(hs_etl *e)
 		hs_close(e->fd);
 	if (e->owned)
 		free((void *)e->data);
-	free(e->buffers);
+	hs_vec_free(&e->buffers);
 	hs_problems_free(&e->problems);
 	free(e);
 }
 
 const hs_etl_header *hs_etl_get_header(const hs_etl *e) { return &e->header; }
-size_t hs_etl_buffer_count(const hs_etl *e) { return e->n_buffers; }
-const hs_etl_buffer *hs_etl_buffer_at(const hs_etl *e, size_t i) { return &e->buffers[i]; }
+size_t hs_etl_buffer_count(const hs_etl *e) { return e->buffers.len; }
+const hs_etl_buffer *hs_etl_buffer_at(const hs_etl *e, size_t i) { return buffer_at(e, i); }
 size_t hs_etl_file_size(const hs_etl *e) { return e->len; }
 size_t hs_etl_problem_count(const hs_etl *e)
 {
@@ -827,7 +827,7 @@ static hs_status walk_file_order(hs_etl *e, hs_etl_record_fn fn, void *ctx)
 {
 	scratch s = {0};
 	s.raw.ahead = READ_AHEAD;
-	for (uint32_t i = 0; i < e->n_buffers; i++) {
+	for (uint32_t i = 0; i < e->buffers.len; i++) {
 		cursor c;
 		cursor_start(&c, e, i, &s);
 		while (cursor_next(&c))
@@ -878,9 +878,9 @@ static bool lane_advance(hs_etl *e, lane *l)
 static hs_status walk_time_order(hs_etl *e, hs_etl_record_fn fn, void *ctx)
 {
 	uint16_t max_cpu = 0;
-	for (size_t i = 0; i < e->n_buffers; i++)
-		if (e->buffers[i].cpu > max_cpu)
-			max_cpu = e->buffers[i].cpu;
+	for (size_t i = 0; i < e->buffers.len; i++)
+		if (buffer_at(e, i)->cpu > max_cpu)
+			max_cpu = buffer_at(e, i)->cpu;
 	size_t nl = (size_t)max_cpu + 1;
 	lane *lanes = calloc(nl, sizeof(*lanes));
 	if (!lanes)
@@ -888,8 +888,8 @@ static hs_status walk_time_order(hs_etl *e, hs_etl_record_fn fn, void *ctx)
 	hs_status st = HS_OK;
 	/* Size each lane by its own buffers: a damaged processor index must not
 	 * make every lane as large as the whole file. */
-	for (size_t i = 0; i < e->n_buffers; i++)
-		lanes[e->buffers[i].cpu].n++;
+	for (size_t i = 0; i < e->buffers.len; i++)
+		lanes[buffer_at(e, i)->cpu].n++;
 	for (size_t l = 0; l < nl; l++) {
 		lanes[l].order = malloc((lanes[l].n + 1) * sizeof(lane_entry));
 		if (!lanes[l].order) {
@@ -898,9 +898,10 @@ static hs_status walk_time_order(hs_etl *e, hs_etl_record_fn fn, void *ctx)
 		}
 		lanes[l].n = 0;
 	}
-	for (uint32_t i = 0; i < e->n_buffers; i++) {
-		lane *l = &lanes[e->buffers[i].cpu];
-		l->order[l->n++] = (lane_entry){e->buffers[i].sequence, e->buffers[i].offset, i};
+	for (uint32_t i = 0; i < e->buffers.len; i++) {
+		const hs_etl_buffer *b = buffer_at(e, i);
+		lane *l = &lanes[b->cpu];
+		l->order[l->n++] = (lane_entry){b->sequence, b->offset, i};
 	}
 	for (size_t l = 0; l < nl; l++) {
 		qsort(lanes[l].order, lanes[l].n, sizeof(lane_entry), cmp_lane_entry);

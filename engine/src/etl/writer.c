@@ -9,6 +9,7 @@
 #include "etl/etl_format.h"
 #include "etl/xpress.h"
 #include "util/compat.h"
+#include "hindsight/vec.h"
 
 /* EVENT_TRACE_FILE_MODE_SEQUENTIAL and EVENT_TRACE_COMPRESSED_MODE (LogFileMode). */
 #define MODE_SEQUENTIAL 0x00000001u
@@ -50,8 +51,7 @@ struct hs_etl_writer {
 	uint32_t names16_len;
 	uint8_t *zbuf;
 	size_t zcap;
-	held_buffer *held; /* file_order_rotate: data buffers kept until close */
-	size_t n_held, cap_held;
+	hs_vec held; /* of held_buffer; file_order_rotate: data buffers kept until close */
 	hs_status err;
 };
 
@@ -249,19 +249,14 @@ static void fill_buffer_header(uint8_t *b, uint32_t size, uint32_t end, int64_t 
 static hs_status emit_data_buffer(hs_etl_writer *w, const uint8_t *bytes, uint32_t len)
 {
 	if (w->o.file_order_rotate) {
-		if (w->n_held == w->cap_held) {
-			size_t nc = w->cap_held ? w->cap_held * 2 : 16;
-			held_buffer *h = realloc(w->held, nc * sizeof(*h));
-			if (!h)
-				return HS_ENOMEM;
-			w->held = h;
-			w->cap_held = nc;
-		}
 		uint8_t *copy = malloc(len);
-		if (!copy)
+		held_buffer *h = copy ? hs_vec_push(&w->held) : NULL;
+		if (!h) {
+			free(copy);
 			return HS_ENOMEM;
+		}
 		memcpy(copy, bytes, len);
-		w->held[w->n_held++] = (held_buffer){copy, len};
+		*h = (held_buffer){copy, len};
 		return HS_OK;
 	}
 	hs_status st = write_at(w, w->file_off, bytes, len);
@@ -441,9 +436,9 @@ static void free_writer(hs_etl_writer *w)
 			free(w->cpu[i]->buf);
 		free(w->cpu[i]);
 	}
-	for (size_t i = 0; i < w->n_held; i++)
-		free(w->held[i].bytes);
-	free(w->held);
+	for (size_t i = 0; i < w->held.len; i++)
+		free(((held_buffer *)hs_vec_at(&w->held, i))->bytes);
+	hs_vec_free(&w->held);
 	free(w->header);
 	free(w->names16);
 	free(w->zbuf);
@@ -475,6 +470,7 @@ hs_status hs_etl_writer_open(const char *path, const hs_etl_writer_opts *opts, h
 	if (!w)
 		return HS_ENOMEM;
 	w->fd = -1;
+	w->held = (hs_vec)HS_VEC_INIT(sizeof(held_buffer));
 	w->o = *opts;
 	w->logger_name = dup_str(opts->logger_name);
 	w->log_file_name = dup_str(opts->log_file_name);
@@ -574,10 +570,10 @@ static hs_status finish(hs_etl_writer *w)
 	for (uint32_t i = 0; i < w->max_cpu_plus1; i++)
 		if ((st = flush_cpu(w, (uint16_t)i)) != HS_OK)
 			return st;
-	if (w->n_held) {
-		size_t k = w->o.file_order_rotate % w->n_held;
-		for (size_t i = 0; i < w->n_held; i++) {
-			const held_buffer *h = &w->held[(i + k) % w->n_held];
+	if (w->held.len) {
+		size_t k = w->o.file_order_rotate % w->held.len;
+		for (size_t i = 0; i < w->held.len; i++) {
+			const held_buffer *h = hs_vec_at(&w->held, (i + k) % w->held.len);
 			if ((st = write_at(w, w->file_off, h->bytes, h->len)) != HS_OK)
 				return st;
 			w->file_off += h->len;
