@@ -129,10 +129,9 @@ netns=()       # network namespaces
 cgroup=        # memory cgroup
 tmpdirs=()
 
-# reap_engine PID SECONDS: waits for an engine to end; sets $exit_status; 1 on timeout. An engine that
-# died of a signal (status >= 128) could not remove its tracefs instances: they become ours to remove.
-reap_engine() {
-	local p=$1 limit=$2 i keep=() names=()
+# wait_exit PID SECONDS: waits for a child, sets $exit_status; 1 on timeout.
+wait_exit() {
+	local p=$1 limit=$2
 	for _ in $(seq $((limit * 10))); do
 		kill -0 "$p" 2>/dev/null || break
 		sleep 0.1
@@ -140,6 +139,14 @@ reap_engine() {
 	kill -0 "$p" 2>/dev/null && return 1
 	wait "$p" 2>/dev/null
 	exit_status=$?
+	return 0
+}
+
+# reap_engine PID SECONDS: waits for an engine to end; sets $exit_status; 1 on timeout. An engine that
+# died of a signal (status >= 128) could not remove its tracefs instances: they become ours to remove.
+reap_engine() {
+	local p=$1 i keep=() names=()
+	wait_exit "$p" "$2" || return 1
 	if ((exit_status >= 128)); then
 		read -ra names <<<"${engine_instances[$p]}"
 		stale+=("${names[@]}")
@@ -195,18 +202,6 @@ bg() {
 	"$@" &
 	bg_pid=$!
 	children+=("$bg_pid")
-}
-# wait_exit PID SECONDS: waits for a child, sets $exit_status; 1 on timeout.
-wait_exit() {
-	local p=$1 limit=$2
-	for _ in $(seq $((limit * 10))); do
-		kill -0 "$p" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$p" 2>/dev/null && return 1
-	wait "$p" 2>/dev/null
-	exit_status=$?
-	return 0
 }
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="${2:-$(now)}" 'BEGIN { printf "%.3f", b - a }'; }
