@@ -136,7 +136,7 @@ void hs_rpt_find(hs_report *r)
 {
 	absent_nouns(r);
 	for (size_t i = 0; i < sizeof detectors / sizeof detectors[0]; i++)
-		detectors[i]->find(r);
+		hs_rpt_detector_run(r, detectors[i]);
 	rank(r);
 	const hs_rpt_trigger *t = &r->trig;
 	r->moment = t->present && t->first_hit_ns			? t->first_hit_ns

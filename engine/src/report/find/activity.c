@@ -201,4 +201,5 @@ out:
 	free(started);
 }
 
-const hs_rpt_detector hs_rpt_find_activity = {"activity", 5, HS_RPT_LINUX | HS_RPT_WINDOWS, NULL, find_activity};
+const hs_rpt_detector hs_rpt_find_activity = {"activity", 5, HS_RPT_LINUX | HS_RPT_WINDOWS, NULL,
+					      .find = find_activity};

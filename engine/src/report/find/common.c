@@ -115,26 +115,38 @@ out:
 	return n;
 }
 
-void hs_rpt_find_shape(hs_report *r, hs_decoded_kind shape, const char *tag, const char *const *skip_tags,
-		       const hs_rpt_shape_words *w)
+static bool shape_event(const hs_rpt_detector *d, const hs_rpt_event *e)
 {
+	if (e->shape != d->shape)
+		return false;
+	if (d->tag)
+		return e->alert && !strcmp(e->alert, d->tag);
+	for (size_t k = 0; d->skip_tags && d->skip_tags[k]; k++)
+		if (e->alert && !strcmp(e->alert, d->skip_tags[k]))
+			return false;
+	return true;
+}
+
+void hs_rpt_detector_run(hs_report *r, const hs_rpt_detector *d)
+{
+	if (d->find) {
+		d->find(r);
+		return;
+	}
 	hs_rpt_finding *f = NULL;
+	const hs_rpt_shape_words *w = d->words;
 	size_t n = 0, first = SIZE_MAX;
 	for (size_t i = 0; i < r->n_events; i++) {
 		const hs_rpt_event *e = &r->events[i];
-		if (e->shape != shape)
-			continue;
-		if (tag && (!e->alert || strcmp(e->alert, tag)))
-			continue;
-		bool skip = false;
-		for (size_t k = 0; !tag && skip_tags && skip_tags[k] && !skip; k++)
-			skip = e->alert && !strcmp(e->alert, skip_tags[k]);
-		if (skip)
+		if (!shape_event(d, e))
 			continue;
 		if (!f) {
-			if (!(f = hs_rpt_new_finding(r, w->kind, w->impact, e->ts, e->pid)))
+			if (!(f = hs_rpt_new_finding(r, d->kind, d->impact, e->ts, e->pid)))
 				return;
 			first = i;
+			/* worded for the platform of the first one */
+			if (e->platform == HS_RPT_WINDOWS && d->windows_words)
+				w = d->windows_words;
 			snprintf(f->next, sizeof f->next, "%s", w->next);
 		}
 		hs_rpt_add_ev(r, f, i);
@@ -145,7 +157,7 @@ void hs_rpt_find_shape(hs_report *r, hs_decoded_kind shape, const char *tag, con
 	const hs_rpt_event *e = &r->events[first];
 	char when[32];
 	hs_rpt_fmt_ts(e->ts, when, sizeof when);
-	if (w->event_title)
+	if (w->catalog_named)
 		snprintf(f->title, sizeof f->title, "%zu %s event%s: %s/%s first", n, w->what, n == 1 ? "" : "s",
 			 e->system, e->name);
 	else
@@ -155,6 +167,6 @@ void hs_rpt_find_shape(hs_report *r, hs_decoded_kind shape, const char *tag, con
 	else
 		snprintf(f->verdict, sizeof f->verdict, "%zu %s%s, the first at %s s: %s.", n, w->what,
 			 n == 1 ? "" : "s", when, e->detail);
-	snprintf(f->text, sizeof f->text, "%s%s", w->story_text && e->story ? e->story : e->detail,
+	snprintf(f->text, sizeof f->text, "%s%s", w->catalog_named && e->story ? e->story : e->detail,
 		 n > 1 ? " (the first; the others are below)" : "");
 }

@@ -4,18 +4,36 @@
 
 #include "report/model.h"
 
+/* The words of a finding made of every event of one shape (hs_rpt_detector_run): "N <what>s", the verdict
+ * "N <what>s, the first at T s: <detail>." (or `verdict`'s when given, made from the first event, the count and the
+ * time), the text the first event's detail. Events the catalog names but has no decoded detail for
+ * (`catalog_named`) are titled "N <what> events: SYSTEM/NAME first" and told by the first one's story. */
+typedef struct {
+	const char *what, *next;
+	bool catalog_named;
+	void (*verdict)(hs_report *r, hs_rpt_finding *f, const hs_rpt_event *first, size_t n, const char *when);
+} hs_rpt_shape_words;
+
 /* One finding detector (find.c's table, one file under find/ each): the kind of finding it makes, its usual
  * impact (some grade it), the platforms whose recordings carry its events today (HS_RPT_LINUX | HS_RPT_WINDOWS:
  * a verdict that found nothing names it for those; every detector still reads every event, as a catalog may
  * tag any event), the noun a verdict names when nothing of the kind was found ("no crash, ..."; NULL: not
- * named), and the function. */
+ * named), and the function. A detector without one makes a finding of kind and impact from every event of
+ * `shape` with alert tag `tag` (NULL: any tag none of `skip_tags` names), in `words`, or `windows_words` when
+ * the first such event is from a Windows recording and it has them. */
 typedef struct {
 	const char *kind;
 	int impact;
 	unsigned platforms;
 	const char *noun;
 	void (*find)(hs_report *r);
+	hs_decoded_kind shape;
+	const char *tag;
+	const char *const *skip_tags;
+	const hs_rpt_shape_words *words, *windows_words;
 } hs_rpt_detector;
+/* Runs a detector: its function, or the finding of every event of its shape. */
+void hs_rpt_detector_run(hs_report *r, const hs_rpt_detector *d);
 
 /* The process exit (shape HS_DEC_EXIT, the process, not a thread) of pid within 10 s after event i, or SIZE_MAX. */
 size_t hs_rpt_exit_after(const hs_report *r, size_t i, int64_t pid);
@@ -40,20 +58,6 @@ typedef struct {
 } hs_rpt_span;
 /* Pairs begin and end events of one task (same pid and file, same subject) in time order, the longest first. */
 size_t hs_rpt_pair_spans(hs_report *r, hs_decoded_kind begin, hs_decoded_kind end, hs_rpt_span **out);
-
-/* Every event of `shape` (with alert tag `tag`; NULL: any tag none of `skip_tags` names) as one finding. Its
- * words: "N <what>s", the verdict "N <what>s, the first at T s: <detail>." (or `verdict`'s when given, made from
- * the first event, the count and the time), the text the first event's detail (or its story when `story_text`). */
-typedef struct {
-	const char *kind;
-	int impact;
-	const char *what, *next;
-	bool story_text;
-	bool event_title; /* the title "N <what> events: SYSTEM/NAME first" (events the catalog names, no decoded detail) */
-	void (*verdict)(hs_report *r, hs_rpt_finding *f, const hs_rpt_event *first, size_t n, const char *when);
-} hs_rpt_shape_words;
-void hs_rpt_find_shape(hs_report *r, hs_decoded_kind shape, const char *tag, const char *const *skip_tags,
-		       const hs_rpt_shape_words *w);
 
 /* The detectors, in the order find.c runs them (each file defines its own). */
 extern const hs_rpt_detector hs_rpt_find_trigger_marker, hs_rpt_find_frame_hitch, hs_rpt_find_freeze, hs_rpt_find_crash,

@@ -163,4 +163,4 @@ static void find_crash(hs_report *r)
 	}
 }
 
-const hs_rpt_detector hs_rpt_find_crash = {"crash", 100, HS_RPT_LINUX | HS_RPT_WINDOWS, "crash", find_crash};
+const hs_rpt_detector hs_rpt_find_crash = {"crash", 100, HS_RPT_LINUX | HS_RPT_WINDOWS, "crash", .find = find_crash};

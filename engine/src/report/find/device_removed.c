@@ -10,20 +10,13 @@ static void verdict(hs_report *r, hs_rpt_finding *f, const hs_rpt_event *e, size
 		 e->system, e->name, e->detail, n, n == 1 ? "" : "s");
 }
 
-static void find_device_removed(hs_report *r)
-{
-	static const hs_rpt_shape_words w = {
-		.kind = "device-removed",
-		.impact = 80,
-		.what = "device removal",
-		.next = "which device it was (the instance path in the payload; Device Manager's hidden devices), its "
-			"cable, hub and power; the System log's Kernel-PnP entries",
-		.story_text = true,
-		.event_title = true,
-		.verdict = verdict,
-	};
-	hs_rpt_find_shape(r, HS_DEC_ALERT, "device-removed", NULL, &w);
-}
+static const hs_rpt_shape_words words = {
+	.what = "device removal",
+	.next = "which device it was (the instance path in the payload; Device Manager's hidden devices), its cable, "
+		"hub and power; the System log's Kernel-PnP entries",
+	.catalog_named = true,
+	.verdict = verdict,
+};
 
-const hs_rpt_detector hs_rpt_find_device_removed = {"device-removed", 80, HS_RPT_WINDOWS,
-						    "device removal", find_device_removed};
+const hs_rpt_detector hs_rpt_find_device_removed = {"device-removed", 80, HS_RPT_WINDOWS, "device removal",
+						    .shape = HS_DEC_ALERT, .tag = "device-removed", .words = &words};

@@ -12,33 +12,20 @@ static void windows_verdict(hs_report *r, hs_rpt_finding *f, const hs_rpt_event 
 		 when, e->system, e->name, e->pid, named ? ", " : "", named ? e->comm : "", n, n == 1 ? "" : "s");
 }
 
-static void find_disconnect(hs_report *r)
-{
-	static const hs_rpt_shape_words linux_words = {
-		.kind = "disconnect",
-		.impact = 60,
-		.what = "connection reset",
-		.next = "which side reset it (send vs receive) and the application's ports; a firewall or a peer that crashed "
-			"or closed early",
-	};
-	static const hs_rpt_shape_words windows_words = {
-		.kind = "disconnect",
-		.impact = 60,
-		.what = "connection abort",
-		.next = "which side gave up and why: a local abort (the app or a firewall) or a retransmit timeout (the path "
-			"or the peer vanished); the adapter's state at the time (its link and power events)",
-		.story_text = true,
-		.event_title = true,
-		.verdict = windows_verdict,
-	};
-	/* worded for the platform of the first one */
-	for (size_t i = 0; i < r->n_events; i++)
-		if (r->events[i].shape == HS_DEC_DISCONNECT) {
-			hs_rpt_find_shape(r, HS_DEC_DISCONNECT, NULL, NULL,
-					  r->events[i].platform == HS_RPT_WINDOWS ? &windows_words : &linux_words);
-			return;
-		}
-}
+static const hs_rpt_shape_words linux_words = {
+	.what = "connection reset",
+	.next = "which side reset it (send vs receive) and the application's ports; a firewall or a peer that crashed "
+		"or closed early",
+};
+
+static const hs_rpt_shape_words windows_words = {
+	.what = "connection abort",
+	.next = "which side gave up and why: a local abort (the app or a firewall) or a retransmit timeout (the path "
+		"or the peer vanished); the adapter's state at the time (its link and power events)",
+	.catalog_named = true,
+	.verdict = windows_verdict,
+};
 
 const hs_rpt_detector hs_rpt_find_disconnect = {"disconnect", 60, HS_RPT_LINUX | HS_RPT_WINDOWS, "disconnect",
-						find_disconnect};
+						.shape = HS_DEC_DISCONNECT, .words = &linux_words,
+						.windows_words = &windows_words};

@@ -87,4 +87,4 @@ static void find_exit_status(hs_report *r)
 }
 
 const hs_rpt_detector hs_rpt_find_exit_status = {"exit-status", 20, HS_RPT_LINUX | HS_RPT_WINDOWS, NULL,
-						 find_exit_status};
+						 .find = find_exit_status};

@@ -44,4 +44,5 @@ static void find_hitch(hs_report *r)
 		 t->hit_pid, t->frame_ms);
 }
 
-const hs_rpt_detector hs_rpt_find_frame_hitch = {"frame-hitch", 99, HS_RPT_LINUX | HS_RPT_WINDOWS, NULL, find_hitch};
+const hs_rpt_detector hs_rpt_find_frame_hitch = {"frame-hitch", 99, HS_RPT_LINUX | HS_RPT_WINDOWS, NULL,
+						 .find = find_hitch};

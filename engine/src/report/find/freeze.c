@@ -61,4 +61,4 @@ static void find_freeze(hs_report *r)
 		 "runnable behind whom); a stack of it taken while it hangs (gdb -p, eu-stack)");
 }
 
-const hs_rpt_detector hs_rpt_find_freeze = {"app-hang", 99, HS_RPT_LINUX | HS_RPT_WINDOWS, NULL, find_freeze};
+const hs_rpt_detector hs_rpt_find_freeze = {"app-hang", 99, HS_RPT_LINUX | HS_RPT_WINDOWS, NULL, .find = find_freeze};

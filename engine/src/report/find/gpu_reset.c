@@ -12,21 +12,14 @@ static void verdict(hs_report *r, hs_rpt_finding *f, const hs_rpt_event *e, size
 		 when, e->system, e->name, e->pid > 4 ? " in " : "", e->pid > 4 ? e->comm : "", n, n == 1 ? "" : "s");
 }
 
-static void find_gpu_reset(hs_report *r)
-{
-	static const hs_rpt_shape_words w = {
-		.kind = "gpu-reset",
-		.impact = 90,
-		.what = "GPU reset (TDR)",
-		.next = "the display driver's version and the GPU's temperature and clocks; the Application and System "
-			"event logs' Display 4101 entries; the app that was presenting when the engine stopped (its Present "
-			"events in the ring)",
-		.story_text = true,
-		.event_title = true,
-		.verdict = verdict,
-	};
-	hs_rpt_find_shape(r, HS_DEC_ALERT, "gpu-reset", NULL, &w);
-}
+static const hs_rpt_shape_words words = {
+	.what = "GPU reset (TDR)",
+	.next = "the display driver's version and the GPU's temperature and clocks; the Application and System event "
+		"logs' Display 4101 entries; the app that was presenting when the engine stopped (its Present events "
+		"in the ring)",
+	.catalog_named = true,
+	.verdict = verdict,
+};
 
-const hs_rpt_detector hs_rpt_find_gpu_reset = {"gpu-reset", 90, HS_RPT_WINDOWS, "GPU reset",
-					       find_gpu_reset};
+const hs_rpt_detector hs_rpt_find_gpu_reset = {"gpu-reset", 90, HS_RPT_WINDOWS, "GPU reset", .shape = HS_DEC_ALERT,
+					       .tag = "gpu-reset", .words = &words};

@@ -94,4 +94,4 @@ static void find_killed(hs_report *r)
 	}
 }
 
-const hs_rpt_detector hs_rpt_find_killed = {"killed", 70, HS_RPT_LINUX, "kill", find_killed};
+const hs_rpt_detector hs_rpt_find_killed = {"killed", 70, HS_RPT_LINUX, "kill", .find = find_killed};

@@ -123,4 +123,4 @@ static void find_memory_stalls(hs_report *r)
 	free(sp);
 }
 
-const hs_rpt_detector hs_rpt_find_memory_stall = {"memory-stall", 65, HS_RPT_LINUX, NULL, find_memory_stalls};
+const hs_rpt_detector hs_rpt_find_memory_stall = {"memory-stall", 65, HS_RPT_LINUX, NULL, .find = find_memory_stalls};

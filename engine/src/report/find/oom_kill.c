@@ -56,4 +56,4 @@ static void find_oom(hs_report *r)
 	}
 }
 
-const hs_rpt_detector hs_rpt_find_oom_kill = {"oom-kill", 95, HS_RPT_LINUX, "OOM kill", find_oom};
+const hs_rpt_detector hs_rpt_find_oom_kill = {"oom-kill", 95, HS_RPT_LINUX, "OOM kill", .find = find_oom};

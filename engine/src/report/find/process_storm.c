@@ -216,4 +216,4 @@ out:
 }
 
 const hs_rpt_detector hs_rpt_find_process_storm = {"process-storm", 50, HS_RPT_LINUX | HS_RPT_WINDOWS, NULL,
-						   find_storm};
+						   .find = find_storm};

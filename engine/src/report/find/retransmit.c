@@ -50,4 +50,4 @@ static void find_retransmits(hs_report *r)
 		snprintf(f->title, sizeof f->title, "%zu retransmit burst%s", bursts, bursts == 1 ? "" : "s");
 }
 
-const hs_rpt_detector hs_rpt_find_retransmit = {"disconnect", 55, HS_RPT_LINUX, NULL, find_retransmits};
+const hs_rpt_detector hs_rpt_find_retransmit = {"disconnect", 55, HS_RPT_LINUX, NULL, .find = find_retransmits};

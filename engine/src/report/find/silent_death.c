@@ -51,4 +51,4 @@ static void find_silent_deaths(hs_report *r)
 			 n == 1 ? "" : "es");
 }
 
-const hs_rpt_detector hs_rpt_find_silent_death = {"killed", 40, HS_RPT_LINUX, NULL, find_silent_deaths};
+const hs_rpt_detector hs_rpt_find_silent_death = {"killed", 40, HS_RPT_LINUX, NULL, .find = find_silent_deaths};

@@ -86,4 +86,4 @@ static void find_syscalls(hs_report *r)
 	free(sp);
 }
 
-const hs_rpt_detector hs_rpt_find_slow_syscall = {"slow-syscall", 45, HS_RPT_LINUX, NULL, find_syscalls};
+const hs_rpt_detector hs_rpt_find_slow_syscall = {"slow-syscall", 45, HS_RPT_LINUX, NULL, .find = find_syscalls};

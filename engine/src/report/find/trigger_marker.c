@@ -45,4 +45,4 @@ static void find_marker(hs_report *r)
 	}
 }
 
-const hs_rpt_detector hs_rpt_find_trigger_marker = {"trigger", 30, HS_RPT_WINDOWS, NULL, find_marker};
+const hs_rpt_detector hs_rpt_find_trigger_marker = {"trigger", 30, HS_RPT_WINDOWS, NULL, .find = find_marker};
