@@ -38,6 +38,12 @@ FILE *hs_fopen(const char *path, const char *mode);
 int64_t hs_pread(int fd, void *buf, size_t len, uint64_t off);
 int64_t hs_pwrite(int fd, const void *buf, size_t len, uint64_t off);
 
+/* Writes all len bytes at offset off, or at the file position when off is
+ * HS_AT_POS, again after an interrupted or short write. 0, or -1 with errno
+ * (EIO when a write wrote nothing). */
+#define HS_AT_POS (-1)
+int hs_write_all(int fd, const void *buf, size_t len, int64_t off);
+
 /* Flushes the file's data to the disk (fsync; FlushFileBuffers). */
 int hs_fsync(int fd);
 

@@ -17,6 +17,7 @@
 
 #include "ftrace/ftrace.h"
 #include "ftrace/tracefs_api.h"
+#include "hindsight/compat.h"
 #include "hindsight/hmap.h"
 #include "hindsight/limits.h"
 
@@ -201,23 +202,6 @@ void hs_dat_remove_dir(const char *dir)
 	rmdir(dir);
 }
 
-static int write_all_fd(int fd, const void *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w == 0)
-				errno = EIO;
-			return -1;
-		}
-		p = (const char *)p + w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* ---- kernel symbols ----
  * libtracecmd reads /proc/kallsyms twice (its size, then its bytes: 5 MB the
  * kernel formats each time), and fails with "error in size of file" when a
@@ -257,7 +241,7 @@ static int ksyms_read(const char *path)
 		if (first && (n < 16 || !strncmp(buf, "0000000000000000", 16)))
 			ok = false;
 		first = false;
-		ok = ok && write_all_fd(out, buf, (size_t)n) == 0;
+		ok = ok && hs_write_all(out, buf, (size_t)n, HS_AT_POS) == 0;
 	}
 	ok = ok && !first && n == 0;
 	if (in >= 0)
@@ -335,25 +319,6 @@ struct hs_dat_file {
 	int err;                      /* the first failed put's errno */
 };
 
-static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
-{
-	const unsigned char *b = p;
-	while (n) {
-		ssize_t w = pwrite(fd, b, n, (off_t)off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w == 0)
-				errno = EIO;
-			return -1;
-		}
-		b += w;
-		n -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
-}
-
 /* The CPU count, the pending options, and the BUFFER section's header. */
 static int section_begin(hs_dat_file *f, int ncpu, const hs_dat_opts *o)
 {
@@ -391,7 +356,7 @@ static int section_begin(hs_dat_file *f, int ncpu, const hs_dat_opts *o)
 	memcpy(hdr + 2, &flags, 2);
 	memcpy(hdr + 4, &desc, 4);
 	memcpy(hdr + 8, &size, 8);
-	if (write_all_fd(f->keep, hdr, sizeof(hdr)))
+	if (hs_write_all(f->keep, hdr, sizeof(hdr), HS_AT_POS))
 		return -1;
 	f->sec = (uint64_t)sec;
 	f->next = f->sec + DAT_SECTION_HEADER;
@@ -412,8 +377,8 @@ hs_status hs_dat_put_cpu(hs_dat_file *f, unsigned cpu, const hs_datz *z)
 	uint64_t off = (f->next + f->page_size - 1) & ~((uint64_t)f->page_size - 1);
 	f->next = off + 4 + kept;
 	pthread_mutex_unlock(&f->mu);
-	if (pwrite_all(f->keep, &count, 4, off) ||
-	    pwrite_all(f->keep, z->data + z->chunks[z->first].off, (size_t)kept, off + 4)) {
+	if (hs_write_all(f->keep, &count, 4, (int64_t)off) ||
+	    hs_write_all(f->keep, z->data + z->chunks[z->first].off, (size_t)kept, (int64_t)(off + 4))) {
 		int e = errno;
 		pthread_mutex_lock(&f->mu);
 		if (!f->err)
@@ -464,7 +429,7 @@ static int section_end(hs_dat_file *f)
 	/* The section's size counts from after its header; the options follow the
 	 * last CPU's data (an empty CPU's alignment is no part of the file). */
 	uint64_t size = f->next - f->sec - DAT_SECTION_HEADER;
-	if (pwrite_all(f->keep, &size, 8, f->sec + 8) || lseek(f->keep, (off_t)f->next, SEEK_SET) < 0)
+	if (hs_write_all(f->keep, &size, 8, (int64_t)(f->sec + 8)) || lseek(f->keep, (off_t)f->next, SEEK_SET) < 0)
 		goto fail;
 	if (!tracecmd_add_option(f->h, DAT_SECTION_BUFFER, (int)at, opt) || tracecmd_write_options(f->h) < 0)
 		goto fail;

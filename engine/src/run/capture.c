@@ -51,11 +51,7 @@ struct hs_capture {
 	size_t d_head, d_len;
 	bool stop;
 	bool running;
-#ifdef _WIN32
-	HANDLE thread;
-#else
-	pthread_t thread;
-#endif
+	hs_thread thread;
 	result shown; /* the status's last snapshot (the loop's thread) */
 	result final; /* the final rings' report */
 };
@@ -246,17 +242,7 @@ hs_capture *hs_capture_new(const hs_ruleset *rs, const char *rules_path, bool on
 		return c;
 	hs_mutex_init(&c->mu);
 	hs_cond_init(&c->cv);
-#ifdef _WIN32
-	c->thread = CreateThread(NULL, 0, worker_main, c, 0, NULL);
-	c->running = c->thread != NULL;
-#else
-	/* The worker must not take the stop signals meant for the main loop. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	c->running = !pthread_create(&c->thread, NULL, worker_main, c);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-#endif
+	c->running = hs_thread_start(&c->thread, worker_main, c);
 	if (!c->running) {
 		hs_msg_say(msg, HS_MSG_ERROR, "report", "cannot start the capture-time report thread");
 		hs_mutex_destroy(&c->mu);
@@ -433,12 +419,7 @@ void hs_capture_free(hs_capture *c)
 		c->stop = true;
 		hs_cond_signal(&c->cv);
 		hs_mutex_unlock(&c->mu);
-#ifdef _WIN32
-		WaitForSingleObject(c->thread, INFINITE);
-		CloseHandle(c->thread);
-#else
-		pthread_join(c->thread, NULL);
-#endif
+		hs_thread_join(c->thread, HS_THREAD_FOREVER);
 		for (size_t i = 0; i < c->j_len; i++) {
 			free(c->jobs[(c->j_head + i) % HS_CAPTURE_MAX_QUEUED].trigger);
 			free(c->jobs[(c->j_head + i) % HS_CAPTURE_MAX_QUEUED].folder);

@@ -38,11 +38,7 @@ struct hs_jsonl {
 	bool stop;
 	uint64_t deadline_ms; /* set with stop */
 	bool open_failed_said;
-#ifdef _WIN32
-	HANDLE thread;
-#else
-	pthread_t thread;
-#endif
+	hs_thread thread;
 	bool running;
 };
 
@@ -204,17 +200,7 @@ hs_status hs_jsonl_open(const char *path, const hs_msg *msg, hs_jsonl **out)
 	}
 	hs_mutex_init(&j->mu);
 	hs_cond_init(&j->cv);
-#ifdef _WIN32
-	j->thread = CreateThread(NULL, 0, writer_main, j, 0, NULL);
-	j->running = j->thread != NULL;
-#else
-	/* The writer must not take the stop signals meant for the main loop. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	j->running = !pthread_create(&j->thread, NULL, writer_main, j);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-#endif
+	j->running = hs_thread_start(&j->thread, writer_main, j);
 	if (!j->running) {
 		hs_msg_say(msg, HS_MSG_ERROR, "run", "--events-jsonl: cannot start the writer thread");
 		hs_mutex_destroy(&j->mu);
@@ -289,15 +275,9 @@ void hs_jsonl_close(hs_jsonl *j, uint64_t *lines, uint64_t *dropped)
 	j->deadline_ms = mono_ms() + HS_JSONL_DRAIN_MS;
 	hs_cond_signal(&j->cv);
 	hs_mutex_unlock(&j->mu);
-#ifdef _WIN32
-	/* A blocking write to a pipe nobody reads would hold the thread: wait for
+	/* On Windows a blocking write to a pipe nobody reads would hold the thread: wait for
 	 * it a little longer than the drain, then leave it to the process's end. */
-	bool joined = WaitForSingleObject(j->thread, HS_JSONL_DRAIN_MS + 1000) == WAIT_OBJECT_0;
-	CloseHandle(j->thread);
-#else
-	pthread_join(j->thread, NULL);
-	bool joined = true;
-#endif
+	bool joined = hs_thread_join(j->thread, HS_JSONL_DRAIN_MS + 1000);
 	hs_jsonl_counts(j, lines, dropped);
 	if (!joined) {
 		hs_msg_say(j->msg, HS_MSG_WARN, "run", "--events-jsonl: the reader did not take the last lines");

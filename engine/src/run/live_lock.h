@@ -1,11 +1,14 @@
-/* run/live_lock.h: a mutex and a condition variable over pthreads or Win32, for the live view's and the JSONL tap's queues. */
+/* run/live_lock.h: a mutex, a condition variable and a worker thread over pthreads or Win32, for the run layer's queues (live view, JSONL tap, capture-time reports, main.log tee). */
 #ifndef HS_RUN_LIVE_LOCK_H
 #define HS_RUN_LIVE_LOCK_H
+
+#include <stdbool.h>
 
 #ifdef _WIN32
 #include <windows.h>
 #else
 #include <pthread.h>
+#include <signal.h>
 #include <time.h>
 #endif
 
@@ -38,6 +41,47 @@ static inline void hs_cond_wait_ms(hs_cond *c, hs_mutex *m, int ms)
 	ts.tv_sec += ts.tv_nsec / 1000000000L;
 	ts.tv_nsec %= 1000000000L;
 	pthread_cond_timedwait(c, m, &ts);
+}
+#endif
+
+/* A worker thread: hs_thread_start runs fn(arg) (on POSIX with every signal
+ * blocked, so it never takes the stop signals meant for the main loop) and
+ * says whether it started; hs_thread_join waits for it (on Windows at most
+ * ms, HS_THREAD_FOREVER for no limit; POSIX always waits) and says whether it
+ * ended. */
+#ifdef _WIN32
+typedef HANDLE hs_thread;
+typedef LPTHREAD_START_ROUTINE hs_thread_fn;
+#define HS_THREAD_FOREVER INFINITE
+static inline bool hs_thread_start(hs_thread *t, hs_thread_fn fn, void *arg)
+{
+	*t = CreateThread(NULL, 0, fn, arg, 0, NULL);
+	return *t != NULL;
+}
+static inline bool hs_thread_join(hs_thread t, DWORD ms)
+{
+	bool joined = WaitForSingleObject(t, ms) == WAIT_OBJECT_0;
+	CloseHandle(t);
+	return joined;
+}
+#else
+typedef pthread_t hs_thread;
+typedef void *(*hs_thread_fn)(void *);
+#define HS_THREAD_FOREVER 0
+static inline bool hs_thread_start(hs_thread *t, hs_thread_fn fn, void *arg)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	bool started = !pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return started;
+}
+static inline bool hs_thread_join(hs_thread t, unsigned ms)
+{
+	(void)ms;
+	pthread_join(t, NULL);
+	return true;
 }
 #endif
 

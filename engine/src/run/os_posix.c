@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hindsight/compat.h"
 #include "hindsight/exitcodes.h"
+#include "run/live_lock.h"
 #include "run/os.h"
 
 int hs_os_check_privilege(const hs_msg *msg)
@@ -162,24 +164,11 @@ const char *hs_os_stop_hint(void)
 typedef struct {
 	int pipe_out[2], pipe_err[2];
 	int orig_out, orig_err, log;
-	pthread_t thread;
+	hs_thread thread;
 	bool running;
 } log_tee;
 
 static log_tee g_tee;
-
-static void write_all(int fd, const char *buf, ssize_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, buf, (size_t)n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		buf += w;
-		n -= w;
-	}
-}
 
 static void *tee_main(void *arg)
 {
@@ -204,8 +193,8 @@ static void *tee_main(void *arg)
 				open_ends--;
 				continue;
 			}
-			write_all(i ? t->orig_err : t->orig_out, buf, n);
-			write_all(t->log, buf, n);
+			hs_write_all(i ? t->orig_err : t->orig_out, buf, (size_t)n, HS_AT_POS);
+			hs_write_all(t->log, buf, (size_t)n, HS_AT_POS);
 		}
 	}
 	return NULL;
@@ -232,12 +221,7 @@ bool hs_os_tee_start(const char *log_path)
 	/* Line-buffered so the log and the terminal see lines as they happen. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	setvbuf(stderr, NULL, _IOLBF, 0);
-	/* The copier must not take the stop signals meant for the main loop. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	t->running = !pthread_create(&t->thread, NULL, tee_main, t);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	t->running = hs_thread_start(&t->thread, tee_main, t);
 	return t->running;
 }
 
@@ -250,7 +234,7 @@ void hs_os_tee_stop(void)
 	fflush(stderr);
 	dup2(t->orig_out, STDOUT_FILENO);
 	dup2(t->orig_err, STDERR_FILENO);
-	pthread_join(t->thread, NULL);
+	hs_thread_join(t->thread, HS_THREAD_FOREVER);
 	close(t->pipe_out[0]);
 	close(t->pipe_err[0]);
 	close(t->orig_out);

@@ -7,8 +7,10 @@
 #include <sys/stat.h>
 
 #include "etw/etw_api.h"
+#include "hindsight/compat.h"
 #include "hindsight/exitcodes.h"
 #include "hindsight/limits.h"
+#include "run/live_lock.h"
 #include "run/os.h"
 
 int hs_os_check_privilege(const hs_msg *msg)
@@ -178,7 +180,7 @@ const char *hs_os_stop_hint(void)
 
 typedef struct {
 	int read_fd, orig_fd;
-	HANDLE thread;
+	hs_thread thread;
 } tee_pipe;
 
 static struct {
@@ -188,26 +190,15 @@ static struct {
 	bool running;
 } g_tee;
 
-static void write_all(int fd, const char *buf, int n)
-{
-	while (n > 0) {
-		int w = _write(fd, buf, (unsigned)n);
-		if (w <= 0)
-			return;
-		buf += w;
-		n -= w;
-	}
-}
-
 static DWORD WINAPI tee_main(LPVOID arg)
 {
 	tee_pipe *p = arg;
 	char buf[8192];
 	int n;
 	while ((n = _read(p->read_fd, buf, sizeof(buf))) > 0) {
-		write_all(p->orig_fd, buf, n);
+		hs_write_all(p->orig_fd, buf, (size_t)n, HS_AT_POS);
 		EnterCriticalSection(&g_tee.log_lock);
-		write_all(g_tee.log, buf, n);
+		hs_write_all(g_tee.log, buf, (size_t)n, HS_AT_POS);
 		LeaveCriticalSection(&g_tee.log_lock);
 	}
 	return 0;
@@ -238,8 +229,7 @@ bool hs_os_tee_start(const char *log_path)
 		/* msvcrt has no line buffering (_IOLBF means full buffering), so
 		 * unbuffered is the only way lines reach the console as they happen. */
 		setvbuf(streams[i], NULL, _IONBF, 0);
-		g_tee.p[i].thread = CreateThread(NULL, 0, tee_main, &g_tee.p[i], 0, NULL);
-		if (!g_tee.p[i].thread)
+		if (!hs_thread_start(&g_tee.p[i].thread, tee_main, &g_tee.p[i]))
 			return false;
 	}
 	g_tee.running = true;
@@ -256,8 +246,7 @@ void hs_os_tee_stop(void)
 	for (int i = 0; i < 2; i++) {
 		/* Putting the original back closes the pipe's last write end. */
 		_dup2(g_tee.p[i].orig_fd, _fileno(streams[i]));
-		WaitForSingleObject(g_tee.p[i].thread, INFINITE);
-		CloseHandle(g_tee.p[i].thread);
+		hs_thread_join(g_tee.p[i].thread, HS_THREAD_FOREVER);
 		_close(g_tee.p[i].read_fd);
 		_close(g_tee.p[i].orig_fd);
 	}

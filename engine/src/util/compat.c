@@ -155,6 +155,11 @@ static int64_t io_at(int fd, void *buf, size_t len, uint64_t off, bool write)
 
 int64_t hs_pread(int fd, void *buf, size_t len, uint64_t off) { return io_at(fd, buf, len, off, false); }
 
+static int64_t write_at_pos(int fd, const void *buf, size_t len)
+{
+	return _write(fd, buf, len > 0x40000000u ? 0x40000000u : (unsigned)len);
+}
+
 int64_t hs_pwrite(int fd, const void *buf, size_t len, uint64_t off)
 {
 	return io_at(fd, (void *)buf, len, off, true);
@@ -246,24 +251,25 @@ int hs_rename(const char *from, const char *to)
 	return rc;
 }
 
-int hs_unlink(const char *path)
+/* A one-path CRT call on the wide form of path, keeping the call's errno across the free. */
+static int on_wide_path(const char *path, int (*fn)(const wchar_t *))
 {
 	wchar_t *w = to_wide(path);
-	int rc = w ? _wunlink(w) : -1;
+	int rc = w ? fn(w) : -1;
 	int saved = errno;
 	free(w);
 	errno = saved;
 	return rc;
 }
 
+int hs_unlink(const char *path)
+{
+	return on_wide_path(path, _wunlink);
+}
+
 int hs_mkdir(const char *path)
 {
-	wchar_t *w = to_wide(path);
-	int rc = w ? _wmkdir(w) : -1;
-	int saved = errno;
-	free(w);
-	errno = saved;
-	return rc;
+	return on_wide_path(path, _wmkdir);
 }
 
 char *hs_realpath(const char *path)
@@ -410,6 +416,11 @@ int64_t hs_pread(int fd, void *buf, size_t len, uint64_t off) { return pread(fd,
 
 int64_t hs_pwrite(int fd, const void *buf, size_t len, uint64_t off) { return pwrite(fd, buf, len, (off_t)off); }
 
+static int64_t write_at_pos(int fd, const void *buf, size_t len)
+{
+	return write(fd, buf, len);
+}
+
 int hs_fsync(int fd) { return fsync(fd); }
 
 int hs_fd_size(int fd, uint64_t *size)
@@ -480,3 +491,23 @@ bool hs_isatty(int fd) { return isatty(fd) != 0; }
 struct tm *hs_gmtime(time_t t, struct tm *out) { return gmtime_r(&t, out); }
 
 #endif
+
+int hs_write_all(int fd, const void *buf, size_t len, int64_t off)
+{
+	const unsigned char *b = buf;
+	while (len) {
+		int64_t w = off < 0 ? write_at_pos(fd, b, len) : hs_pwrite(fd, b, len, (uint64_t)off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			return -1;
+		}
+		b += w;
+		len -= (size_t)w;
+		if (off >= 0)
+			off += w;
+	}
+	return 0;
+}
