@@ -22,6 +22,9 @@ hs_status hs_read_file(const char *path, size_t max, char **out, size_t *len);
  * are in characters, as in the JSON Schema. */
 size_t hs_utf8_len(const char *s);
 
+/* True when s is one or more ASCII digits and nothing else (a pid's /proc entry, a count). */
+bool hs_all_digits(const char *s);
+
 /* Decodes UTF-16LE from p (at most max_units code units, stopping after the
  * first NUL unit) into NUL-terminated UTF-8 in out[cap] (cap > 0). Surrogate
  * pairs are joined; lone surrogates become U+FFFD, so the output is always

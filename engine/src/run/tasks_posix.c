@@ -9,6 +9,7 @@
 #include "hindsight/json.h"
 #include "hindsight/limits.h"
 #include "hindsight/strbuf.h"
+#include "hindsight/text.h"
 #include "run/os.h"
 #include "run/tasks.h"
 
@@ -95,7 +96,27 @@ static void num_file(hs_json *j, const char *key, const char *path)
 		hs_json_kstr(j, key, b); /* "max", "max 100000" */
 }
 
-/* One cgroup's limits and counters (v1 or v2 files, whichever exist). */
+/* The files a cgroup's limits and counters are read from, cpu's then
+ * memory's (v1 or v2 names, whichever exist; a v2 cgroup has both), and the
+ * JSON key each goes under: a number (or the file's text) or, kv, a
+ * "key value" object. */
+static const struct {
+	const char *ctrl, *file, *key;
+	bool kv;
+} cgroup_files[] = {
+	{"cpu", "cpu.cfs_quota_us", "cfs_quota_us", false},
+	{"cpu", "cpu.cfs_period_us", "cfs_period_us", false},
+	{"cpu", "cpu.max", "cpu_max", false},
+	{"cpu", "cpu.stat", "cpu_stat", true},
+	{"memory", "memory.limit_in_bytes", "limit_in_bytes", false},
+	{"memory", "memory.usage_in_bytes", "usage_in_bytes", false},
+	{"memory", "memory.failcnt", "failcnt", false},
+	{"memory", "memory.max", "memory_max", false},
+	{"memory", "memory.high", "memory_high", false},
+	{"memory", "memory.events", "memory_events", true},
+};
+
+/* One cgroup's limits and counters. */
 static void cgroup_obj(hs_json *j, const mounts *mt, const char *ctrl, const char *rel)
 {
 	char dir[600], p[700];
@@ -106,29 +127,11 @@ static void cgroup_obj(hs_json *j, const mounts *mt, const char *ctrl, const cha
 	hs_json_obj_begin(j);
 	hs_json_kstr(j, "controller", ctrl);
 	hs_json_kstr(j, "path", rel);
-	if (!strcmp(ctrl, "cpu") || !strcmp(ctrl, "v2")) {
-		snprintf(p, sizeof p, "%s/cpu.cfs_quota_us", dir);
-		num_file(j, "cfs_quota_us", p);
-		snprintf(p, sizeof p, "%s/cpu.cfs_period_us", dir);
-		num_file(j, "cfs_period_us", p);
-		snprintf(p, sizeof p, "%s/cpu.max", dir);
-		num_file(j, "cpu_max", p);
-		snprintf(p, sizeof p, "%s/cpu.stat", dir);
-		kv_file(j, "cpu_stat", p);
-	}
-	if (!strcmp(ctrl, "memory") || !strcmp(ctrl, "v2")) {
-		snprintf(p, sizeof p, "%s/memory.limit_in_bytes", dir);
-		num_file(j, "limit_in_bytes", p);
-		snprintf(p, sizeof p, "%s/memory.usage_in_bytes", dir);
-		num_file(j, "usage_in_bytes", p);
-		snprintf(p, sizeof p, "%s/memory.failcnt", dir);
-		num_file(j, "failcnt", p);
-		snprintf(p, sizeof p, "%s/memory.max", dir);
-		num_file(j, "memory_max", p);
-		snprintf(p, sizeof p, "%s/memory.high", dir);
-		num_file(j, "memory_high", p);
-		snprintf(p, sizeof p, "%s/memory.events", dir);
-		kv_file(j, "memory_events", p);
+	for (size_t i = 0; i < sizeof cgroup_files / sizeof cgroup_files[0]; i++) {
+		if (strcmp(ctrl, cgroup_files[i].ctrl) && strcmp(ctrl, "v2"))
+			continue;
+		snprintf(p, sizeof p, "%s/%s", dir, cgroup_files[i].file);
+		(cgroup_files[i].kv ? kv_file : num_file)(j, cgroup_files[i].key, p);
 	}
 	hs_json_obj_end(j);
 }
@@ -215,16 +218,6 @@ static const char *policy_name(int p)
 	}
 }
 
-static bool numeric(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
-
 hs_status hs_tasks_write(const char *path, uint64_t trace_ns)
 {
 	mounts mt;
@@ -251,7 +244,7 @@ hs_status hs_tasks_write(const char *path, uint64_t trace_ns)
 	}
 	struct dirent *de;
 	while ((de = readdir(d)) && ntask < HS_TASKS_MAX) {
-		if (!numeric(de->d_name))
+		if (!hs_all_digits(de->d_name))
 			continue;
 		char cpu[256], mem[256], v2[256];
 		proc_cgroups(de->d_name, cpu, mem, v2);
@@ -275,7 +268,7 @@ hs_status hs_tasks_write(const char *path, uint64_t trace_ns)
 			continue; /* it exited meanwhile */
 		struct dirent *te;
 		while ((te = readdir(td)) && ntask < HS_TASKS_MAX) {
-			if (!numeric(te->d_name))
+			if (!hs_all_digits(te->d_name))
 				continue;
 			char name[32];
 			int policy = 0, rtprio = 0, nice = 0;

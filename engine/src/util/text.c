@@ -128,6 +128,16 @@ char *hs_path_sibling(const char *base, const char *rel)
 	return p;
 }
 
+bool hs_all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
 size_t hs_utf8_len(const char *s)
 {
 	size_t n = 0;
