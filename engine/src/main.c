@@ -164,6 +164,17 @@ static int run_launch(const hs_plan *plan, const char *prog, const char *args, c
 }
 #endif
 
+#define N_OPTS(table) (sizeof(table) / sizeof((table)[0]))
+
+/* The row of an option table (rows of any type whose first member is the option's name) that names a; n if none. */
+static size_t find_opt(const char *a, const void *table, size_t n, size_t row_size)
+{
+	for (size_t k = 0; k < n; k++)
+		if (!strcmp(a, *(const char *const *)(const void *)((const char *)table + k * row_size)))
+			return k;
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	const char *rules = NULL, *platform_arg = NULL;
@@ -186,48 +197,64 @@ int main(int argc, char **argv)
 		return hs_ctl_main(argc - 2, argv + 2, argv[0], &ctl_msg);
 	}
 #endif
+	unsigned long cpus_arg = 0;
+	/* The options, by the value they take: a string, a whole number in
+	 * 1..max (of seconds when unit says so), or none. */
+	const struct {
+		const char *name;
+		const char **val;
+	} str_opts[] = {
+		{"--rules", &rules},
+		{"--launch", &launch},
+		{"--args", &launch_args},
+		{"--cwd", &launch_cwd},
+		{"--out", &launch_out},
+		{"--replay", &replay},
+		{"--events-jsonl", &events_jsonl},
+		{"--platform", &platform_arg},
+	};
+	const struct {
+		const char *name;
+		unsigned long *val, max;
+		const char *unit;
+	} num_opts[] = {
+		{"--timeout-sec", &timeout_sec, 7 * 24 * 3600, " of seconds"},
+		{"--duration-sec", &duration_sec, 365ul * 24 * 3600, " of seconds"},
+		{"--estimate", &estimate_sec, 24ul * 3600, " of seconds"},
+		{"--cpus", &cpus_arg, 4096, ""},
+	};
+	const struct {
+		const char *name;
+		bool *val;
+	} flag_opts[] = {
+		{"--live", &live},      {"--quiet", &quiet}, {"--verbose", &verbose},
+		{"--plan", &plan_only}, {"--json", &json},
+	};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		bool has_val = i + 1 < argc;
-		if (!strcmp(a, "--rules") && has_val) {
-			rules = argv[++i];
-		} else if (!strcmp(a, "--launch") && has_val) {
-			launch = argv[++i];
-		} else if (!strcmp(a, "--args") && has_val) {
-			launch_args = argv[++i];
-		} else if (!strcmp(a, "--cwd") && has_val) {
-			launch_cwd = argv[++i];
-		} else if (!strcmp(a, "--out") && has_val) {
-			launch_out = argv[++i];
-		} else if (!strcmp(a, "--timeout-sec") && has_val) {
+		size_t k;
+		if (has_val && (k = find_opt(a, str_opts, N_OPTS(str_opts), sizeof str_opts[0])) < N_OPTS(str_opts)) {
+			*str_opts[k].val = argv[++i];
+			continue;
+		}
+		if (has_val && (k = find_opt(a, num_opts, N_OPTS(num_opts), sizeof num_opts[0])) < N_OPTS(num_opts)) {
 			char *end;
 			errno = 0;
-			timeout_sec = strtoul(argv[++i], &end, 10);
-			if (errno || *end || timeout_sec == 0 || timeout_sec > 7 * 24 * 3600) {
-				fprintf(stderr, "engine: --timeout-sec takes a number of seconds from 1 to 604800, not '%s'\n",
-					argv[i]);
+			unsigned long v = strtoul(argv[++i], &end, 10);
+			if (errno || *end || v == 0 || v > num_opts[k].max) {
+				fprintf(stderr, "engine: %s takes a number%s from 1 to %lu, not '%s'\n", a,
+					num_opts[k].unit, num_opts[k].max, argv[i]);
 				return HS_EXIT_USAGE;
 			}
-		} else if (!strcmp(a, "--duration-sec") && has_val) {
-			char *end;
-			errno = 0;
-			duration_sec = strtoul(argv[++i], &end, 10);
-			if (errno || *end || duration_sec == 0 || duration_sec > 365ul * 24 * 3600) {
-				fprintf(stderr, "engine: --duration-sec takes a number of seconds from 1 to 31536000, not '%s'\n",
-					argv[i]);
-				return HS_EXIT_USAGE;
-			}
-		} else if (!strcmp(a, "--estimate") && has_val) {
-			char *end;
-			errno = 0;
-			estimate_sec = strtoul(argv[++i], &end, 10);
-			if (errno || *end || estimate_sec == 0 || estimate_sec > 24ul * 3600) {
-				fprintf(stderr, "engine: --estimate takes a number of seconds from 1 to 86400, not '%s'\n", argv[i]);
-				return HS_EXIT_USAGE;
-			}
-		} else if (!strcmp(a, "--replay") && has_val) {
-			replay = argv[++i];
-		} else if (!strcmp(a, "--replay-speed") && has_val) {
+			*num_opts[k].val = v;
+			continue;
+		}
+		if ((k = find_opt(a, flag_opts, N_OPTS(flag_opts), sizeof flag_opts[0])) < N_OPTS(flag_opts)) {
+			*flag_opts[k].val = true;
+			continue;
+		}
+		if (!strcmp(a, "--replay-speed") && has_val) {
 			char *end;
 			errno = 0;
 			replay_speed = strtod(argv[++i], &end);
@@ -237,29 +264,6 @@ int main(int argc, char **argv)
 				return HS_EXIT_USAGE;
 			}
 			replay_speed_given = true;
-		} else if (!strcmp(a, "--live")) {
-			live = true;
-		} else if (!strcmp(a, "--quiet")) {
-			quiet = true;
-		} else if (!strcmp(a, "--verbose")) {
-			verbose = true;
-		} else if (!strcmp(a, "--events-jsonl") && has_val) {
-			events_jsonl = argv[++i];
-		} else if (!strcmp(a, "--plan")) {
-			plan_only = true;
-		} else if (!strcmp(a, "--json")) {
-			json = true;
-		} else if (!strcmp(a, "--platform") && has_val) {
-			platform_arg = argv[++i];
-		} else if (!strcmp(a, "--cpus") && has_val) {
-			char *end;
-			errno = 0;
-			unsigned long v = strtoul(argv[++i], &end, 10);
-			if (errno || *end || v == 0 || v > 4096) {
-				fprintf(stderr, "engine: --cpus takes a number from 1 to 4096, not '%s'\n", argv[i]);
-				return HS_EXIT_USAGE;
-			}
-			cpus = (unsigned)v;
 		} else if (!strcmp(a, "--format") && has_val) {
 			if (hs_diag_format_parse(argv[++i], &fmt) != HS_OK) {
 				fprintf(stderr, "engine: --format takes text, json, sarif or github, not '%s'\n", argv[i]);
@@ -274,6 +278,7 @@ int main(int argc, char **argv)
 			return HS_EXIT_USAGE;
 		}
 	}
+	cpus = (unsigned)cpus_arg;
 	if (!rules) {
 		fputs("engine: --rules is required (for example: engine --rules stutter.yaml)\n", stderr);
 		usage(stderr);
