@@ -147,6 +147,10 @@ void *hs_key_alloc(hs_keyread *r, size_t n, size_t size);
  * names, ", " between them, and whose hint is "did you mean 'x'?" for the closest name, else hint_else. */
 void hs_key_not_in(hs_keyread *r, hs_pos pos, const char *s, const char *const *all, const char *hint_else,
 		   const char *fmt, ...) HS_PRINTF_FMT(6, 7);
+/* A mapping only one catalog may carry (causes:, fleet:): true when v is one (ok) and the first; a second is
+ * reported with code, hint and "a second <what>; the first is at file:line" (first: the first one's position). */
+bool hs_key_once(hs_keyread *r, bool ok, const hs_ynode *v, bool present, hs_pos first, hs_diag_code code,
+		 const char *hint, const char *what);
 /* Strings of a list (non-strings reported and skipped); count, 0 on error (r->oom on OOM). */
 size_t hs_key_strlist(hs_keyread *r, const hs_ynode *seq, const char *key, const char ***out, hs_pos **pos);
 

@@ -257,14 +257,9 @@ void hs_rules_cat_causes(hs_keyread *r, const hs_key *k, const hs_ynode *n, cons
 {
 	(void)k, (void)n;
 	hs_ruleset *rs = obj;
-	if (!ok || !v || v->type != HS_Y_MAP)
+	if (!hs_key_once(r, ok, v, rs->causes.present, rs->causes.pos, HS_D_CAUSE_DUP,
+			 "keep one catalog with causes: (rules/causes.yaml)", "cause vocabulary"))
 		return;
-	if (rs->causes.present) {
-		hs_diag_add(r->d, HS_D_CAUSE_DUP, v->pos, "keep one catalog with causes: (rules/causes.yaml)",
-			    "a second cause vocabulary; the first is at %s:%d", rs->causes.pos.file ? rs->causes.pos.file : "?",
-			    rs->causes.pos.line);
-		return;
-	}
 	hs_cause_vocab voc = {.pos = v->pos};
 	hs_keys_load(r, v, &hs_causes_t, &voc);
 	voc.present = true;

@@ -12,7 +12,9 @@
  * everything the keywords select is recorded). An id whitelist there would
  * promise a selection that never happens, so it is an error.
  */
-void hs_rules_check_windows(const hs_ruleset *rs, hs_diags *d)
+/* Calls fn for each provider a Windows session entry with an event whitelist selects. */
+typedef void (*id_filter_fn)(const hs_session *s, const hs_session_provider *sp, const hs_provider *p, void *ctx);
+static void each_id_filter(const hs_ruleset *rs, id_filter_fn fn, void *ctx)
 {
 	const hs_platform_rules *pr = &rs->platforms[HS_PLATFORM_WINDOWS];
 	if (!pr->present)
@@ -24,19 +26,28 @@ void hs_rules_check_windows(const hs_ruleset *rs, hs_diags *d)
 			if (!sp->has_events || sp->n_events == 0)
 				continue;
 			const hs_selection *sel = hs_rules_selection(rs, HS_PLATFORM_WINDOWS, si, ei);
-			for (size_t k = 0; sel && k < sel->n; k++) {
-				const hs_provider *p = sel->providers[k];
-				if (p->kind != HS_PKIND_SYSTEM)
-					continue;
-				hs_diag_add(d, HS_D_CLASSIC_ID_FILTER, sp->events[0].pos,
-					    "select with keywords instead; a system provider's 'id' is the classic opcode "
-					    "(several event types share it), and stacks: can still name events",
-					    "event-id whitelist on system (kernel-logger) provider '%s': ETW ignores id "
-					    "filters on classic providers and would record every event its keywords select",
-					    p->name);
-			}
+			for (size_t k = 0; sel && k < sel->n; k++)
+				fn(s, sp, sel->providers[k], ctx);
 		}
 	}
+}
+
+static void classic_filter(const hs_session *s, const hs_session_provider *sp, const hs_provider *p, void *ctx)
+{
+	(void)s;
+	if (p->kind != HS_PKIND_SYSTEM)
+		return;
+	hs_diag_add(ctx, HS_D_CLASSIC_ID_FILTER, sp->events[0].pos,
+		    "select with keywords instead; a system provider's 'id' is the classic opcode "
+		    "(several event types share it), and stacks: can still name events",
+		    "event-id whitelist on system (kernel-logger) provider '%s': ETW ignores id "
+		    "filters on classic providers and would record every event its keywords select",
+		    p->name);
+}
+
+void hs_rules_check_windows(const hs_ruleset *rs, hs_diags *d)
+{
+	each_id_filter(rs, classic_filter, d);
 }
 
 /* ETW level names as the listings spell them -> the level's value; -1 if unknown. */
@@ -136,59 +147,58 @@ static bool check_mismatch(const hs_winbuild *b, const hs_session_provider *sp, 
 	return true;
 }
 
+typedef struct {
+	const hs_winbuild *b;
+	hs_diags *d;
+	hs_winbuild_cover *rows;
+	size_t cap, nrows;
+} cover_walk;
+
+static void cover_one(const hs_session *s, const hs_session_provider *sp, const hs_provider *p, void *ctx)
+{
+	cover_walk *cw = ctx;
+	const hs_winbuild *b = cw->b;
+	hs_diags *d = cw->d;
+	if (p->kind == HS_PKIND_SYSTEM)
+		return; /* HS152's business: the ids are opcodes, not manifest ids */
+	hs_winbuild_cover c = {.session = s->name, .provider = p->name};
+	for (size_t i = 0; i < sp->n_events; i++) {
+		const hs_wl_entry *w = &sp->events[i];
+		const hs_cat_event *ce = hs_provider_find_event(p, w->id, w->name);
+		int id = ce ? ce->id : w->id;
+		if (id < 0)
+			continue;
+		c.n_ids++;
+		const hs_winbuild_event *ev;
+		hs_winbuild_presence pres = hs_winbuild_lookup(b, p->name, id, &ev);
+		if (pres == HS_WINBUILD_UNKNOWN) {
+			c.unknown++;
+		} else if (pres == HS_WINBUILD_MISSING) {
+			c.missing++;
+			if (c.n_missing_ids < HS_ETW_MAX_FILTER_IDS)
+				c.missing_ids[c.n_missing_ids++] = id;
+			if (d)
+				hs_diag_add(d, HS_D_WINBUILD_MISSING, w->pos,
+					    "whitelist a fallback id that build has, or accept the gap there",
+					    "event %d (%s) of '%s' does not exist on %s (%s, build %u): "
+					    "nothing is recorded for it there",
+					    id, ce && ce->name ? ce->name : "?", p->name, b->name, b->label, b->number);
+		} else {
+			c.present++;
+			if (check_mismatch(b, sp, p, ce, ev, w->pos, d))
+				c.mismatched++;
+		}
+	}
+	if (cw->rows && cw->nrows < cw->cap)
+		cw->rows[cw->nrows] = c;
+	cw->nrows++;
+}
+
 size_t hs_winbuild_check(const hs_ruleset *rs, const hs_winbuild *b, hs_diags *d, hs_winbuild_cover *rows,
 			 size_t cap)
 {
-	const hs_platform_rules *pr = &rs->platforms[HS_PLATFORM_WINDOWS];
-	size_t nrows = 0;
-	if (!b || !pr->present)
-		return 0;
-	for (size_t si = 0; si < pr->n_sessions; si++) {
-		const hs_session *s = &pr->sessions[si];
-		for (size_t ei = 0; ei < s->n_providers; ei++) {
-			const hs_session_provider *sp = &s->providers[ei];
-			if (!sp->has_events || sp->n_events == 0)
-				continue;
-			const hs_selection *sel = hs_rules_selection(rs, HS_PLATFORM_WINDOWS, si, ei);
-			for (size_t k = 0; sel && k < sel->n; k++) {
-				const hs_provider *p = sel->providers[k];
-				if (p->kind == HS_PKIND_SYSTEM)
-					continue; /* HS152's business: the ids are opcodes, not manifest ids */
-				hs_winbuild_cover c = {.session = s->name, .provider = p->name};
-				for (size_t i = 0; i < sp->n_events; i++) {
-					const hs_wl_entry *w = &sp->events[i];
-					const hs_cat_event *ce = hs_provider_find_event(p, w->id, w->name);
-					int id = ce ? ce->id : w->id;
-					if (id < 0)
-						continue;
-					c.n_ids++;
-					const hs_winbuild_event *ev;
-					hs_winbuild_presence pres = hs_winbuild_lookup(b, p->name, id, &ev);
-					if (pres == HS_WINBUILD_UNKNOWN) {
-						c.unknown++;
-					} else if (pres == HS_WINBUILD_MISSING) {
-						c.missing++;
-						if (c.n_missing_ids < HS_ETW_MAX_FILTER_IDS)
-							c.missing_ids[c.n_missing_ids++] = id;
-						if (d)
-							hs_diag_add(d, HS_D_WINBUILD_MISSING, w->pos,
-								    "whitelist a fallback id that build has, or accept the gap "
-								    "there",
-								    "event %d (%s) of '%s' does not exist on %s (%s, build %u): "
-								    "nothing is recorded for it there",
-								    id, ce && ce->name ? ce->name : "?", p->name, b->name,
-								    b->label, b->number);
-					} else {
-						c.present++;
-						if (check_mismatch(b, sp, p, ce, ev, w->pos, d))
-							c.mismatched++;
-					}
-				}
-				if (rows && nrows < cap)
-					rows[nrows] = c;
-				nrows++;
-			}
-		}
-	}
-	return nrows;
+	cover_walk cw = {.b = b, .d = d, .rows = rows, .cap = cap};
+	if (b)
+		each_id_filter(rs, cover_one, &cw);
+	return cw.nrows;
 }

@@ -70,20 +70,17 @@ static size_t closed_list(hs_keyread *r, const hs_ynode *v, const char *key, con
 	return o;
 }
 
-static void fs_findings(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
+/* findings, triggers: kinds of a closed list, each once. */
+static void fs_kinds(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
 {
 	(void)n;
 	hs_fleet_symptom *s = obj;
-	if (ok && v && v->type == HS_Y_SEQ)
+	if (!ok || !v || v->type != HS_Y_SEQ)
+		return;
+	if (strcmp(k->name, "findings") == 0)
 		s->n_findings = closed_list(r, v, k->name, finding_kinds, "a finding kind a report gives", &s->findings,
 					    &s->findings_pos);
-}
-
-static void fs_triggers(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
-{
-	(void)n;
-	hs_fleet_symptom *s = obj;
-	if (ok && v && v->type == HS_Y_SEQ)
+	else
 		s->n_triggers = closed_list(r, v, k->name, hs_trigger_kind_names, "a trigger kind", &s->triggers,
 					    &s->triggers_pos);
 }
@@ -107,9 +104,9 @@ static const hs_key symptom_keys[] = {
 	{"id", HS_KEY_IDENT, HS_KEY_REQUIRED, HS_AT(hs_fleet_symptom, id), HS_POS_AT(hs_fleet_symptom, id_pos),
 	 .doc = "the symptom's id, as report.json's signature.symptom gives it"},
 	{"story", HS_KEY_STORY, HS_KEY_REQUIRED, HS_AT(hs_fleet_symptom, story), .doc = "one line: what the symptom is"},
-	{"findings", HS_KEY_LIST, HS_KEY_OF_STR, .fn = fs_findings,
+	{"findings", HS_KEY_LIST, HS_KEY_OF_STR, .fn = fs_kinds,
 	 .doc = "the report finding kinds whose strongest makes this symptom, each kind in one symptom only"},
-	{"triggers", HS_KEY_LIST, HS_KEY_OF_STR, .fn = fs_triggers,
+	{"triggers", HS_KEY_LIST, HS_KEY_OF_STR, .fn = fs_kinds,
 	 .doc = "the trigger kinds that make it when no finding is strong enough (a manual snapshot)"},
 	{"signature", HS_KEY_LIST, HS_KEY_REQUIRED | HS_KEY_OF_STR, .fn = fs_signature,
 	 .doc = "the fields after the symptom that make its signature, in order: app, detail, cause, culprit, os"},
@@ -235,14 +232,9 @@ void hs_rules_cat_fleet(hs_keyread *r, const hs_key *k, const hs_ynode *n, const
 {
 	(void)k, (void)n;
 	hs_ruleset *rs = obj;
-	if (!ok || !v || v->type != HS_Y_MAP)
+	if (!hs_key_once(r, ok, v, rs->fleet.present, rs->fleet.pos, HS_D_FLEET_DUP,
+			 "keep one catalog with fleet: (rules/fleet.yaml)", "set of fleet rules"))
 		return;
-	if (rs->fleet.present) {
-		hs_diag_add(r->d, HS_D_FLEET_DUP, v->pos, "keep one catalog with fleet: (rules/fleet.yaml)",
-			    "a second set of fleet rules; the first is at %s:%u", rs->fleet.pos.file ? rs->fleet.pos.file : "?",
-			    rs->fleet.pos.line);
-		return;
-	}
 	hs_fleet_rules fl = {.pos = v->pos};
 	hs_keys_load(r, v, &hs_fleet_t, &fl);
 	if (fl.otherwise) {

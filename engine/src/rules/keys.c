@@ -218,6 +218,17 @@ void *hs_key_alloc(hs_keyread *r, size_t n, size_t size)
 	return p;
 }
 
+bool hs_key_once(hs_keyread *r, bool ok, const hs_ynode *v, bool present, hs_pos first, hs_diag_code code,
+		 const char *hint, const char *what)
+{
+	if (!ok || !v || v->type != HS_Y_MAP)
+		return false;
+	if (present)
+		hs_diag_add(r->d, code, v->pos, hint, "a second %s; the first is at %s:%u", what,
+			    first.file ? first.file : "?", first.line);
+	return !present;
+}
+
 size_t hs_key_strlist(hs_keyread *r, const hs_ynode *seq, const char *key, const char ***out, hs_pos **pos)
 {
 	*out = hs_key_alloc(r, seq->n + 1, sizeof(char *));

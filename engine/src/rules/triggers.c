@@ -165,6 +165,18 @@ static void tr_source(hs_keyread *r, const hs_key *k, const hs_ynode *n, const h
 		((hs_trigger *)obj)->source = frame_sources[r->index];
 }
 
+/* The items of a value that is one scalar or a list of them: the list's items, or v itself (through *one). */
+static size_t one_or_list(const hs_ynode *v, const hs_ynode **one, const hs_ynode *const **items)
+{
+	if (v->type == HS_Y_SEQ) {
+		*items = (const hs_ynode *const *)v->items;
+		return v->n;
+	}
+	*one = v;
+	*items = one;
+	return 1;
+}
+
 /* alert: one alert kind or a list of them. */
 static void tr_alert(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *v, bool ok, void *obj)
 {
@@ -172,18 +184,13 @@ static void tr_alert(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs
 	hs_trigger *t = obj;
 	if (!v || v->alias)
 		return;
-	const hs_ynode *one[1] = {v};
-	const hs_ynode *const *items = one;
-	size_t count = 1;
-	if (v->type == HS_Y_SEQ) {
-		items = (const hs_ynode *const *)v->items;
-		count = v->n;
-		if (count == 0) {
-			hs_diag_add(r->d, HS_D_TYPE, v->pos, "name at least one alert kind",
-				    "'alert' is an empty list");
-			return;
-		}
-	} else if (v->type != HS_Y_SCALAR) {
+	const hs_ynode *one;
+	const hs_ynode *const *items;
+	size_t count = one_or_list(v, &one, &items);
+	if (count == 0) {
+		hs_diag_add(r->d, HS_D_TYPE, v->pos, "name at least one alert kind", "'alert' is an empty list");
+		return;
+	} else if (v->type != HS_Y_SEQ && v->type != HS_Y_SCALAR) {
 		hs_diag_add(r->d, HS_D_TYPE, v->pos, "write one alert kind or a list of them",
 			    "'alert' must be a name or a list of names, not %s", hs_ynode_type_name(v));
 		return;
@@ -262,13 +269,9 @@ static void tr_where(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs
 		memset(c, 0, sizeof(*c));
 		c->field = key->str;
 		c->pos = key->pos;
-		const hs_ynode *one[1] = {val};
-		const hs_ynode *const *items = one;
-		size_t count = 1;
-		if (val->type == HS_Y_SEQ) {
-			items = (const hs_ynode *const *)val->items;
-			count = val->n;
-		}
+		const hs_ynode *one;
+		const hs_ynode *const *items;
+		size_t count = one_or_list(val, &one, &items);
 		if (count == 0 || val->type == HS_Y_MAP) {
 			hs_diag_add(r->d, HS_D_TYPE, val->pos, "write a value or a non-empty list of values",
 				    "'%s' must be a value or a list of values, not %s", key->str,

@@ -1,6 +1,7 @@
 /* rules/ynode.c: builds the position-keeping YAML tree with libyaml's event parser. */
 #include "rules/ynode.h"
 
+#include <stdint.h>
 #include <string.h>
 #include <yaml.h>
 
@@ -383,22 +384,25 @@ const char *hs_ynode_type_name(const hs_ynode *n)
 	return "a string";
 }
 
-hs_ynode *hs_ymap_key(const hs_ynode *n, const char *key)
+/* The index of key in mapping n; SIZE_MAX when it has none or is no mapping. */
+static size_t ymap_find(const hs_ynode *n, const char *key)
 {
 	if (!n || n->type != HS_Y_MAP)
-		return NULL;
-	for (size_t i = 0; i < n->n; i++)
-		if (n->keys[i]->type == HS_Y_SCALAR && strcmp(n->keys[i]->str, key) == 0)
-			return n->keys[i];
-	return NULL;
+		return SIZE_MAX;
+	size_t i = 0;
+	while (i < n->n && !(n->keys[i]->type == HS_Y_SCALAR && strcmp(n->keys[i]->str, key) == 0))
+		i++;
+	return i < n->n ? i : SIZE_MAX;
+}
+
+hs_ynode *hs_ymap_key(const hs_ynode *n, const char *key)
+{
+	size_t i = ymap_find(n, key);
+	return i == SIZE_MAX ? NULL : n->keys[i];
 }
 
 hs_ynode *hs_ymap_get(const hs_ynode *n, const char *key)
 {
-	if (!n || n->type != HS_Y_MAP)
-		return NULL;
-	for (size_t i = 0; i < n->n; i++)
-		if (n->keys[i]->type == HS_Y_SCALAR && strcmp(n->keys[i]->str, key) == 0)
-			return n->items[i];
-	return NULL;
+	size_t i = ymap_find(n, key);
+	return i == SIZE_MAX ? NULL : n->items[i];
 }
