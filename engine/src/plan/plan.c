@@ -181,6 +181,37 @@ static bool add_trigger_event(hs_plan_trigger *pt, size_t cap, hs_platform plat,
 	return true;
 }
 
+/* The events session ps enables (a whitelist's entries, or a whole provider's catalog events) that a trigger fires
+ * on: those with one of t's alerts, or, t NULL (a Windows `source: present` frame trigger), every catalog event with
+ * `means: present`, whose starts the frame detector measures per process. */
+static hs_status plan_enabled_events(hs_arena *a, const hs_plan_session *ps, hs_platform plat, const hs_trigger *t,
+				     hs_plan_trigger *pt)
+{
+	size_t cap = 0;
+	for (size_t i = 0; i < ps->n_providers; i++)
+		cap += ps->providers[i].whitelist ? ps->providers[i].n_events : ps->providers[i].provider->n_events;
+	if (!(pt->events = hs_arena_alloc(a, (cap + 1) * sizeof(*pt->events))))
+		return HS_ENOMEM;
+	for (size_t i = 0; i < ps->n_providers; i++) {
+		const hs_plan_provider *pp = &ps->providers[i];
+		const hs_provider *p = pp->provider;
+		for (size_t k = 0; pp->whitelist && k < pp->n_events; k++) {
+			const hs_plan_event *e = &pp->events[k];
+			const hs_cat_event *ce = t ? NULL : hs_provider_find_event(p, e->id, NULL);
+			if (t && in_alerts(t, e->alert))
+				add_trigger_event(pt, cap, plat, p, e->name, e->id);
+			else if (ce && ce->means == HS_MEANS_PRESENT)
+				add_trigger_event(pt, cap, plat, p, ce->name, ce->id);
+		}
+		for (size_t k = 0; !pp->whitelist && k < p->n_events; k++) {
+			const hs_cat_event *ce = &p->events[k];
+			if (t ? in_alerts(t, ce->alert) : ce->means == HS_MEANS_PRESENT)
+				add_trigger_event(pt, cap, plat, p, ce->name, ce->id);
+		}
+	}
+	return HS_OK;
+}
+
 /* The events an event or regex trigger fires on, from what its session
  * really enables (the checker made sure there is at least one). */
 static hs_status plan_trigger_events(hs_arena *a, const hs_ruleset *rs, hs_platform plat, const hs_plan_session *ps,
@@ -196,56 +227,7 @@ static hs_status plan_trigger_events(hs_arena *a, const hs_ruleset *rs, hs_platf
 		add_trigger_event(pt, 1, plat, p, ce->name, ce->id);
 		return HS_OK;
 	}
-	size_t cap = 0;
-	for (size_t i = 0; i < ps->n_providers; i++)
-		cap += ps->providers[i].whitelist ? ps->providers[i].n_events : ps->providers[i].provider->n_events;
-	if (!(pt->events = hs_arena_alloc(a, (cap + 1) * sizeof(*pt->events))))
-		return HS_ENOMEM;
-	for (size_t i = 0; i < ps->n_providers; i++) {
-		const hs_plan_provider *pp = &ps->providers[i];
-		if (pp->whitelist) {
-			for (size_t k = 0; k < pp->n_events; k++)
-				if (in_alerts(t, pp->events[k].alert))
-					add_trigger_event(pt, cap, plat, pp->provider, pp->events[k].name,
-							  pp->events[k].id);
-		} else {
-			/* A whole provider: every catalog event of it with the alert. */
-			for (size_t k = 0; k < pp->provider->n_events; k++) {
-				const hs_cat_event *ce = &pp->provider->events[k];
-				if (in_alerts(t, ce->alert))
-					add_trigger_event(pt, cap, plat, pp->provider, ce->name, ce->id);
-			}
-		}
-	}
-	return HS_OK;
-}
-
-/* A Windows `source: present` frame trigger's events: every catalog event with
- * `means: present` that its session enables (a whitelist's entries, or the
- * whole provider's). The frame detector measures start to start per process. */
-static hs_status plan_present_events(hs_arena *a, const hs_plan_session *ps, hs_plan_trigger *pt)
-{
-	size_t cap = 0;
-	for (size_t i = 0; i < ps->n_providers; i++)
-		cap += ps->providers[i].whitelist ? ps->providers[i].n_events : ps->providers[i].provider->n_events;
-	if (!(pt->events = hs_arena_alloc(a, (cap + 1) * sizeof(*pt->events))))
-		return HS_ENOMEM;
-	for (size_t i = 0; i < ps->n_providers; i++) {
-		const hs_plan_provider *pp = &ps->providers[i];
-		const hs_provider *p = pp->provider;
-		if (pp->whitelist) {
-			for (size_t k = 0; k < pp->n_events; k++) {
-				const hs_cat_event *ce = hs_provider_find_event(p, pp->events[k].id, NULL);
-				if (ce && ce->means == HS_MEANS_PRESENT)
-					add_trigger_event(pt, cap, HS_PLATFORM_WINDOWS, p, ce->name, ce->id);
-			}
-		} else {
-			for (size_t k = 0; k < p->n_events; k++)
-				if (p->events[k].means == HS_MEANS_PRESENT)
-					add_trigger_event(pt, cap, HS_PLATFORM_WINDOWS, p, p->events[k].name, p->events[k].id);
-		}
-	}
-	return HS_OK;
+	return plan_enabled_events(a, ps, plat, t, pt);
 }
 
 /* Appends a trigger's "provider/event" list with a role (the checker made
@@ -355,7 +337,7 @@ static hs_status plan_triggers(hs_arena *a, const hs_ruleset *rs, const hs_platf
 			ps->linux_.copy_trace_marker = true;
 		} else if ((t->kind == HS_TRIGGER_FRAME_TIME || deadline) && win && t->source &&
 			   strcmp(t->source, "present") == 0) {
-			if (plan_present_events(a, ps, pt) != HS_OK)
+			if (plan_enabled_events(a, ps, HS_PLATFORM_WINDOWS, NULL, pt) != HS_OK)
 				return HS_ENOMEM;
 		}
 		if (plan_role_events(a, rs, plan, pt) != HS_OK)

@@ -1,5 +1,6 @@
 /* plan/plan_print.c: renders a plan as text for people and as JSON for tools and golden tests. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -564,6 +565,21 @@ static void json_hex(hs_json *j, const char *key, uint64_t v)
 	hs_json_kstr(j, key, buf);
 }
 
+/* EVENT_TRACE_PROPERTIES as the JSON plan names them (each a uint32_t of hs_plan_etw), in the struct's order. */
+#define ETW_PROP(k, f) {k, offsetof(hs_plan_etw, f)}
+static const struct {
+	const char *key;
+	size_t off;
+} etw_properties[] = {
+	ETW_PROP("Wnode.BufferSize", wnode_buffer_size), ETW_PROP("Wnode.Flags", wnode_flags),
+	ETW_PROP("Wnode.ClientContext", client_context), ETW_PROP("BufferSize", buffer_size_kb),
+	ETW_PROP("MinimumBuffers", min_buffers),         ETW_PROP("MaximumBuffers", max_buffers),
+	ETW_PROP("MaximumFileSize", max_file_mb),        ETW_PROP("LogFileMode", log_file_mode),
+	ETW_PROP("FlushTimer", flush_timer),             ETW_PROP("EnableFlags", enable_flags),
+	ETW_PROP("LoggerNameOffset", logger_name_offset), ETW_PROP("LogFileNameOffset", log_file_name_offset),
+};
+#undef ETW_PROP
+
 static void json_session(hs_json *j, const hs_plan *plan, const hs_plan_session *ps)
 {
 	const hs_session *s = ps->session;
@@ -581,18 +597,11 @@ static void json_session(hs_json *j, const hs_plan *plan, const hs_plan_session 
 		const hs_plan_etw *e = &ps->etw;
 		hs_json_key(j, "event_trace_properties");
 		hs_json_obj_begin(j);
-		hs_json_kuint(j, "Wnode.BufferSize", e->wnode_buffer_size);
-		hs_json_kuint(j, "Wnode.Flags", e->wnode_flags);
-		hs_json_kuint(j, "Wnode.ClientContext", e->client_context);
-		hs_json_kuint(j, "BufferSize", e->buffer_size_kb);
-		hs_json_kuint(j, "MinimumBuffers", e->min_buffers);
-		hs_json_kuint(j, "MaximumBuffers", e->max_buffers);
-		hs_json_kuint(j, "MaximumFileSize", e->max_file_mb);
-		hs_json_kuint(j, "LogFileMode", e->log_file_mode);
-		hs_json_kuint(j, "FlushTimer", e->flush_timer);
-		hs_json_kuint(j, "EnableFlags", e->enable_flags);
-		hs_json_kuint(j, "LoggerNameOffset", e->logger_name_offset);
-		hs_json_kuint(j, "LogFileNameOffset", e->log_file_name_offset);
+		for (size_t i = 0; i < sizeof etw_properties / sizeof etw_properties[0]; i++) {
+			uint32_t v;
+			memcpy(&v, (const char *)e + etw_properties[i].off, sizeof v);
+			hs_json_kuint(j, etw_properties[i].key, v);
+		}
 		hs_json_obj_end(j);
 		if (e->sample_interval_100ns)
 			hs_json_kuint(j, "sample_interval_100ns", e->sample_interval_100ns);
