@@ -78,28 +78,37 @@ static void copy_problem(hs_estimate_trace *t, const hs_problem *p)
 		hs_problems_push(&t->problems, p);
 }
 
+/* One record of either format: its kind, the totals, the span (timed: ns is an event's time) and its CPU's share.
+ * 1 stops the walk (out of memory), as the readers' callbacks return. */
+static int count_record(tally *t, const hs_event *e, uint64_t bytes, unsigned cpu, bool timed, uint64_t ns)
+{
+	hs_estimate_trace *tr = t->t;
+	if (!count_kind(t, e, bytes))
+		return 1;
+	tr->events++;
+	tr->bytes += bytes;
+	if (timed)
+		count_span(tr, ns);
+	if (!count_cpu(tr, cpu, bytes, timed, ns)) {
+		t->oom = true;
+		return 1;
+	}
+	return 0;
+}
+
 /* ---- trace.dat ---- */
 
 static int on_dat(const hs_tracedat_record *r, void *vctx)
 {
 	tally *t = vctx;
-	hs_estimate_trace *tr = t->t;
 	hs_event e;
 	hs_event_from_tracedat(r, &e);
-	uint64_t bytes = r->record_size;
-	if (!count_kind(t, &e, bytes))
+	if (count_record(t, &e, r->record_size, r->cpu >= 0 ? (unsigned)r->cpu : 0, true, r->ts))
 		return 1;
 	if (r->missed_events > 0)
-		tr->dat_missed_events += (uint64_t)r->missed_events;
+		t->t->dat_missed_events += (uint64_t)r->missed_events;
 	else if (r->missed_events < 0)
-		tr->dat_missed_unknown++;
-	tr->events++;
-	tr->bytes += bytes;
-	count_span(tr, r->ts);
-	if (!count_cpu(tr, r->cpu >= 0 ? (unsigned)r->cpu : 0, bytes, true, r->ts)) {
-		t->oom = true;
-		return 1;
-	}
+		t->t->dat_missed_unknown++;
 	return 0;
 }
 
@@ -131,25 +140,10 @@ static hs_status read_dat(const char *path, tally *t)
 
 static int on_etl(const hs_etl_record *r, void *vctx)
 {
-	tally *t = vctx;
-	hs_estimate_trace *tr = t->t;
 	hs_event e;
 	hs_event_from_etl(r, &e);
-	uint64_t bytes = r->raw_len;
-	if (!count_kind(t, &e, bytes))
-		return 1;
-	tr->events++;
-	tr->bytes += bytes;
 	/* The logfile header record carries the session's start, not an event's time. */
-	bool timed = r->filetime && !e.session_header;
-	uint64_t ns = r->filetime * 100u;
-	if (timed)
-		count_span(tr, ns);
-	if (!count_cpu(tr, r->cpu, bytes, timed, ns)) {
-		t->oom = true;
-		return 1;
-	}
-	return 0;
+	return count_record(vctx, &e, r->raw_len, r->cpu, r->filetime && !e.session_header, r->filetime * 100u);
 }
 
 static hs_status read_etl(const char *path, tally *t)
