@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hindsight/tracedat.h"
+#include "report/grow.h"
 #include "report/model.h"
 
 void hs_rpt_fmt_ts(uint64_t ns, char *buf, size_t cap)
@@ -161,17 +162,13 @@ hs_rpt_event *hs_rpt_event_slot(hs_report *r)
 		r->events_not_kept++;
 		return NULL;
 	}
-	if (r->n_events == r->cap_events) {
-		size_t cap = r->cap_events ? r->cap_events * 2 : 256;
-		hs_rpt_event *v = realloc(r->events, cap * sizeof *v);
-		if (!v) {
-			r->oom = true;
-			r->events_not_kept++;
-			return NULL;
-		}
-		r->events = v;
-		r->cap_events = cap;
+	hs_rpt_event *v = hs_rpt_grow(r->events, sizeof *v, r->n_events, &r->cap_events, 256);
+	if (!v) {
+		r->oom = true;
+		r->events_not_kept++;
+		return NULL;
 	}
+	r->events = v;
 	hs_rpt_event *e = &r->events[r->n_events];
 	memset(e, 0, sizeof *e);
 	return e;

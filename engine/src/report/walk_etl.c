@@ -12,6 +12,7 @@
 #include "hindsight/event_names.h"
 #include "hindsight/plan.h"
 #include "hindsight/text.h"
+#include "report/grow.h"
 #include "report/model.h"
 
 /* The NTSTATUS a console's Ctrl+C or closed window ends a process with: an error by its severity bits, not a
@@ -66,16 +67,12 @@ static void remember_name(etl_walk *w, uint32_t pid, const char *name)
 		}
 	if (w->n_names >= HS_REPORT_ETL_MAX_NAMES)
 		return;
-	if (w->n_names == w->cap_names) {
-		size_t cap = w->cap_names ? w->cap_names * 2 : 64;
-		pid_name *v = realloc(w->names, cap * sizeof *v);
-		if (!v) {
-			w->r->oom = true;
-			return;
-		}
-		w->names = v;
-		w->cap_names = cap;
+	pid_name *v = hs_rpt_grow(w->names, sizeof *v, w->n_names, &w->cap_names, 64);
+	if (!v) {
+		w->r->oom = true;
+		return;
 	}
+	w->names = v;
 	w->names[w->n_names].pid = pid;
 	hs_utf8_clean(name, w->names[w->n_names].name, sizeof w->names[w->n_names].name);
 	w->n_names++;

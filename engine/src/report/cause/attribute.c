@@ -7,6 +7,7 @@
 
 #include "ca.h"
 #include "hindsight/tracedat.h"
+#include "report/grow.h"
 
 
 
@@ -169,14 +170,10 @@ static void copy_spans(ca_ctx *c, hs_cause_result *out)
 		for (size_t i = 0; i < nv; i++) {
 			if (v[i].t1 <= c->cov0 || v[i].t0 >= c->cov1)
 				continue;
-			if (n == capn) {
-				size_t nc = capn ? capn * 2 : 256;
-				hs_cause_cpu_span *w = realloc(out->cpu_spans, nc * sizeof *w);
-				if (!w)
-					return;
-				out->cpu_spans = w;
-				capn = nc;
-			}
+			hs_cause_cpu_span *w = hs_rpt_grow(out->cpu_spans, sizeof *w, n, &capn, 256);
+			if (!w)
+				return;
+			out->cpu_spans = w;
 			hs_cause_cpu_span *d = &out->cpu_spans[n++];
 			d->t0 = v[i].t0 > c->cov0 ? v[i].t0 : c->cov0;
 			d->t1 = v[i].t1 < c->cov1 ? v[i].t1 : c->cov1;
@@ -194,14 +191,10 @@ static void copy_spans(ca_ctx *c, hs_cause_result *out)
 		if (!s->after_wake || s->begin_rec == SIZE_MAX)
 			continue;
 		const cm_rec *r = &c->m->recs[s->begin_rec];
-		if (out->n_wakes == capw) {
-			size_t nc = capw ? capw * 2 : 32;
-			hs_cause_wake *w = realloc(out->wakes, nc * sizeof *w);
-			if (!w)
-				return;
-			out->wakes = w;
-			capw = nc;
-		}
+		hs_cause_wake *ws = hs_rpt_grow(out->wakes, sizeof *ws, out->n_wakes, &capw, 32);
+		if (!ws)
+			return;
+		out->wakes = ws;
 		hs_cause_wake *w = &out->wakes[out->n_wakes++];
 		w->ts = r->ts;
 		w->ctx = r->ctx;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ca.h"
+#include "report/grow.h"
 
 uint64_t ca_free_in(const ca_ctx *c, uint64_t t0, uint64_t t1)
 {
@@ -42,14 +43,10 @@ static ca_acc *acc_for(ca_ctx *c, const char *id, const ca_culprit *who)
 	for (size_t i = 0; i < c->n_acc; i++)
 		if (c->acc[i].id == id && !strcmp(c->acc[i].key, key) && c->acc[i].has_who == (who != NULL))
 			return &c->acc[i];
-	if (c->n_acc == c->cap_acc) {
-		size_t nc = c->cap_acc ? c->cap_acc * 2 : 16;
-		ca_acc *v = realloc(c->acc, nc * sizeof *v);
-		if (!v)
-			return NULL;
-		c->acc = v;
-		c->cap_acc = nc;
-	}
+	ca_acc *v = hs_rpt_grow(c->acc, sizeof *v, c->n_acc, &c->cap_acc, 16);
+	if (!v)
+		return NULL;
+	c->acc = v;
 	ca_acc *a = &c->acc[c->n_acc++];
 	memset(a, 0, sizeof *a);
 	a->id = id;

@@ -5,6 +5,7 @@
 #include "hindsight/hmap.h"
 #include "hindsight/limits.h"
 #include "model.h"
+#include "report/grow.h"
 
 enum { CLONE_THREAD_FLAG = 0x00010000 }; /* include/uapi/linux/sched.h: the new task shares the caller's process */
 
@@ -95,16 +96,12 @@ cm_task *cm_task_get(cm_model *m, int32_t tid)
 		return NULL;
 	if (!added)
 		return &m->tasks[*v];
-	if (m->n_tasks == m->cap_tasks) {
-		size_t cap = m->cap_tasks ? m->cap_tasks * 2 : 256;
-		cm_task *n = realloc(m->tasks, cap * sizeof *n);
-		if (!n) {
-			*v = 0; /* points at task 0 (or nothing): tolerable after OOM, the analysis says so */
-			return NULL;
-		}
-		m->tasks = n;
-		m->cap_tasks = cap;
+	cm_task *n = hs_rpt_grow(m->tasks, sizeof *n, m->n_tasks, &m->cap_tasks, 256);
+	if (!n) {
+		*v = 0; /* points at task 0 (or nothing): tolerable after OOM, the analysis says so */
+		return NULL;
 	}
+	m->tasks = n;
 	cm_task *t = &m->tasks[m->n_tasks];
 	memset(t, 0, sizeof *t);
 	t->tid = tid;
@@ -349,12 +346,10 @@ hs_status cm_add_side(cm_model *m, const cm_rec *r)
 	if (m->n == m->cap) {
 		if (m->cap >= HS_CAUSE_MAX_RECORDS)
 			return HS_OK; /* the ring's own records come first */
-		size_t cap = m->cap ? m->cap * 2 : 4096;
-		cm_rec *n = realloc(m->recs, cap * sizeof *n);
+		cm_rec *n = hs_rpt_grow(m->recs, sizeof *n, m->n, &m->cap, 4096);
 		if (!n)
 			return HS_ENOMEM;
 		m->recs = n;
-		m->cap = cap;
 	}
 	cm_rec *d = &m->recs[m->n++];
 	*d = *r;

@@ -8,6 +8,7 @@
 #include "hindsight/hmap.h"
 #include "hindsight/wait_reason.h"
 #include "model.h"
+#include "report/grow.h"
 
 /*
  * Windows onto the model (docs/etl-notes.md, "Wait analysis"), so the analysis above is the one Linux has:
@@ -87,17 +88,13 @@ static thr *thr_get(etl_ctx *c, uint32_t tid)
 	}
 	if (!added)
 		return &c->t[*v];
-	if (c->n == c->cap) {
-		size_t nc = c->cap ? c->cap * 2 : 256;
-		thr *w = realloc(c->t, nc * sizeof *w);
-		if (!w) {
-			c->oom = true;
-			*v = 0;
-			return NULL;
-		}
-		c->t = w;
-		c->cap = nc;
+	thr *w = hs_rpt_grow(c->t, sizeof *w, c->n, &c->cap, 256);
+	if (!w) {
+		c->oom = true;
+		*v = 0;
+		return NULL;
 	}
+	c->t = w;
 	thr *t = &c->t[c->n];
 	memset(t, 0, sizeof *t);
 	t->tid = tid;

@@ -7,6 +7,7 @@
 
 #include "ca.h"
 #include "hindsight/regex.h"
+#include "report/grow.h"
 
 size_t ca_rec_at(const cm_model *m, uint64_t ts)
 {
@@ -144,15 +145,11 @@ static bool push_run(ca_run **v, size_t *n, size_t *cap, ca_run r)
 {
 	if (r.t1 <= r.t0)
 		return true;
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 256;
-		ca_run *w = realloc(*v, nc * sizeof *w);
-		if (!w)
-			return false;
-		*v = w;
-		*cap = nc;
-	}
-	(*v)[(*n)++] = r;
+	ca_run *w = hs_rpt_grow(*v, sizeof *w, *n, cap, 256);
+	if (!w)
+		return false;
+	*v = w;
+	w[(*n)++] = r;
 	return true;
 }
 
@@ -160,15 +157,11 @@ static bool push_irq(ca_irq **v, size_t *n, size_t *cap, ca_irq r)
 {
 	if (r.t1 <= r.t0)
 		return true;
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 256;
-		ca_irq *w = realloc(*v, nc * sizeof *w);
-		if (!w)
-			return false;
-		*v = w;
-		*cap = nc;
-	}
-	(*v)[(*n)++] = r;
+	ca_irq *w = hs_rpt_grow(*v, sizeof *w, *n, cap, 256);
+	if (!w)
+		return false;
+	*v = w;
+	w[(*n)++] = r;
 	return true;
 }
 
@@ -319,14 +312,10 @@ static bool seg_to(seg_b *b, cm_state st, uint64_t ts, int cpu, size_t rec, bool
 	ca_ctx *c = b->c;
 	uint64_t a = b->since > c->cov0 ? b->since : c->cov0, z = ts < c->cov1 ? ts : c->cov1;
 	if (z > a) {
-		if (c->n_segs == b->cap) {
-			size_t nc = b->cap ? b->cap * 2 : 64;
-			ca_seg *v = realloc(c->segs, nc * sizeof *v);
-			if (!v)
-				return false;
-			c->segs = v;
-			b->cap = nc;
-		}
+		ca_seg *v = hs_rpt_grow(c->segs, sizeof *v, c->n_segs, &b->cap, 64);
+		if (!v)
+			return false;
+		c->segs = v;
 		c->segs[c->n_segs++] = (ca_seg){.t0 = a,
 						 .t1 = z,
 						 .st = b->st,
