@@ -96,12 +96,10 @@ static void bad(ld *L, hs_diag_code code, hs_pos pos, const char *hint, const ch
 
 static void bad(ld *L, hs_diag_code code, hs_pos pos, const char *hint, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	rg_vdiag(L->d, code, pos, hint, fmt, ap);
 	va_end(ap);
-	hs_diag_add(L->d, code, pos, hint, "%s", msg);
 	if (hs_diag_code_severity(code) == HS_SEV_ERROR)
 		L->failed = true;
 }

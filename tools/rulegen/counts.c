@@ -18,16 +18,6 @@
  * every system is a few thousand lines. Larger is not a counts file. */
 #define RG_MAX_COUNTS_BYTES (64u * 1024u * 1024u)
 
-static bool all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
-
 int rg_row_cmp(const rg_row *a, const rg_row *b)
 {
 	int c = strcmp(a->provider, b->provider);
@@ -37,7 +27,7 @@ int rg_row_cmp(const rg_row *a, const rg_row *b)
 	if (c)
 		return c;
 	/* Numbers in numeric order, as analyze counts prints them. */
-	if (all_digits(a->value) && all_digits(b->value)) {
+	if (hs_all_digits(a->value) && hs_all_digits(b->value)) {
 		size_t la = strlen(a->value), lb = strlen(b->value);
 		if (la != lb)
 			return la < lb ? -1 : 1;
@@ -145,14 +135,19 @@ typedef struct {
 static void err(parse_ctx *p, hs_diag_code code, unsigned line, unsigned col, const char *hint, const char *fmt, ...)
 	HS_PRINTF_FMT(6, 7);
 
-static void err(parse_ctx *p, hs_diag_code code, unsigned line, unsigned col, const char *hint, const char *fmt, ...)
+void rg_vdiag(hs_diags *d, hs_diag_code code, hs_pos pos, const char *hint, const char *fmt, va_list ap)
 {
 	char msg[512];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	hs_diag_add(d, code, pos, hint, "%s", msg);
+}
+
+static void err(parse_ctx *p, hs_diag_code code, unsigned line, unsigned col, const char *hint, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	rg_vdiag(p->d, code, (hs_pos){p->file, line, col}, hint, fmt, ap);
 	va_end(ap);
-	hs_diag_add(p->d, code, (hs_pos){p->file, line, col}, hint, "%s", msg);
 	p->failed = true;
 }
 
@@ -169,7 +164,7 @@ static unsigned col_of(const char *line, size_t off)
 
 static bool parse_u64(const char *s, uint64_t *out)
 {
-	if (!all_digits(s) || strlen(s) > 19)
+	if (!hs_all_digits(s) || strlen(s) > 19)
 		return false;
 	*out = strtoull(s, NULL, 10);
 	return true;
@@ -308,7 +303,7 @@ static bool parse_text(rg_counts *c, const char *path, char *text, size_t len, c
 		if (!key_ok) {
 			err(&p, HS_D_ENUM, line_no, c2, "event=NAME (trace.dat), id=N, opcode=N or msg=N (.etl)",
 			    "key '%s' must be one of event, id, opcode, msg", f2);
-		} else if (strcmp(f2, "event") ? !all_digits(val) : !*val) {
+		} else if (strcmp(f2, "event") ? !hs_all_digits(val) : !*val) {
 			err(&p, HS_D_TYPE, line_no, col_of(s, (size_t)(val - s)), NULL, "'%s=%s' has no valid value", f2,
 			    val);
 		} else {

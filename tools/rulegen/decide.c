@@ -40,12 +40,10 @@ static void bad(hs_diags *d, hs_diag_code code, hs_pos pos, const char *hint, co
 
 static void bad(hs_diags *d, hs_diag_code code, hs_pos pos, const char *hint, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	rg_vdiag(d, code, pos, hint, fmt, ap);
 	va_end(ap);
-	hs_diag_add(d, code, pos, hint, "%s", msg);
 }
 
 /* The provider name the counts use for p: the ftrace system, or the GUID in lower case. */

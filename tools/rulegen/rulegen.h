@@ -2,6 +2,7 @@
 #ifndef HS_RULEGEN_H
 #define HS_RULEGEN_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,6 +57,11 @@ bool rg_counts_load(rg_counts *c, const char *path, const char *expect_scenario,
 		    hs_pos at, hs_diags *d);
 /* Counts a trace into c (used by rg_counts_load and `rulegen --counts`). */
 bool rg_counts_from_trace(rg_counts *c, const char *path, hs_pos at, hs_diags *d);
+
+/* A diagnostic with its message formatted here and cut at 512 bytes, as every
+ * rulegen message is (counts.c, config.c and decide.c report through it). */
+void rg_vdiag(hs_diags *d, hs_diag_code code, hs_pos pos, const char *hint, const char *fmt, va_list ap)
+	HS_PRINTF_FMT(5, 0);
 /* Finds a row; NULL if absent. */
 const rg_row *rg_counts_find(const rg_counts *c, const char *provider, const char *key, const char *value);
 int rg_row_cmp(const rg_row *a, const rg_row *b);
