@@ -35,8 +35,13 @@ void analyze_progress_done(void);
  * returns HS_EXIT_FINDINGS if there were any, else 0. */
 int analyze_report_problems(const hs_problems *pl);
 
-/* Adds "problems": [...] to an open JSON object. */
+/* Starts a command's JSON document in sb: its object, "file", and "format" when given (trace.dat). */
+void analyze_json_begin(hs_json *j, hs_strbuf *sb, const char *file, const char *format);
+
+/* Adds "problems": [...] to an open JSON object: {offset, message} objects,
+ * or (_texts, for trace.dat) each problem's formatted line. */
 void analyze_json_problems(hs_json *j, const hs_problems *pl);
+void analyze_json_problem_texts(hs_json *j, const hs_problems *pl);
 
 /* ---- names.c: the rules catalogs as a dictionary for trace records ---- */
 
@@ -55,9 +60,6 @@ void analyze_free_rules(analyze_rules *r);
 
 /* Opens a trace.dat, printing the reader's problems on failure; returns 0 or an exit code. */
 int analyze_open_tracedat(const char *path, hs_tracedat **out);
-/* Prints the reader's problems to stderr; HS_EXIT_FINDINGS if any, else 0. */
-int analyze_tracedat_problems(const hs_tracedat *td);
-void analyze_json_tracedat_problems(hs_json *j, const hs_tracedat *td);
 /* "5186.883371000": seconds.nanoseconds of a trace clock. */
 void analyze_format_clock_ns(uint64_t ns, char *buf, size_t cap);
 int analyze_counts_tracedat(const analyze_opts *o);

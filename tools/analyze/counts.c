@@ -79,9 +79,7 @@ int analyze_counts(const analyze_opts *o)
 	if (o->json) {
 		hs_strbuf sb = {0};
 		hs_json j;
-		hs_json_init(&j, &sb);
-		hs_json_obj_begin(&j);
-		hs_json_kstr(&j, "file", o->file);
+		analyze_json_begin(&j, &sb, o->file, NULL);
 		hs_json_kuint(&j, "events", hs_event_counts_total(ctx.counts));
 		hs_json_key(&j, "counts");
 		hs_json_arr_begin(&j);

@@ -102,13 +102,20 @@ static void print_table(const hs_cpu_view *c, const analyze_opts *o, bool perf)
 	}
 }
 
+/* "ms" and "percent" of a process's or thread's samples. */
+static void json_time(hs_json *j, const hs_cpu_view *c, uint64_t samples)
+{
+	hs_json_key(j, "ms");
+	hs_json_double(j, ms_of(c, samples), 4);
+	hs_json_key(j, "percent");
+	hs_json_double(j, pct_of(c, samples), 3);
+}
+
 static void write_json(const hs_cpu_view *c, const hs_etl *etl, const hs_perfdata *pd, const analyze_opts *o)
 {
 	hs_strbuf sb = {0};
 	hs_json j;
-	hs_json_init(&j, &sb);
-	hs_json_obj_begin(&j);
-	hs_json_kstr(&j, "file", o->file);
+	analyze_json_begin(&j, &sb, o->file, NULL);
 	hs_json_key(&j, "interval_ms");
 	hs_json_double(&j, (double)c->interval / 10000.0, 4);
 	hs_json_kstr(&j, "interval_source", interval_source_text(c->interval_source));
@@ -134,10 +141,7 @@ static void write_json(const hs_cpu_view *c, const hs_etl *etl, const hs_perfdat
 		hs_json_kstr(&j, "command_line", p->cmdline);
 		hs_json_kuint(&j, "samples", p->samples);
 		hs_json_kuint(&j, "samples_with_stack", p->stacked);
-		hs_json_key(&j, "ms");
-		hs_json_double(&j, ms_of(c, p->samples), 4);
-		hs_json_key(&j, "percent");
-		hs_json_double(&j, pct_of(c, p->samples), 3);
+		json_time(&j, c, p->samples);
 		hs_json_key(&j, "threads");
 		hs_json_arr_begin(&j);
 		size_t t = c->first_thread[c->order[i]];
@@ -150,10 +154,7 @@ static void write_json(const hs_cpu_view *c, const hs_etl *etl, const hs_perfdat
 			if (tr->name)
 				hs_json_kstr(&j, "name", tr->name);
 			hs_json_kuint(&j, "samples", tr->samples);
-			hs_json_key(&j, "ms");
-			hs_json_double(&j, ms_of(c, tr->samples), 4);
-			hs_json_key(&j, "percent");
-			hs_json_double(&j, pct_of(c, tr->samples), 3);
+			json_time(&j, c, tr->samples);
 			hs_json_obj_end(&j);
 		}
 		hs_json_arr_end(&j);

@@ -140,10 +140,8 @@ int analyze_crash(const analyze_opts *o)
 	c.out = &sb;
 	c.etl = etl;
 	if (o->json) {
-		hs_json_init(&j, &sb);
+		analyze_json_begin(&j, &sb, o->file, NULL);
 		c.json = &j;
-		hs_json_obj_begin(&j);
-		hs_json_kstr(&j, "file", o->file);
 		hs_json_kstr(&j, "rules", rules.path);
 		hs_json_kuint(&j, "whitelisted_ids", c.n);
 		hs_json_key(&j, "timeline");

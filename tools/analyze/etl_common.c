@@ -1,4 +1,4 @@
-/* analyze/etl_common.c: what the .etl commands share (opening with the usage error, progress on a terminal, problems as text and JSON), below them and below main.c's dispatch so no file calls back into main.c. */
+/* analyze/etl_common.c: what the .etl commands share (opening with the usage error, progress on a terminal, every reader's problems as text and JSON, the start of a JSON document), below them and below main.c's dispatch so no file calls back into main.c. */
 #include <stdio.h>
 
 #include "analyze.h"
@@ -56,16 +56,41 @@ int analyze_report_problems(const hs_problems *pl)
 	return n ? HS_EXIT_FINDINGS : HS_EXIT_OK;
 }
 
-void analyze_json_problems(hs_json *j, const hs_problems *pl)
+void analyze_json_begin(hs_json *j, hs_strbuf *sb, const char *file, const char *format)
+{
+	hs_json_init(j, sb);
+	hs_json_obj_begin(j);
+	hs_json_kstr(j, "file", file);
+	if (format)
+		hs_json_kstr(j, "format", format);
+}
+
+/* "problems": [...]: objects with the offset (.etl, perf.data) or the formatted lines (trace.dat, whose offsets libtracecmd hides). */
+static void json_problems(hs_json *j, const hs_problems *pl, bool as_text)
 {
 	hs_json_key(j, "problems");
 	hs_json_arr_begin(j);
 	for (size_t i = 0; i < hs_problems_count(pl); i++) {
 		const hs_problem *p = hs_problems_at(pl, i);
+		char text[HS_PROBLEM_TEXT_MAX];
+		if (as_text) {
+			hs_json_str(j, hs_problem_format(p, text, sizeof text));
+			continue;
+		}
 		hs_json_obj_begin(j);
 		hs_json_kuint(j, "offset", p->offset);
 		hs_json_kstr(j, "message", p->message);
 		hs_json_obj_end(j);
 	}
 	hs_json_arr_end(j);
+}
+
+void analyze_json_problems(hs_json *j, const hs_problems *pl)
+{
+	json_problems(j, pl, false);
+}
+
+void analyze_json_problem_texts(hs_json *j, const hs_problems *pl)
+{
+	json_problems(j, pl, true);
 }

@@ -109,9 +109,7 @@ static void print_json(const analyze_opts *o, const filter_ctx *f, const char *r
 {
 	hs_strbuf sb = {0};
 	hs_json j;
-	hs_json_init(&j, &sb);
-	hs_json_obj_begin(&j);
-	hs_json_kstr(&j, "file", o->file);
+	analyze_json_begin(&j, &sb, o->file, NULL);
 	hs_json_kstr(&j, "output", o->output);
 	hs_json_kstr(&j, "rules", rules_path);
 	hs_json_kuint(&j, "total", f->total);

@@ -150,9 +150,7 @@ int analyze_summary(const analyze_opts *o)
 	hs_strbuf sb = {0};
 	if (o->json) {
 		hs_json j;
-		hs_json_init(&j, &sb);
-		hs_json_obj_begin(&j);
-		hs_json_kstr(&j, "file", o->file);
+		analyze_json_begin(&j, &sb, o->file, NULL);
 		hs_json_kuint(&j, "bytes", hs_etl_file_size(etl));
 		hs_json_kstr(&j, "rules", rules.path);
 		hs_json_kstr(&j, "logger", h->logger_name);

@@ -17,33 +17,12 @@ int analyze_open_tracedat(const char *path, hs_tracedat **out)
 	if (st == HS_EUNSUPPORTED)
 		fprintf(stderr, "analyze: %s is a trace.dat; this build has no libtracecmd to read it (Linux only)\n", path);
 	else if (*out)
-		analyze_tracedat_problems(*out);
+		analyze_report_problems(hs_tracedat_problems(*out));
 	else
 		fprintf(stderr, "analyze: %s: %s\n", path, hs_strerror(st));
 	hs_tracedat_close(*out);
 	*out = NULL;
 	return HS_EXIT_USAGE;
-}
-
-int analyze_tracedat_problems(const hs_tracedat *td)
-{
-	size_t n = hs_tracedat_problem_count(td);
-	for (size_t i = 0; i < n; i++) {
-		char text[HS_PROBLEM_TEXT_MAX];
-		fprintf(stderr, "analyze: %s\n", hs_problem_format(hs_tracedat_problem_at(td, i), text, sizeof text));
-	}
-	return n ? HS_EXIT_FINDINGS : HS_EXIT_OK;
-}
-
-void analyze_json_tracedat_problems(hs_json *j, const hs_tracedat *td)
-{
-	hs_json_key(j, "problems");
-	hs_json_arr_begin(j);
-	for (size_t i = 0; i < hs_tracedat_problem_count(td); i++) {
-		char text[HS_PROBLEM_TEXT_MAX];
-		hs_json_str(j, hs_problem_format(hs_tracedat_problem_at(td, i), text, sizeof text));
-	}
-	hs_json_arr_end(j);
 }
 
 void analyze_format_clock_ns(uint64_t ns, char *buf, size_t cap)
@@ -160,10 +139,7 @@ int analyze_counts_tracedat(const analyze_opts *o)
 	hs_strbuf sb = {0};
 	if (o->json) {
 		hs_json j;
-		hs_json_init(&j, &sb);
-		hs_json_obj_begin(&j);
-		hs_json_kstr(&j, "file", o->file);
-		hs_json_kstr(&j, "format", "trace.dat");
+		analyze_json_begin(&j, &sb, o->file, "trace.dat");
 		hs_json_kuint(&j, "events", hs_event_counts_total(t.counts));
 		hs_json_key(&j, "counts");
 		hs_json_arr_begin(&j);
@@ -175,14 +151,14 @@ int analyze_counts_tracedat(const analyze_opts *o)
 			hs_json_obj_end(&j);
 		}
 		hs_json_arr_end(&j);
-		analyze_json_tracedat_problems(&j, td);
+		analyze_json_problem_texts(&j, hs_tracedat_problems(td));
 		hs_json_obj_end(&j);
 	} else {
 		for (size_t i = 0; i < n; i++)
 			hs_sb_printf(&sb, "%s\tevent=%s\t%" PRIu64 "\n", sys_of(rows[i]), name_of(rows[i]), rows[i]->count);
 		hs_sb_printf(&sb, "TOTAL\t%" PRIu64 "\n", hs_event_counts_total(t.counts));
 	}
-	rc = hs_sb_write_free(&sb, stdout) == HS_OK ? analyze_tracedat_problems(td) : HS_EXIT_USAGE;
+	rc = hs_sb_write_free(&sb, stdout) == HS_OK ? analyze_report_problems(hs_tracedat_problems(td)) : HS_EXIT_USAGE;
 out:
 	free(rows);
 	tally_done(&t);
@@ -229,10 +205,7 @@ int analyze_summary_tracedat(const analyze_opts *o)
 	hs_strbuf sb = {0};
 	if (o->json) {
 		hs_json j;
-		hs_json_init(&j, &sb);
-		hs_json_obj_begin(&j);
-		hs_json_kstr(&j, "file", o->file);
-		hs_json_kstr(&j, "format", "trace.dat");
+		analyze_json_begin(&j, &sb, o->file, "trace.dat");
 		hs_json_kuint(&j, "bytes", info->file_size);
 		hs_json_kstr(&j, "rules", rules.path);
 		hs_json_kuint(&j, "version", info->version);
@@ -269,7 +242,7 @@ int analyze_summary_tracedat(const analyze_opts *o)
 			hs_json_obj_end(&j);
 		}
 		hs_json_arr_end(&j);
-		analyze_json_tracedat_problems(&j, td);
+		analyze_json_problem_texts(&j, hs_tracedat_problems(td));
 		hs_json_obj_end(&j);
 	} else {
 		hs_sb_printf(&sb, "file:      %s (%" PRIu64 " bytes, trace.dat version %u)\n", o->file, info->file_size,
@@ -305,7 +278,7 @@ int analyze_summary_tracedat(const analyze_opts *o)
 			hs_sb_putc(&sb, '\n');
 		}
 	}
-	rc = hs_sb_write_free(&sb, stdout) == HS_OK ? analyze_tracedat_problems(td) : HS_EXIT_USAGE;
+	rc = hs_sb_write_free(&sb, stdout) == HS_OK ? analyze_report_problems(hs_tracedat_problems(td)) : HS_EXIT_USAGE;
 out:
 	free(rows);
 	free(top);

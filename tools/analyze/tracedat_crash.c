@@ -6,42 +6,15 @@
 
 #include "analyze.h"
 #include "hindsight/event.h"
+#include "hindsight/event_decode.h"
 #include "hindsight/plan.h"
 
 /*
  * Which events are key events is the rules' business (the linux section's
  * file-circular sessions, with their filters). What follows are facts of the
- * kernel's tracepoint formats and of Linux signal numbering, used only to
- * decode events the whitelist already selected.
+ * kernel's tracepoint formats (Linux signal numbering is event_decode.h's),
+ * used only to decode events the whitelist already selected.
  */
-
-typedef enum { SIG_IGNORED, SIG_CORE, SIG_TERM, SIG_STOP, SIG_CONT } sig_action;
-
-/* Linux generic/x86 numbering and default actions (signal(7)). */
-static const struct {
-	const char *name;
-	sig_action act;
-} sigs[] = {
-	[1] = {"SIGHUP", SIG_TERM},	[2] = {"SIGINT", SIG_TERM},	  [3] = {"SIGQUIT", SIG_CORE},
-	[4] = {"SIGILL", SIG_CORE},	[5] = {"SIGTRAP", SIG_CORE},	  [6] = {"SIGABRT", SIG_CORE},
-	[7] = {"SIGBUS", SIG_CORE},	[8] = {"SIGFPE", SIG_CORE},	  [9] = {"SIGKILL", SIG_TERM},
-	[10] = {"SIGUSR1", SIG_TERM},	[11] = {"SIGSEGV", SIG_CORE},	  [12] = {"SIGUSR2", SIG_TERM},
-	[13] = {"SIGPIPE", SIG_TERM},	[14] = {"SIGALRM", SIG_TERM},	  [15] = {"SIGTERM", SIG_TERM},
-	[16] = {"SIGSTKFLT", SIG_TERM}, [17] = {"SIGCHLD", SIG_IGNORED}, [18] = {"SIGCONT", SIG_CONT},
-	[19] = {"SIGSTOP", SIG_STOP},	[20] = {"SIGTSTP", SIG_STOP},	  [21] = {"SIGTTIN", SIG_STOP},
-	[22] = {"SIGTTOU", SIG_STOP},	[23] = {"SIGURG", SIG_IGNORED},  [24] = {"SIGXCPU", SIG_CORE},
-	[25] = {"SIGXFSZ", SIG_CORE},	[26] = {"SIGVTALRM", SIG_TERM},  [27] = {"SIGPROF", SIG_TERM},
-	[28] = {"SIGWINCH", SIG_IGNORED}, [29] = {"SIGIO", SIG_TERM},	  [30] = {"SIGPWR", SIG_TERM},
-	[31] = {"SIGSYS", SIG_CORE},
-};
-
-static const char *sig_name(int64_t sig, char *buf, size_t cap)
-{
-	if (sig > 0 && (size_t)sig < sizeof sigs / sizeof sigs[0] && sigs[sig].name)
-		return sigs[sig].name;
-	snprintf(buf, cap, "signal %" PRId64, sig);
-	return buf;
-}
 
 /* What the timeline decodes, by tracepoint. */
 typedef enum { DEC_NONE, DEC_SIGNAL_DELIVER, DEC_OOM_VICTIM, DEC_PROCESS_EXIT, DEC_EXIT_GROUP } decoder;
@@ -133,19 +106,22 @@ static int on_record(const hs_tracedat_record *r, void *vctx)
 	case DEC_SIGNAL_DELIVER:
 		if (!hs_event_field_int(&e, "sig", &sig) || !hs_event_field_int(&e, "sa_handler", &handler))
 			break;
-		/* sa_handler 0 is SIG_DFL: the kernel applies the default action now. */
-		if (handler == 0 && sig > 0 && (size_t)sig < sizeof sigs / sizeof sigs[0] &&
-		    (sigs[sig].act == SIG_CORE || sigs[sig].act == SIG_TERM)) {
-			crash = sigs[sig].act == SIG_CORE;
+		/* sa_handler 0 is SIG_DFL: the kernel applies the default action now. Signals 1-31 only, as
+		 * this timeline has always judged them (a real-time signal's default action terminates too:
+		 * hs_linux_signal_action says so, this timeline does not yet). */
+		hs_sig_action act = sig > 0 && sig < 32 ? hs_linux_signal_action(sig) : HS_SIGACT_IGNORE;
+		const char *sname = hs_linux_signal_name(sig, sbuf, sizeof sbuf);
+		if (handler == 0 && (act == HS_SIGACT_CORE || act == HS_SIGACT_TERM)) {
+			crash = act == HS_SIGACT_CORE;
 			flagged = true;
 			c->crashes += crash;
 			c->kills += !crash;
 			snprintf(detail, sizeof detail, "%s %s (pid %d) %s %s (default action: %s)", crash ? "CRASH:" : "KILLED:",
-				 comm, (int)e.tid, crash ? "died of" : "was killed by", sig_name(sig, sbuf, sizeof sbuf),
+				 comm, (int)e.tid, crash ? "died of" : "was killed by", sname,
 				 crash ? "terminate with core dump" : "terminate");
 			*f = (fate){.pid = (int)e.tid, .killed = true, .sig = sig};
 		} else {
-			snprintf(detail, sizeof detail, "signal: %s delivered to %s (pid %d), %s", sig_name(sig, sbuf, sizeof sbuf),
+			snprintf(detail, sizeof detail, "signal: %s delivered to %s (pid %d), %s", sname,
 				 comm, (int)e.tid, handler == 0 ? "default action" : handler == 1 ? "ignored" : "its own handler runs");
 		}
 		break;
@@ -177,7 +153,7 @@ static int on_record(const hs_tracedat_record *r, void *vctx)
 		hs_event_field_int(&e, "pid", &pid);
 		if (f->pid == (int)pid && f->killed)
 			snprintf(detail, sizeof detail, "exit: %s (pid %" PRId64 ") ended by %s", comm, pid,
-				 sig_name(f->sig, sbuf, sizeof sbuf));
+				 hs_linux_signal_name(f->sig, sbuf, sizeof sbuf));
 		else if (f->pid == (int)pid && f->has_code)
 			snprintf(detail, sizeof detail, "exit: %s (pid %" PRId64 ") ended, status %" PRId64, comm, pid, f->code);
 		else
@@ -206,7 +182,7 @@ static int on_record(const hs_tracedat_record *r, void *vctx)
 		if (detail[0])
 			hs_json_kstr(j, "detail", detail);
 		if (w->dec == DEC_SIGNAL_DELIVER) {
-			hs_json_kstr(j, "signal", sig_name(sig, sbuf, sizeof sbuf));
+			hs_json_kstr(j, "signal", hs_linux_signal_name(sig, sbuf, sizeof sbuf));
 			hs_json_kbool(j, "fatal", flagged);
 			hs_json_kbool(j, "crash", crash);
 		}
@@ -284,11 +260,8 @@ int analyze_crash_tracedat(const analyze_opts *o)
 	const hs_tracedat_info *info = hs_tracedat_get_info(td);
 	c->out = &sb;
 	if (o->json) {
-		hs_json_init(&j, &sb);
+		analyze_json_begin(&j, &sb, o->file, "trace.dat");
 		c->json = &j;
-		hs_json_obj_begin(&j);
-		hs_json_kstr(&j, "file", o->file);
-		hs_json_kstr(&j, "format", "trace.dat");
 		hs_json_kstr(&j, "rules", rules.path);
 		hs_json_kstr(&j, "clock", info->clock);
 		hs_json_kuint(&j, "whitelisted_events", c->n);
@@ -311,7 +284,7 @@ int analyze_crash_tracedat(const analyze_opts *o)
 			if (c->alerts[i])
 				hs_json_kuint(&j, hs_alert_names[i], c->alerts[i]);
 		hs_json_obj_end(&j);
-		analyze_json_tracedat_problems(&j, td);
+		analyze_json_problem_texts(&j, hs_tracedat_problems(td));
 		hs_json_obj_end(&j);
 	} else {
 		hs_sb_printf(&sb, "\n%" PRIu64 " key event%s, %" PRIu64 " crash%s, %" PRIu64 " killed by signal, %" PRIu64
@@ -326,7 +299,7 @@ int analyze_crash_tracedat(const analyze_opts *o)
 			}
 		hs_sb_putc(&sb, '\n');
 	}
-	rc = hs_sb_write_free(&sb, stdout) == HS_OK ? analyze_tracedat_problems(td) : HS_EXIT_USAGE;
+	rc = hs_sb_write_free(&sb, stdout) == HS_OK ? analyze_report_problems(hs_tracedat_problems(td)) : HS_EXIT_USAGE;
 out:
 	hs_sb_free(&sb);
 	if (c) {
