@@ -87,32 +87,20 @@ bool td_cur_skip(td_cur *c, uint64_t n)
 	return true;
 }
 
-bool td_cur_u16(td_cur *c, uint16_t *v)
-{
-	uint8_t b[2];
-	if (!td_cur_get(c, b, sizeof b))
-		return false;
-	*v = td_rd16(b);
-	return true;
-}
-
-bool td_cur_u32(td_cur *c, uint32_t *v)
-{
-	uint8_t b[4];
-	if (!td_cur_get(c, b, sizeof b))
-		return false;
-	*v = td_rd32(b);
-	return true;
-}
-
-bool td_cur_u64(td_cur *c, uint64_t *v)
-{
-	uint8_t b[8];
-	if (!td_cur_get(c, b, sizeof b))
-		return false;
-	*v = td_rd64(b);
-	return true;
-}
+/* The fixed-width little-endian reads, one per C type (a function cannot take the type). */
+#define TD_CUR_LE(name, type, load)              \
+	bool name(td_cur *c, type *v)            \
+	{                                        \
+		uint8_t b[sizeof *v];            \
+		if (!td_cur_get(c, b, sizeof b)) \
+			return false;            \
+		*v = load(b);                    \
+		return true;                     \
+	}
+TD_CUR_LE(td_cur_u16, uint16_t, td_rd16)
+TD_CUR_LE(td_cur_u32, uint32_t, td_rd32)
+TD_CUR_LE(td_cur_u64, uint64_t, td_rd64)
+#undef TD_CUR_LE
 
 char *td_cur_str(td_cur *c, size_t max, bool *oom)
 {
