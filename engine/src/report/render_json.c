@@ -15,6 +15,32 @@ static void json_i64_or_null(hs_json *j, const char *k, int64_t v)
 		hs_json_int(j, v);
 }
 
+/* "k": [the n strings of v] */
+static void json_strs(hs_json *j, const char *k, char *const *v, size_t n)
+{
+	hs_json_key(j, k);
+	hs_json_arr_begin(j);
+	for (size_t i = 0; i < n; i++)
+		hs_json_str(j, v[i]);
+	hs_json_arr_end(j);
+}
+
+/* "k": v when the counter it comes from saw anything (has), else null */
+static void json_uint_if(hs_json *j, const char *k, bool has, uint64_t v)
+{
+	hs_json_key(j, k);
+	if (has)
+		hs_json_uint(j, v);
+	else
+		hs_json_null(j);
+}
+
+static void json_kdouble(hs_json *j, const char *k, double v, int digits)
+{
+	hs_json_key(j, k);
+	hs_json_double(j, v, digits);
+}
+
 static void json_thread(const hs_report *r, hs_json *j)
 {
 	const hs_rpt_thread *t = &r->thread;
@@ -156,18 +182,15 @@ void hs_rpt_render_json(const hs_report *r, hs_strbuf *sb)
 		hs_json_kint(&j, "snapshot", t->snapshot_no);
 		hs_json_kint(&j, "hits", t->hits);
 		hs_json_kuint(&j, "first_hit_ns", t->first_hit_ns);
-		hs_json_key(&j, "detection_latency_ms");
-		hs_json_double(&j, t->detect_ms, 3);
+		json_kdouble(&j, "detection_latency_ms", t->detect_ms, 3);
 		hs_json_kstr(&j, "system", t->hit_system[0] ? t->hit_system : NULL);
 		hs_json_kstr(&j, "event", t->hit_event[0] ? t->hit_event : NULL);
 		json_i64_or_null(&j, "pid", t->hit_pid);
 		hs_json_kstr(&j, "where", t->hit_where[0] ? t->hit_where : NULL);
 		if (!strcmp(t->kind, "frame_time")) {
 			hs_json_kstr(&j, "slice", t->slice);
-			hs_json_key(&j, "frame_ms");
-			hs_json_double(&j, t->frame_ms, 3);
-			hs_json_key(&j, "median_ms");
-			hs_json_double(&j, t->median_ms, 3);
+			json_kdouble(&j, "frame_ms", t->frame_ms, 3);
+			json_kdouble(&j, "median_ms", t->median_ms, 3);
 		}
 		hs_json_obj_end(&j);
 	}
@@ -184,19 +207,14 @@ void hs_rpt_render_json(const hs_report *r, hs_strbuf *sb)
 		hs_json_kstr(&j, "next", f->next);
 		hs_json_kuint(&j, "ts_ns", f->ts);
 		json_i64_or_null(&j, "pid", f->pid);
-		hs_json_key(&j, "notes");
-		hs_json_arr_begin(&j);
-		for (size_t i = 0; i < f->n_notes; i++)
-			hs_json_str(&j, f->notes[i]);
-		hs_json_arr_end(&j);
+		json_strs(&j, "notes", f->notes, f->n_notes);
 		hs_json_key(&j, "evidence");
 		hs_json_arr_begin(&j);
 		for (size_t i = 0; i < f->n_ev; i++) {
 			const hs_rpt_event *e = &r->events[f->ev[i]];
 			hs_json_obj_begin(&j);
 			hs_json_kuint(&j, "ts_ns", e->ts);
-			hs_json_key(&j, "rel_s");
-			hs_json_double(&j, ((double)e->ts - (double)r->moment) / 1e9, 6);
+			json_kdouble(&j, "rel_s", ((double)e->ts - (double)r->moment) / 1e9, 6);
 			hs_json_kint(&j, "cpu", e->cpu);
 			hs_json_kint(&j, "pid", e->pid);
 			hs_json_kstr(&j, "comm", e->comm);
@@ -237,40 +255,20 @@ void hs_rpt_render_json(const hs_report *r, hs_strbuf *sb)
 		hs_json_obj_begin(&j);
 		hs_json_kstr(&j, "file", f->name);
 		hs_json_kstr(&j, "format", f->etl ? "etl" : "trace-cmd");
-		hs_json_key(&j, "notes");
-		hs_json_arr_begin(&j);
-		for (size_t p = 0; p < f->n_notes; p++)
-			hs_json_str(&j, f->notes[p]);
-		hs_json_arr_end(&j);
+		json_strs(&j, "notes", f->notes, f->n_notes);
 		hs_json_kstr(&j, "session", f->session);
 		hs_json_kbool(&j, "opened", f->opened);
 		hs_json_kuint(&j, "events", f->events);
-		hs_json_key(&j, "first_ns");
-		if (f->events)
-			hs_json_uint(&j, f->first_ns);
-		else
-			hs_json_null(&j);
-		hs_json_key(&j, "last_ns");
-		if (f->events)
-			hs_json_uint(&j, f->last_ns);
-		else
-			hs_json_null(&j);
+		json_uint_if(&j, "first_ns", f->events, f->first_ns);
+		json_uint_if(&j, "last_ns", f->events, f->last_ns);
 		hs_json_key(&j, "cpus");
 		hs_json_arr_begin(&j);
 		for (unsigned c = 0; c < f->cpus; c++) {
 			hs_json_obj_begin(&j);
 			hs_json_kuint(&j, "cpu", c);
 			hs_json_kuint(&j, "events", f->cpu_n[c]);
-			hs_json_key(&j, "first_ns");
-			if (f->cpu_n[c])
-				hs_json_uint(&j, f->cpu_first[c]);
-			else
-				hs_json_null(&j);
-			hs_json_key(&j, "last_ns");
-			if (f->cpu_n[c])
-				hs_json_uint(&j, f->cpu_last[c]);
-			else
-				hs_json_null(&j);
+			json_uint_if(&j, "first_ns", f->cpu_n[c], f->cpu_first[c]);
+			json_uint_if(&j, "last_ns", f->cpu_n[c], f->cpu_last[c]);
 			hs_json_kuint(&j, "missed_events", f->cpu_missed[c]);
 			hs_json_obj_end(&j);
 		}
@@ -287,11 +285,7 @@ void hs_rpt_render_json(const hs_report *r, hs_strbuf *sb)
 		json_i64_or_null(&j, "events_lost", f->events_lost);
 		json_i64_or_null(&j, "bytes_lost_disk", f->bytes_lost_disk);
 		json_i64_or_null(&j, "events_dropped_for_disk", f->ring_dropped);
-		hs_json_key(&j, "problems");
-		hs_json_arr_begin(&j);
-		for (size_t p = 0; p < f->n_problems; p++)
-			hs_json_str(&j, f->problems[p]);
-		hs_json_arr_end(&j);
+		json_strs(&j, "problems", f->problems, f->n_problems);
 		hs_json_obj_end(&j);
 	}
 	hs_json_arr_end(&j);

@@ -19,6 +19,16 @@ static size_t run_length(const hs_report *r, const hs_rpt_finding *f, size_t k)
 	return n;
 }
 
+/* A section of lines: "HEAD: first", the rest indented under it; nothing when there are none. */
+static void line_section(hs_strbuf *sb, const char *head, char (*lines)[400], size_t n)
+{
+	if (!n)
+		return;
+	hs_sb_printf(sb, "\n%s: %s\n", head, lines[0]);
+	for (size_t i = 1; i < n; i++)
+		hs_sb_printf(sb, "  %s\n", lines[i]);
+}
+
 void hs_rpt_render_text(const hs_report *r, hs_strbuf *sb)
 {
 	char m[32];
@@ -33,12 +43,7 @@ void hs_rpt_render_text(const hs_report *r, hs_strbuf *sb)
 	if (r->damaged)
 		hs_sb_printf(sb, "Some data could not be read: see COVERAGE before trusting what is missing.\n");
 	char wl[40][400];
-	size_t nwl = hs_rpt_why_lines(r, wl, 40);
-	if (nwl) {
-		hs_sb_printf(sb, "\nWHY: %s\n", wl[0]);
-		for (size_t i = 1; i < nwl; i++)
-			hs_sb_printf(sb, "  %s\n", wl[i]);
-	}
+	line_section(sb, "WHY", wl, hs_rpt_why_lines(r, wl, 40));
 	size_t n_fg = 0;
 	for (size_t k = 0; k < r->n_findings; k++)
 		n_fg += !r->findings[k].background;
@@ -96,12 +101,7 @@ void hs_rpt_render_text(const hs_report *r, hs_strbuf *sb)
 		hs_sb_printf(sb, "   next: %s\n", f->next);
 	}
 	char tl[16][400];
-	size_t ntl = hs_rpt_thread_lines(r, tl, 16);
-	if (ntl) {
-		hs_sb_printf(sb, "\nTHE THREAD BEFORE THE MOMENT: %s\n", tl[0]);
-		for (size_t i = 1; i < ntl; i++)
-			hs_sb_printf(sb, "  %s\n", tl[i]);
-	}
+	line_section(sb, "THE THREAD BEFORE THE MOMENT", tl, hs_rpt_thread_lines(r, tl, 16));
 	hs_sb_putc(sb, '\n');
 	hs_rpt_coverage_text(r, sb);
 	char sig[HS_FLEET_SIGNATURE_MAX + 96];

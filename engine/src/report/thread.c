@@ -140,6 +140,19 @@ static void add_irq(hs_rpt_thread *t, const char *name, bool soft, uint64_t d)
 	t->irqs[i].n++;
 }
 
+/* The thread goes on its CPU at ts, from runnable: the time since its wake-up is a wait for the CPU. */
+static void thread_runs(thr_ctx *c, uint64_t ts)
+{
+	hs_rpt_thread *t = c->t;
+	/* both ends inside the covered part: a wake-up before a gap says nothing of the wait */
+	if (c->woken && c->woken_at >= t->cov0 && ts - c->woken_at > t->max_wake_wait)
+		t->max_wake_wait = ts - c->woken_at;
+	thread_to(c, TS_RUNNING, TS_RUNNABLE, ts);
+	c->woken = false;
+	if (ts >= t->cov0)
+		t->switches_in++;
+}
+
 /* The task of rec runs on cpu, though no switch to it was recorded. */
 static void implicit_switch(thr_ctx *c, unsigned cpu, const hs_tracedat_record *rec, const hs_event *ev)
 {
@@ -153,14 +166,8 @@ static void implicit_switch(thr_ctx *c, unsigned cpu, const hs_tracedat_record *
 	snprintf(c->cur_comm[cpu], sizeof c->cur_comm[cpu], "%s", rec->comm ? rec->comm : "?");
 	if (rec->ts > t->cov0)
 		t->unrecorded_switches++;
-	if (rec->pid == t->pid && c->st != TS_RUNNING) {
-		if (c->woken && c->woken_at >= t->cov0 && rec->ts - c->woken_at > t->max_wake_wait)
-			t->max_wake_wait = rec->ts - c->woken_at;
-		thread_to(c, TS_RUNNING, TS_RUNNABLE, rec->ts);
-		c->woken = false;
-		if (rec->ts >= t->cov0)
-			t->switches_in++;
-	}
+	if (rec->pid == t->pid && c->st != TS_RUNNING)
+		thread_runs(c, rec->ts);
 }
 
 static int on_sched(const hs_tracedat_record *rec, void *vctx)
@@ -224,15 +231,8 @@ static int on_sched(const hs_tracedat_record *rec, void *vctx)
 			if (st == TS_RUNNABLE && rec->ts >= t->cov0)
 				t->preemptions++;
 		}
-		if (next == t->pid && prev != next) {
-			/* both ends inside the covered part: a wake-up before a gap says nothing of the wait */
-			if (c->woken && c->woken_at >= t->cov0 && rec->ts - c->woken_at > t->max_wake_wait)
-				t->max_wake_wait = rec->ts - c->woken_at;
-			thread_to(c, TS_RUNNING, TS_RUNNABLE, rec->ts);
-			c->woken = false;
-			if (rec->ts >= t->cov0)
-				t->switches_in++;
-		}
+		if (next == t->pid && prev != next)
+			thread_runs(c, rec->ts);
 		break;
 	}
 	case HS_DEC_WAKE:
