@@ -16,6 +16,7 @@
 #include "hindsight/limits.h"
 #include "hindsight/tracedat.h"
 #include "util/compat.h"
+#include "hindsight/vec.h"
 #include "util/hmap.h"
 #include "util/json.h"
 #include "util/strbuf.h"
@@ -78,8 +79,8 @@ struct hs_replay {
 	rp_kind *kinds;
 	size_t n_kinds;
 	hs_hmap kind_of; /* input key -> index in kinds */
-	rp_rec *recs;
-	size_t n_recs, cap_recs, next;
+	hs_vec recs; /* of rp_rec, in time order */
+	size_t next;
 	unsigned char *raw;
 	size_t raw_len, raw_cap;
 	uint64_t ts0, wall0; /* the first record's time, and when replay began (monotonic ns) */
@@ -87,8 +88,7 @@ struct hs_replay {
 	hs_tracedat *td;     /* trace.dat input: kept open for its event formats (field decoding) */
 	/* mark(): marker records, apart from the input's; a window refers to one
 	 * as RP_MARK | index. Their text is in raw. */
-	rp_rec *marks;
-	size_t n_marks, cap_marks;
+	hs_vec marks; /* of rp_rec */
 	size_t mark_kind;
 	bool have_mark_kind;
 	hs_key_event_fn fn;
@@ -133,7 +133,7 @@ static void say_problems(const hs_msg *m, hs_msg_level level, const char *path, 
 
 static const rp_rec *rec_at(const hs_replay *r, size_t idx)
 {
-	return idx & RP_MARK ? &r->marks[idx & ~RP_MARK] : &r->recs[idx];
+	return idx & RP_MARK ? hs_vec_at(&r->marks, idx & ~RP_MARK) : hs_vec_at(&r->recs, idx);
 }
 
 static uint64_t mono_ns(void)
@@ -233,32 +233,32 @@ static hs_status raw_append(hs_replay *r, const void *p, size_t len, size_t *off
 	return HS_OK;
 }
 
-/* Room for one more record in *v (n used, *cap allocated, doubling from
- * `first`) and its payload in the store, at *off; the caller writes the record. */
-static hs_status push_rec(hs_replay *r, rp_rec **v, size_t n, size_t *cap, size_t first, const void *raw,
-			  size_t raw_len, size_t *off)
+/* A new record at the end of v (the records or the marks) with its payload
+ * copied to the store; the caller fills in the rest. NULL when out of memory
+ * (v unchanged: the room is made before the payload is stored). */
+static rp_rec *push_rec(hs_replay *r, hs_vec *v, const void *raw, size_t raw_len)
 {
-	if (n == *cap) {
-		size_t nc = *cap ? *cap * 2 : first;
-		rp_rec *grown = realloc(*v, nc * sizeof(*grown));
-		if (!grown)
-			return HS_ENOMEM;
-		*v = grown;
-		*cap = nc;
-	}
-	return raw_append(r, raw, raw_len, off);
+	size_t off;
+	if (hs_vec_reserve(v, v->len + 1) != HS_OK || raw_append(r, raw, raw_len, &off) != HS_OK)
+		return NULL;
+	rp_rec *e = hs_vec_push(v); /* the room is there */
+	*e = (rp_rec){.raw_off = off, .raw_len = (uint32_t)raw_len};
+	return e;
 }
 
 static hs_status add_rec(hs_replay *r, uint64_t ts_ns, uint64_t mask, size_t kind, unsigned cpu, int pid,
 			 const void *raw, size_t raw_len)
 {
-	if (raw_len > UINT32_MAX || r->raw_len + raw_len + (r->n_recs + 1) * sizeof(rp_rec) > HS_REPLAY_MAX_BYTES)
+	if (raw_len > UINT32_MAX || r->raw_len + raw_len + (r->recs.len + 1) * sizeof(rp_rec) > HS_REPLAY_MAX_BYTES)
 		return HS_ELIMIT;
-	size_t off;
-	if (push_rec(r, &r->recs, r->n_recs, &r->cap_recs, 1024, raw, raw_len, &off) != HS_OK)
+	rp_rec *e = push_rec(r, &r->recs, raw, raw_len);
+	if (!e)
 		return HS_ENOMEM;
-	r->recs[r->n_recs++] = (rp_rec){.ts_ns = ts_ns, .mask = mask, .raw_off = off, .raw_len = (uint32_t)raw_len,
-					.kind = (uint32_t)kind, .cpu = cpu, .pid = pid};
+	e->ts_ns = ts_ns;
+	e->mask = mask;
+	e->kind = (uint32_t)kind;
+	e->cpu = cpu;
+	e->pid = pid;
 	if (cpu + 1 > r->cpus)
 		r->cpus = cpu + 1;
 	return HS_OK;
@@ -539,6 +539,8 @@ static hs_status rp_start(const hs_plan *plan, const char *run_dir, const hs_bac
 	hs_replay *r = calloc(1, sizeof(*r));
 	if (!r)
 		return HS_ENOMEM;
+	r->recs = (hs_vec)HS_VEC_INIT(sizeof(rp_rec));
+	r->marks = (hs_vec)HS_VEC_INIT(sizeof(rp_rec));
 	r->plan = plan;
 	r->msg = msg;
 	r->interrupts = opts->interrupts;
@@ -597,7 +599,7 @@ static hs_status rp_start(const hs_plan *plan, const char *run_dir, const hs_bac
 			goto fail;
 		}
 	}
-	uint64_t span = r->n_recs ? r->recs[r->n_recs - 1].ts_ns - r->recs[0].ts_ns : 0;
+	uint64_t span = r->recs.len ? rec_at(r, r->recs.len - 1)->ts_ns - rec_at(r, 0)->ts_ns : 0;
 	char pace[64];
 	if (r->speed > 0)
 		snprintf(pace, sizeof pace, "replaying at %gx", r->speed);
@@ -606,8 +608,8 @@ static hs_status rp_start(const hs_plan *plan, const char *run_dir, const hs_bac
 	say(msg, HS_MSG_INFO,
 	    "%s: %zu records for the plan's sessions over %.3f s of recorded time (read in %.0f ms), %u "
 	    "CPUs; %s",
-	    opts->input, r->n_recs, (double)span / 1e9, (double)(mono_ns() - t0) / 1e6, r->cpus, pace);
-	r->ts0 = r->n_recs ? r->recs[0].ts_ns : 0;
+	    opts->input, r->recs.len, (double)span / 1e9, (double)(mono_ns() - t0) / 1e6, r->cpus, pace);
+	r->ts0 = r->recs.len ? rec_at(r, 0)->ts_ns : 0;
 	r->reached = r->ts0;
 	r->wall0 = mono_ns();
 	*out = (hs_backend *)r;
@@ -705,7 +707,7 @@ static size_t rp_field_names(const hs_key_event *ev, char (*names)[32], bool *is
 
 static hs_status deliver(hs_replay *r, size_t idx)
 {
-	const rp_rec *rec = &r->recs[idx];
+	const rp_rec *rec = rec_at(r, idx);
 	hs_status st = HS_OK;
 	if (rec->ts_ns > r->reached)
 		r->reached = rec->ts_ns;
@@ -744,7 +746,7 @@ static hs_status deliver(hs_replay *r, size_t idx)
 /* Wall-clock ns since replay began that record i is due at. */
 static uint64_t due_ns(const hs_replay *r, size_t i)
 {
-	return (uint64_t)((double)(r->recs[i].ts_ns - r->ts0) / r->speed);
+	return (uint64_t)((double)(rec_at(r, i)->ts_ns - r->ts0) / r->speed);
 }
 
 static hs_status rp_poll(hs_backend *bh, int timeout_ms)
@@ -752,7 +754,7 @@ static hs_status rp_poll(hs_backend *bh, int timeout_ms)
 	hs_replay *r = (hs_replay *)bh;
 	if (r->stopped)
 		return HS_EINVAL;
-	if (r->next == r->n_recs || interrupted(r))
+	if (r->next == r->recs.len || interrupted(r))
 		return HS_OK; /* the loop asks finished() and stops */
 	/* Sleep until the next record is due, at most timeout_ms. */
 	if (r->speed > 0) {
@@ -764,7 +766,7 @@ static hs_status rp_poll(hs_backend *bh, int timeout_ms)
 	}
 	hs_status st = HS_OK;
 	uint64_t now = mono_ns() - r->wall0;
-	for (size_t n = 0; r->next < r->n_recs; n++) {
+	for (size_t n = 0; r->next < r->recs.len; n++) {
 		if (r->speed > 0 && due_ns(r, r->next) > now)
 			break;
 		/* A stop request is seen within a few thousand records even at full speed. */
@@ -786,7 +788,7 @@ static hs_status rp_poll(hs_backend *bh, int timeout_ms)
 static bool rp_finished(const hs_backend *bh)
 {
 	const hs_replay *r = (const hs_replay *)bh;
-	return r->next == r->n_recs;
+	return r->next == r->recs.len;
 }
 
 /* path.tmp written by fn, synced, renamed over path. */
@@ -928,9 +930,9 @@ static uint64_t rp_now_ns(hs_backend *bh)
 {
 	hs_replay *r = (hs_replay *)bh;
 	uint64_t t = r->reached;
-	if (r->speed > 0 && r->n_recs && r->next < r->n_recs) {
+	if (r->speed > 0 && r->recs.len && r->next < r->recs.len) {
 		uint64_t due = r->ts0 + (uint64_t)((double)(mono_ns() - r->wall0) * r->speed);
-		uint64_t last = r->recs[r->n_recs - 1].ts_ns;
+		uint64_t last = rec_at(r, r->recs.len - 1)->ts_ns;
 		if (due > last)
 			due = last;
 		if (due > t)
@@ -964,13 +966,13 @@ static hs_status rp_mark(hs_backend *bh, const char *text)
 			return st;
 		r->have_mark_kind = true;
 	}
-	size_t off;
-	if (push_rec(r, &r->marks, r->n_marks, &r->cap_marks, 16, text, len, &off) != HS_OK)
+	size_t idx = r->marks.len;
+	rp_rec *m = push_rec(r, &r->marks, text, len);
+	if (!m)
 		return HS_ENOMEM;
-	size_t idx = r->n_marks++;
-	rp_rec *m = &r->marks[idx];
-	*m = (rp_rec){.ts_ns = rp_now_ns(bh), .mask = 0, .raw_off = off, .raw_len = (uint32_t)len,
-		      .kind = (uint32_t)r->mark_kind, .cpu = 0, .pid = (int32_t)hs_getpid()};
+	m->ts_ns = rp_now_ns(bh);
+	m->kind = (uint32_t)r->mark_kind;
+	m->pid = (int32_t)hs_getpid();
 	hs_status st = HS_OK;
 	for (size_t i = 0; i < r->n; i++) {
 		rp_session *s = &r->s[i];
@@ -1009,8 +1011,8 @@ static hs_status rp_stop(hs_backend *bh)
 			st = HS_EIO;
 		s->stream = NULL;
 	}
-	if (r->next < r->n_recs)
-		say(r->msg, HS_MSG_WARN, "stopped with %zu of %zu records replayed", r->next, r->n_recs);
+	if (r->next < r->recs.len)
+		say(r->msg, HS_MSG_WARN, "stopped with %zu of %zu records replayed", r->next, r->recs.len);
 	return st;
 }
 
@@ -1035,10 +1037,10 @@ static void rp_free(hs_backend *bh)
 	}
 	hs_hmap_free(&r->kind_of);
 	hs_tracedat_close(r->td);
-	free(r->marks);
+	hs_vec_free(&r->marks);
 	free(r->kinds);
 	free(r->s);
-	free(r->recs);
+	hs_vec_free(&r->recs);
 	free(r->raw);
 	free(r);
 }
