@@ -8,6 +8,7 @@
 #include "hindsight/diag.h"
 #include "hindsight/etl.h"
 #include "hindsight/exitcodes.h"
+#include "hindsight/plan.h"
 #include "hindsight/rules.h"
 #include "hindsight/tracedat.h"
 #include "hindsight/json.h"
@@ -55,6 +56,10 @@ typedef struct {
  * and returns an exit code when it cannot. */
 int analyze_load_rules(const analyze_opts *o, analyze_rules *out);
 void analyze_free_rules(analyze_rules *r);
+/* analyze_load_rules, then the plan for the platform whose whitelists are the
+ * key events (crash); says so and returns an exit code when the rules have no
+ * section for it. Free the plan with hs_plan_free, then the rules. */
+int analyze_load_plan(const analyze_opts *o, hs_platform platform, analyze_rules *rules, hs_plan **plan);
 
 /* ---- tracedat.c: trace.dat files (counts, summary; tracedat_crash.c: crash) ---- */
 

@@ -101,20 +101,14 @@ int analyze_crash(const analyze_opts *o)
 	if (hs_tracedat_sniff(o->file))
 		return analyze_crash_tracedat(o);
 	analyze_rules rules;
-	int rc = analyze_load_rules(o, &rules);
+	hs_plan *plan;
+	int rc = analyze_load_plan(o, HS_PLATFORM_WINDOWS, &rules, &plan);
 	if (rc)
 		return rc;
-	hs_plan *plan = NULL;
 	hs_etl *etl = NULL;
 	crash_ctx c = {.rules = &rules};
 	hs_strbuf sb = {0};
 	hs_json j;
-	if (hs_plan_build(rules.rules, HS_PLATFORM_WINDOWS, NULL, &plan) != HS_OK) {
-		fprintf(stderr, "analyze: %s has no windows section, so nothing says which events are key events\n",
-			rules.path);
-		rc = HS_EXIT_USAGE;
-		goto out;
-	}
 	size_t total = 0;
 	for (size_t s = 0; s < plan->n_sessions; s++)
 		for (size_t p = 0; p < plan->sessions[s].n_providers; p++)

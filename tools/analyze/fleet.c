@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -597,6 +598,16 @@ static void nd_str(hs_strbuf *sb, const char *k, const char *v)
 		hs_sb_append(sb, "null");
 }
 
+/* The signature block's strings from symptom to host, in the row's column order. */
+static const struct {
+	const char *key;
+	size_t at;
+} sig_strs[] = {
+#define F(k) {#k, offsetof(fleet_row, k)}
+	F(symptom), F(cause), F(culprit), F(detail), F(app), F(app_version), F(os), F(os_build), F(machine), F(host),
+#undef F
+};
+
 /* One flat row per report: the signature block's keys, where the report is, its verdict. */
 static bool write_ndjson(fleet *f, FILE *out)
 {
@@ -611,16 +622,8 @@ static bool write_ndjson(fleet *f, FILE *out)
 		nd_key(&sb, "sig_version");
 		hs_sb_printf(&sb, "%" PRId64, r->sig_version);
 		nd_str(&sb, "signature", r->signature);
-		nd_str(&sb, "symptom", r->symptom);
-		nd_str(&sb, "cause", r->cause);
-		nd_str(&sb, "culprit", r->culprit);
-		nd_str(&sb, "detail", r->detail);
-		nd_str(&sb, "app", r->app);
-		nd_str(&sb, "app_version", r->app_version);
-		nd_str(&sb, "os", r->os);
-		nd_str(&sb, "os_build", r->os_build);
-		nd_str(&sb, "machine", r->machine);
-		nd_str(&sb, "host", r->host);
+		for (size_t k = 0; k < sizeof sig_strs / sizeof sig_strs[0]; k++)
+			nd_str(&sb, sig_strs[k].key, *(const char *const *)((const char *)r + sig_strs[k].at));
 		nd_str(&sb, "seen_at", t);
 		nd_key(&sb, "seen_from_file");
 		hs_sb_append(&sb, r->seen_from_file ? "true" : "false");

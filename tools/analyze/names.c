@@ -46,3 +46,18 @@ void analyze_free_rules(analyze_rules *r)
 	memset(r, 0, sizeof(*r));
 }
 
+int analyze_load_plan(const analyze_opts *o, hs_platform platform, analyze_rules *rules, hs_plan **plan)
+{
+	*plan = NULL;
+	int rc = analyze_load_rules(o, rules);
+	if (rc)
+		return rc;
+	if (hs_plan_build(rules->rules, platform, NULL, plan) == HS_OK)
+		return 0;
+	fprintf(stderr, "analyze: %s has no %s section, so nothing says which events are key events\n", rules->path,
+		platform == HS_PLATFORM_LINUX ? "linux" : "windows");
+	hs_plan_free(*plan);
+	*plan = NULL;
+	analyze_free_rules(rules);
+	return HS_EXIT_USAGE;
+}

@@ -204,21 +204,15 @@ static int on_record(const hs_tracedat_record *r, void *vctx)
 int analyze_crash_tracedat(const analyze_opts *o)
 {
 	analyze_rules rules;
-	int rc = analyze_load_rules(o, &rules);
+	hs_plan *plan;
+	int rc = analyze_load_plan(o, HS_PLATFORM_LINUX, &rules, &plan);
 	if (rc)
 		return rc;
-	hs_plan *plan = NULL;
 	hs_tracedat *td = NULL;
 	crash_ctx *c = calloc(1, sizeof(*c));
 	hs_strbuf sb = {0};
 	hs_json j;
 	if (!c) {
-		rc = HS_EXIT_USAGE;
-		goto out;
-	}
-	if (hs_plan_build(rules.rules, HS_PLATFORM_LINUX, NULL, &plan) != HS_OK) {
-		fprintf(stderr, "analyze: %s has no linux section, so nothing says which events are key events\n",
-			rules.path);
 		rc = HS_EXIT_USAGE;
 		goto out;
 	}
