@@ -1,4 +1,4 @@
-/* trigger/behave.c: one hit's way through a trigger's behaviour: warm-up, arm_while, joining a pending snapshot, cool-down, re-arm (clear_ms or a reading within the condition), chance, the rate cap. */
+/* trigger/behave.c: one hit's way through a trigger's behaviour: warm-up, arm_while, joining a pending snapshot, cool-down, re-arm (clear_ms or a reading within the condition), chance, the rate cap; and the kinds' per-process slot tables. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,4 +158,28 @@ void hs_trig_clear(hs_trig *t, uint64_t ts)
 {
 	if (t->need_clear && ts >= t->last_hit_ns && ts - t->last_hit_ns >= t->clear_ns)
 		t->need_clear = false;
+}
+
+void *hs_trig_slot(void *slots, size_t n, size_t size, int pid, hs_trig_slot_fn state, bool *found)
+{
+	char *free_slot = NULL, *oldest = NULL;
+	uint64_t oldest_seen = 0;
+	for (size_t i = 0; i < n; i++) {
+		char *s = (char *)slots + i * size;
+		uint64_t seen = 0;
+		hs_trig_slot_state st = state(s, pid, &seen);
+		if (st == HS_SLOT_MINE) {
+			*found = true;
+			return s;
+		}
+		if (st == HS_SLOT_FREE) {
+			if (!free_slot)
+				free_slot = s;
+		} else if (!oldest || seen < oldest_seen) {
+			oldest = s;
+			oldest_seen = seen;
+		}
+	}
+	*found = false;
+	return free_slot ? free_slot : oldest;
 }

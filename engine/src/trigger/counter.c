@@ -27,26 +27,23 @@ void hs_ctr_free(hs_trig *t)
 	t->ctr = NULL;
 }
 
+static hs_trig_slot_state series_state(const void *slot, int pid, uint64_t *seen)
+{
+	const hs_ctr_series *s = slot;
+	*seen = s->seen;
+	return !s->used ? HS_SLOT_FREE : s->pid == pid ? HS_SLOT_MINE : HS_SLOT_OTHER;
+}
+
 /* The series of pid: found, a free one, or the least recently sampled one emptied. */
 static hs_ctr_series *series(hs_ctr_state *c, int pid)
 {
-	hs_ctr_series *free_s = NULL, *oldest = NULL;
 	if (!c->per_process)
 		pid = 0;
-	for (size_t i = 0; i < c->n_series; i++) {
-		hs_ctr_series *s = &c->series[i];
-		if (s->used && s->pid == pid)
-			return s;
-		if (!s->used) {
-			if (!free_s)
-				free_s = s;
-		} else if (!oldest || s->seen < oldest->seen) {
-			oldest = s;
-		}
-	}
-	hs_ctr_series *r = free_s ? free_s : oldest;
-	*r = (hs_ctr_series){.pid = pid, .used = true};
-	return r;
+	bool found;
+	hs_ctr_series *s = hs_trig_slot(c->series, c->n_series, sizeof *s, pid, series_state, &found);
+	if (!found)
+		*s = (hs_ctr_series){.pid = pid, .used = true};
+	return s;
 }
 
 /* "At or beyond": PSI's kernel trigger fires when the stall reaches the threshold. */

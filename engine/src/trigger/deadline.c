@@ -54,24 +54,24 @@ static hs_dl_pid *find(hs_dl_state *d, int pid)
 	return NULL;
 }
 
+/* A slot is in use while it has a pid (no process is pid 0 here). */
+static hs_trig_slot_state pid_state(const void *slot, int pid, uint64_t *seen)
+{
+	const hs_dl_pid *p = slot;
+	*seen = p->seen;
+	return !p->pid ? HS_SLOT_FREE : p->pid == pid ? HS_SLOT_MINE : HS_SLOT_OTHER;
+}
+
 /* pid's slot: found, a free one, or the least recently seen one emptied. */
 static hs_dl_pid *slot(hs_dl_state *d, int pid)
 {
-	hs_dl_pid *p = find(d, pid), *oldest = NULL;
-	if (p)
-		return p;
-	for (size_t i = 0; i < HS_TRIGGER_FRAME_PIDS; i++) {
-		hs_dl_pid *q = &d->pids[i];
-		if (!q->pid) {
-			oldest = q;
-			break;
-		}
-		if (!oldest || q->seen < oldest->seen)
-			oldest = q;
+	bool found;
+	hs_dl_pid *p = hs_trig_slot(d->pids, HS_TRIGGER_FRAME_PIDS, sizeof *p, pid, pid_state, &found);
+	if (!found) {
+		uint64_t *starts = p->starts;
+		*p = (hs_dl_pid){.pid = pid, .starts = starts};
 	}
-	uint64_t *starts = oldest->starts;
-	*oldest = (hs_dl_pid){.pid = pid, .starts = starts};
-	return oldest;
+	return p;
 }
 
 static void forget(hs_dl_pid *p)

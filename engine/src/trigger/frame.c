@@ -47,24 +47,23 @@ void hs_frame_free(hs_trig *t)
 	t->frame = NULL;
 }
 
+/* A slot is in use once seen (a pid 0 is tracked too). */
+static hs_trig_slot_state pid_state(const void *slot, int pid, uint64_t *seen)
+{
+	const hs_frame_pid *p = slot;
+	*seen = p->seen;
+	return !p->seen ? HS_SLOT_FREE : p->pid == pid ? HS_SLOT_MINE : HS_SLOT_OTHER;
+}
+
 /* The slot of pid: found, a free one, or the least recently seen one emptied. */
 static hs_frame_pid *pid_slot(hs_frame_state *f, int pid)
 {
-	hs_frame_pid *free_slot = NULL, *oldest = NULL;
-	for (size_t i = 0; i < HS_TRIGGER_FRAME_PIDS; i++) {
-		hs_frame_pid *p = &f->pids[i];
-		if (p->seen && p->pid == pid)
-			return p;
-		if (!p->seen) {
-			if (!free_slot)
-				free_slot = p;
-		} else if (!oldest || p->seen < oldest->seen) {
-			oldest = p;
-		}
+	bool found;
+	hs_frame_pid *p = hs_trig_slot(f->pids, HS_TRIGGER_FRAME_PIDS, sizeof *p, pid, pid_state, &found);
+	if (!found) {
+		double *ring = p->ring;
+		*p = (hs_frame_pid){.pid = pid, .ring = ring};
 	}
-	hs_frame_pid *p = free_slot ? free_slot : oldest;
-	double *ring = p->ring;
-	*p = (hs_frame_pid){.pid = pid, .ring = ring};
 	return p;
 }
 

@@ -180,6 +180,12 @@ struct hs_trigger_engine {
 /* Times add up to at most UINT64_MAX ("never"), never wrap. */
 static inline uint64_t hs_trig_add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
+/* behave.c: a per-process table's slot for pid (frame_time, deadline, counter): the one that is pid's, else the first free one, else the least
+ * recently seen one (found false: the kind empties it, keeping what it allocated). state says what a slot is. */
+typedef enum { HS_SLOT_FREE, HS_SLOT_MINE, HS_SLOT_OTHER } hs_trig_slot_state;
+typedef hs_trig_slot_state (*hs_trig_slot_fn)(const void *slot, int pid, uint64_t *seen);
+void *hs_trig_slot(void *slots, size_t n, size_t size, int pid, hs_trig_slot_fn state, bool *found);
+
 /* behave.c: the behaviour state machine, for trigger.c and the kinds' files. */
 hs_hit_outcome hs_trig_hit(hs_trigger_engine *te, hs_trig *t, const hs_hit *h);
 /* A reading within the condition at ts (a frame, a sample): re-arms after clear_ms. */
