@@ -141,7 +141,7 @@ bool hs_key_guid(hs_keyread *r, const hs_ynode *n, const char *key, hs_guid *out
 bool hs_key_missing(hs_keyread *r, const hs_ynode *map, const char *key, const char *what);
 /* A name: 1..max of letters, digits, '_' (and '-' if allow_dash); first_alpha: no digit first. */
 bool hs_key_ident_ok(const char *s, size_t max, bool allow_dash, bool first_alpha);
-/* An arena array of n items of size (room for one when n is 0), not zeroed; NULL with r->oom set. */
+/* A zeroed arena array of n items of size (room for one when n is 0); NULL with r->oom set. */
 void *hs_key_alloc(hs_keyread *r, size_t n, size_t size);
 /* s is none of the NULL-terminated names all: an HS_D_ENUM at pos whose message is fmt's text followed by the
  * names, ", " between them, and whose hint is "did you mean 'x'?" for the closest name, else hint_else. */

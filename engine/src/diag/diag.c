@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hindsight/limits.h"
+#include "hindsight/vec.h"
 #include "util/json.h"
 #include "util/strbuf.h"
 
@@ -77,14 +78,10 @@ static source *add_source(hs_diags *d, const char *path)
 	source *s = find_source(d, path);
 	if (s)
 		return s;
-	if (d->nsrc == d->capsrc) {
-		size_t nc = d->capsrc ? d->capsrc * 2 : 8;
-		source *p = realloc(d->src, nc * sizeof(*p));
-		if (!p)
-			return NULL;
-		d->src = p;
-		d->capsrc = nc;
-	}
+	source *p = hs_array_grow(d->src, sizeof(*p), d->nsrc, &d->capsrc, 8);
+	if (!p)
+		return NULL;
+	d->src = p;
 	s = &d->src[d->nsrc];
 	s->path = strdup(path);
 	s->text = NULL;
@@ -150,16 +147,12 @@ void hs_diag_add(hs_diags *d, hs_diag_code code, hs_pos pos, const char *hint, c
 		d->truncated = true;
 		return;
 	}
-	if (d->n == d->cap) {
-		size_t nc = d->cap ? d->cap * 2 : 16;
-		hs_diag *p = realloc(d->v, nc * sizeof(*p));
-		if (!p) {
-			free(msg);
-			return;
-		}
-		d->v = p;
-		d->cap = nc;
+	hs_diag *p = hs_array_grow(d->v, sizeof(*p), d->n, &d->cap, 16);
+	if (!p) {
+		free(msg);
+		return;
 	}
+	d->v = p;
 	hs_diag *g = &d->v[d->n++];
 	g->code = code;
 	g->severity = code_table[code].sev;
@@ -312,6 +305,13 @@ static void render_json(const hs_diags *d, hs_strbuf *sb)
 	hs_json_obj_end(&j);
 }
 
+/* "key": { — SARIF nests its objects deep. */
+static void kobj(hs_json *j, const char *key)
+{
+	hs_json_key(j, key);
+	hs_json_obj_begin(j);
+}
+
 static void render_sarif(const hs_diags *d, hs_strbuf *sb)
 {
 	hs_json j;
@@ -322,10 +322,8 @@ static void render_sarif(const hs_diags *d, hs_strbuf *sb)
 	hs_json_key(&j, "runs");
 	hs_json_arr_begin(&j);
 	hs_json_obj_begin(&j);
-	hs_json_key(&j, "tool");
-	hs_json_obj_begin(&j);
-	hs_json_key(&j, "driver");
-	hs_json_obj_begin(&j);
+	kobj(&j, "tool");
+	kobj(&j, "driver");
 	hs_json_kstr(&j, "name", "rulecheck");
 	hs_json_kstr(&j, "informationUri", "docs/diagnostics.md");
 	hs_json_key(&j, "rules");
@@ -334,12 +332,10 @@ static void render_sarif(const hs_diags *d, hs_strbuf *sb)
 		hs_json_obj_begin(&j);
 		hs_json_kstr(&j, "id", code_table[c].code);
 		hs_json_kstr(&j, "name", code_table[c].slug);
-		hs_json_key(&j, "shortDescription");
-		hs_json_obj_begin(&j);
+		kobj(&j, "shortDescription");
 		hs_json_kstr(&j, "text", code_table[c].text);
 		hs_json_obj_end(&j);
-		hs_json_key(&j, "defaultConfiguration");
-		hs_json_obj_begin(&j);
+		kobj(&j, "defaultConfiguration");
 		hs_json_kstr(&j, "level", sev_name(code_table[c].sev));
 		hs_json_obj_end(&j);
 		hs_json_obj_end(&j);
@@ -355,8 +351,7 @@ static void render_sarif(const hs_diags *d, hs_strbuf *sb)
 		hs_json_kstr(&j, "ruleId", code_table[g->code].code);
 		hs_json_kint(&j, "ruleIndex", g->code);
 		hs_json_kstr(&j, "level", sev_name(g->severity));
-		hs_json_key(&j, "message");
-		hs_json_obj_begin(&j);
+		kobj(&j, "message");
 		hs_strbuf m = {0};
 		hs_sb_append(&m, g->message);
 		if (g->hint)
@@ -367,15 +362,12 @@ static void render_sarif(const hs_diags *d, hs_strbuf *sb)
 		hs_json_key(&j, "locations");
 		hs_json_arr_begin(&j);
 		hs_json_obj_begin(&j);
-		hs_json_key(&j, "physicalLocation");
-		hs_json_obj_begin(&j);
-		hs_json_key(&j, "artifactLocation");
-		hs_json_obj_begin(&j);
+		kobj(&j, "physicalLocation");
+		kobj(&j, "artifactLocation");
 		hs_json_kstr(&j, "uri", g->pos.file ? g->pos.file : "");
 		hs_json_obj_end(&j);
 		if (g->pos.line) {
-			hs_json_key(&j, "region");
-			hs_json_obj_begin(&j);
+			kobj(&j, "region");
 			hs_json_kuint(&j, "startLine", g->pos.line);
 			hs_json_kuint(&j, "startColumn", g->pos.col ? g->pos.col : 1);
 			hs_json_obj_end(&j);

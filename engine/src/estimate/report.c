@@ -445,6 +445,21 @@ static void jdouble(hs_json *j, const char *key, double v, int digits)
 	hs_json_double(j, v, digits);
 }
 
+/* A projection's "key": null when it cannot be made (false), else its object opened with the session it is made
+ * for (true: the caller writes the rest and closes it). */
+static bool projection_begin(hs_json *j, const char *key, bool made, const char *session, bool assumed)
+{
+	hs_json_key(j, key);
+	if (!made) {
+		hs_json_null(j);
+		return false;
+	}
+	hs_json_obj_begin(j);
+	hs_json_kstr(j, "session", session);
+	hs_json_kbool(j, "assumed_representative", assumed && session);
+	return true;
+}
+
 static void json_session(hs_json *j, const hs_estimate_report *r, const hs_estimate_session *s)
 {
 	calc c;
@@ -552,11 +567,7 @@ static void json_session(hs_json *j, const hs_estimate_report *r, const hs_estim
 	hs_json_kbool(j, "ok", c.can_project);
 	hs_json_kstr(j, "why_not", c.can_project ? NULL : c.why_not);
 	bool assumed = !r->live;
-	hs_json_key(j, "file");
-	if (c.can_project && s->project_file) {
-		hs_json_obj_begin(j);
-		hs_json_kstr(j, "session", s->file_session);
-		hs_json_kbool(j, "assumed_representative", assumed && s->file_session);
+	if (projection_begin(j, "file", c.can_project && s->project_file, s->file_session, assumed)) {
 		hs_json_kuint(j, "max_file_mb", s->max_file_mb);
 		jdouble(j, "mb_per_min", c.mb_per_min, 6);
 		jdouble(j, "gb_per_day", c.gb_per_day, 6);
@@ -565,14 +576,8 @@ static void json_session(hs_json *j, const hs_estimate_report *r, const hs_estim
 		jdouble(j, "streamed_bytes_per_s", c.streamed_per_s, 3);
 		jdouble(j, "streamed_holds_s", c.streamed_per_s > 0 ? c.streamed_holds_s : NAN, 1);
 		hs_json_obj_end(j);
-	} else {
-		hs_json_null(j);
 	}
-	hs_json_key(j, "ring");
-	if (c.can_project && s->project_ring) {
-		hs_json_obj_begin(j);
-		hs_json_kstr(j, "session", s->ring_session);
-		hs_json_kbool(j, "assumed_representative", assumed && s->ring_session);
+	if (projection_begin(j, "ring", c.can_project && s->project_ring, s->ring_session, assumed)) {
 		hs_json_kuint(j, "ring_mb", s->ring_mb);
 		hs_json_kuint(j, "split_cpus", s->split_cpus);
 		hs_json_key(j, "busiest_cpu");
@@ -593,8 +598,6 @@ static void json_session(hs_json *j, const hs_estimate_report *r, const hs_estim
 		jdouble(j, "ring_mb_minutes", s->ring_mb ? holds(&c, (double)s->ring_mb * MB, c.bytes_per_s) / 60 : NAN, 3);
 		jdouble(j, "measured_history_s", c.wrapped ? c.history_s : NAN, 3);
 		hs_json_obj_end(j);
-	} else {
-		hs_json_null(j);
 	}
 	hs_json_obj_end(j);
 	hs_json_obj_end(j);

@@ -558,6 +558,15 @@ static void json_event(hs_json *j, const hs_plan_event *e, bool win)
 	hs_json_obj_end(j);
 }
 
+static void json_events(hs_json *j, const char *key, const hs_plan_event *events, size_t n, bool win)
+{
+	hs_json_key(j, key);
+	hs_json_arr_begin(j);
+	for (size_t k = 0; k < n; k++)
+		json_event(j, &events[k], win);
+	hs_json_arr_end(j);
+}
+
 static void json_hex(hs_json *j, const char *key, uint64_t v)
 {
 	char buf[32];
@@ -658,20 +667,11 @@ static void json_session(hs_json *j, const hs_plan *plan, const hs_plan_session 
 				hs_json_kuint(j, "count", pp->n_events);
 				hs_json_kuint(j, "size", HS_EVENT_FILTER_EVENT_ID_SIZE(pp->n_events));
 			}
-			hs_json_key(j, "events");
-			hs_json_arr_begin(j);
-			for (size_t k = 0; k < pp->n_events; k++)
-				json_event(j, &pp->events[k], win);
-			hs_json_arr_end(j);
+			json_events(j, "events", pp->events, pp->n_events, win);
 			hs_json_obj_end(j);
 		}
-		if (pp->n_stack_events) {
-			hs_json_key(j, "stack_events");
-			hs_json_arr_begin(j);
-			for (size_t k = 0; k < pp->n_stack_events; k++)
-				json_event(j, &pp->stack_events[k], win);
-			hs_json_arr_end(j);
-		}
+		if (pp->n_stack_events)
+			json_events(j, "stack_events", pp->stack_events, pp->n_stack_events, win);
 		hs_json_obj_end(j);
 	}
 	hs_json_arr_end(j);
