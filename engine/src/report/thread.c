@@ -140,6 +140,22 @@ static void add_irq(hs_rpt_thread *t, const char *name, bool soft, uint64_t d)
 	t->irqs[i].n++;
 }
 
+/* Interrupt (soft: softirq) work on cpu since *at ended at ts: its time, by name, and what of it the thread lost. */
+static void irq_done(thr_ctx *c, unsigned cpu, uint64_t *at, const char *name, bool soft, uint64_t ts)
+{
+	hs_rpt_thread *t = c->t;
+	uint64_t dur = clip(t, *at, ts);
+	if (soft)
+		t->softirq_ns += dur;
+	else
+		t->irq_ns += dur;
+	if (dur)
+		add_irq(t, name, soft, dur);
+	if (c->cur[cpu] == t->pid && c->st == TS_RUNNING)
+		t->irq_on_thread_ns += dur;
+	*at = 0;
+}
+
 /* The thread goes on its CPU at ts, from runnable: the time since its wake-up is a wait for the CPU. */
 static void thread_runs(thr_ctx *c, uint64_t ts)
 {
@@ -264,30 +280,16 @@ static int on_sched(const hs_tracedat_record *rec, void *vctx)
 		snprintf(c->irq_name[cpu], sizeof c->irq_name[cpu], "%.31s", d.subject);
 		break;
 	case HS_DEC_IRQ_EXIT:
-		if (c->irq_at[cpu]) {
-			uint64_t dur = clip(t, c->irq_at[cpu], rec->ts);
-			t->irq_ns += dur;
-			if (dur)
-				add_irq(t, c->irq_name[cpu], false, dur);
-			if (c->cur[cpu] == t->pid && c->st == TS_RUNNING)
-				t->irq_on_thread_ns += dur;
-			c->irq_at[cpu] = 0;
-		}
+		if (c->irq_at[cpu])
+			irq_done(c, cpu, &c->irq_at[cpu], c->irq_name[cpu], false, rec->ts);
 		break;
 	case HS_DEC_SOFTIRQ_ENTRY:
 		c->soft_at[cpu] = rec->ts;
 		c->soft_vec[cpu] = d.v[0];
 		break;
 	case HS_DEC_SOFTIRQ_EXIT:
-		if (c->soft_at[cpu]) {
-			uint64_t dur = clip(t, c->soft_at[cpu], rec->ts);
-			t->softirq_ns += dur;
-			if (dur)
-				add_irq(t, d.subject, true, dur);
-			if (c->cur[cpu] == t->pid && c->st == TS_RUNNING)
-				t->irq_on_thread_ns += dur;
-			c->soft_at[cpu] = 0;
-		}
+		if (c->soft_at[cpu])
+			irq_done(c, cpu, &c->soft_at[cpu], d.subject, true, rec->ts);
 		break;
 	default: break;
 	}

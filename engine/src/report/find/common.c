@@ -15,6 +15,18 @@ size_t hs_rpt_exit_after(const hs_report *r, size_t i, int64_t pid)
 	return SIZE_MAX;
 }
 
+void hs_rpt_exit_tail(hs_report *r, hs_rpt_finding *f, size_t i, int64_t pid, char *tail, size_t cap)
+{
+	tail[0] = '\0';
+	size_t x = hs_rpt_exit_after(r, i, pid);
+	if (x == SIZE_MAX)
+		return;
+	hs_rpt_add_ev(r, f, x);
+	char later[32];
+	hs_rpt_ms_after(r->events[i].ts, r->events[x].ts, later, sizeof later);
+	snprintf(tail, cap, "; it exited %s later", later);
+}
+
 size_t hs_rpt_start_before(const hs_report *r, size_t i, int64_t pid)
 {
 	for (size_t j = i; j-- > 0;)

@@ -37,6 +37,8 @@ void hs_rpt_detector_run(hs_report *r, const hs_rpt_detector *d);
 
 /* The process exit (shape HS_DEC_EXIT, the process, not a thread) of pid within 10 s after event i, or SIZE_MAX. */
 size_t hs_rpt_exit_after(const hs_report *r, size_t i, int64_t pid);
+/* That exit as evidence of f, and "; it exited 12 ms later" in tail ("" when there is none). */
+void hs_rpt_exit_tail(hs_report *r, hs_rpt_finding *f, size_t i, int64_t pid, char *tail, size_t cap);
 /* The start (HS_DEC_EXEC) of pid before event i in the same file, or SIZE_MAX. */
 size_t hs_rpt_start_before(const hs_report *r, size_t i, int64_t pid);
 /* Kernel log lines within 2 s of event i that name pid ("[pid]" or "process pid "), or contain one of words

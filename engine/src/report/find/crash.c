@@ -139,13 +139,8 @@ static void find_crash(hs_report *r)
 		size_t s = hs_rpt_start_before(r, i, c.pid);
 		if (s != SIZE_MAX)
 			hs_rpt_add_ev(r, f, s);
-		size_t x = hs_rpt_exit_after(r, i, c.pid);
-		char later[32] = "", tail[64] = "";
-		if (x != SIZE_MAX) {
-			hs_rpt_add_ev(r, f, x);
-			hs_rpt_ms_after(e->ts, r->events[x].ts, later, sizeof later);
-			snprintf(tail, sizeof tail, "; it exited %s later", later);
-		}
+		char tail[64];
+		hs_rpt_exit_tail(r, f, i, c.pid, tail, sizeof tail);
 		char how[300] = "";
 		if (fault)
 			snprintf(how, sizeof how, ": a NULL-pointer access (page fault at 0x%" PRIx64 ", ip 0x%" PRIx64 ")",

@@ -65,13 +65,8 @@ static void find_killed(hs_report *r)
 		if (gen)
 			hs_rpt_add_ev(r, f, gen_i);
 		hs_rpt_console_near(r, f, i, e->pid, NULL);
-		size_t x = hs_rpt_exit_after(r, i, e->pid);
-		char later[32] = "", tail[64] = "";
-		if (x != SIZE_MAX) {
-			hs_rpt_add_ev(r, f, x);
-			hs_rpt_ms_after(e->ts, r->events[x].ts, later, sizeof later);
-			snprintf(tail, sizeof tail, "; it exited %s later", later);
-		}
+		char tail[64];
+		hs_rpt_exit_tail(r, f, i, e->pid, tail, sizeof tail);
 		char how[300] = "";
 		if (gen && gen->pid != e->pid)
 			snprintf(how, sizeof how, ": sent by %s (pid %d)", gen->comm, gen->pid);
