@@ -127,6 +127,12 @@ typedef bool (*hs_keys_keep_fn)(hs_keyread *r, const hs_ynode *node, void *items
 void *hs_keys_load_list(hs_keyread *r, const hs_ynode *seq, const hs_keytable *t, size_t size, size_t pos_off,
 			const char *what, hs_keys_keep_fn keep, size_t *n);
 
+/* Every item of a list into its own slot of a new arena array (one more zeroed item of `size` than the list has),
+ * each read by fn; an item fn finds wrong keeps its slot (the checker counts entries). Returns the array and *n
+ * the list's length; NULL with r->oom set when out of memory. */
+typedef void (*hs_keys_item_fn)(hs_keyread *r, const hs_ynode *item, void *slot);
+void *hs_keys_each(hs_keyread *r, const hs_ynode *seq, size_t size, hs_keys_item_fn fn, size_t *n);
+
 /* The typed readers the table reader uses, for fn and for list items. Each
  * reports its own diagnostic; `key` names the value in messages. */
 bool hs_key_want(hs_keyread *r, const hs_ynode *n, hs_ytype t, const char *key);

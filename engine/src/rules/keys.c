@@ -444,6 +444,17 @@ void hs_keys_load(hs_keyread *r, const hs_ynode *map, const hs_keytable *t, void
 	hs_keys_read(r, map, t, obj);
 }
 
+void *hs_keys_each(hs_keyread *r, const hs_ynode *seq, size_t size, hs_keys_item_fn fn, size_t *n)
+{
+	*n = 0;
+	char *items = hs_key_alloc(r, seq->n + 1, size);
+	if (!items)
+		return NULL;
+	for (; *n < seq->n; (*n)++)
+		fn(r, seq->items[*n], items + *n * size);
+	return items;
+}
+
 void *hs_keys_load_list(hs_keyread *r, const hs_ynode *seq, const hs_keytable *t, size_t size, size_t pos_off,
 			const char *what, hs_keys_keep_fn keep, size_t *n)
 {

@@ -268,6 +268,14 @@ static void s_output(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs
 		too_long(r, v, &((hs_session *)obj)->output, HS_MAX_OUTPUT_NAME_CHARS, "output");
 }
 
+static void load_session_provider(hs_keyread *r, const hs_ynode *e, void *slot)
+{
+	hs_session_provider *sp = slot;
+	sp->pos = e->pos;
+	if (hs_key_want(r, e, HS_Y_MAP, "providers entry"))
+		hs_keys_load(r, e, &session_provider_t, sp);
+}
+
 static void s_providers(hs_keyread *r, const hs_key *k, const hs_ynode *n, const hs_ynode *pv, bool ok, void *obj)
 {
 	(void)k, (void)n;
@@ -276,16 +284,7 @@ static void s_providers(hs_keyread *r, const hs_key *k, const hs_ynode *n, const
 		return;
 	if (pv->n == 0)
 		hs_diag_add(r->d, HS_D_MISSING_KEY, pv->pos, NULL, "a session needs at least one provider");
-	s->providers = hs_key_alloc(r, pv->n + 1, sizeof(*s->providers));
-	if (!s->providers)
-		return;
-	for (size_t i = 0; i < pv->n; i++) {
-		hs_session_provider *sp = &s->providers[s->n_providers++];
-		const hs_ynode *e = pv->items[i];
-		sp->pos = e->pos;
-		if (hs_key_want(r, e, HS_Y_MAP, "providers entry"))
-			hs_keys_load(r, e, &session_provider_t, sp);
-	}
+	s->providers = hs_keys_each(r, pv, sizeof *s->providers, load_session_provider, &s->n_providers);
 }
 
 #define SIZE_KEY(key, field, posfield, text)                                                                      \
@@ -323,8 +322,10 @@ static const hs_key session_keys[] = {
 static const hs_keytable session_t = {"session", "a session", "/definitions/session", "Profiles", NULL,
 				      session_keys};
 
-static void load_session(loader *L, const hs_ynode *n, hs_session *s)
+static void load_session(hs_keyread *kr, const hs_ynode *n, void *slot)
 {
+	loader *L = LD(kr);
+	hs_session *s = slot;
 	s->pos = n->pos;
 	if (!hs_key_want(&L->r, n, HS_Y_MAP, "sessions entry"))
 		return;
@@ -370,11 +371,7 @@ static void ps_sessions(hs_keyread *r, const hs_key *k, const hs_ynode *n, const
 	hs_platform_rules *pr = obj;
 	if (!ok)
 		return;
-	pr->sessions = hs_key_alloc(r, ss->n + 1, sizeof(*pr->sessions));
-	if (!pr->sessions)
-		return;
-	for (size_t i = 0; i < ss->n; i++)
-		load_session(LD(r), ss->items[i], &pr->sessions[pr->n_sessions++]);
+	pr->sessions = hs_keys_each(r, ss, sizeof *pr->sessions, load_session, &pr->n_sessions);
 }
 
 static const hs_key platform_section_keys[] = {
@@ -524,8 +521,10 @@ static const hs_key cat_event_keys[] = {
 static const hs_keytable cat_event_t = {"cat_event", "a catalog event", "/definitions/catalogEvent", "Catalogs",
 					NULL, cat_event_keys};
 
-static void load_cat_event(loader *L, const hs_ynode *n, hs_cat_event *e)
+static void load_cat_event(hs_keyread *r, const hs_ynode *n, void *slot)
 {
+	loader *L = LD(r);
+	hs_cat_event *e = slot;
 	e->id = -1;
 	e->pos = n->pos;
 	if (!hs_key_want(&L->r, n, HS_Y_MAP, "events entry"))
@@ -618,12 +617,8 @@ static void pv_events(hs_keyread *r, const hs_key *k, const hs_ynode *n, const h
 	hs_provider *p = obj;
 	if (!ok)
 		return;
-	p->events = hs_key_alloc(r, ev->n + 1, sizeof(*p->events));
-	if (!p->events)
-		return;
 	LD(r)->provider = p;
-	for (size_t i = 0; i < ev->n; i++)
-		load_cat_event(LD(r), ev->items[i], &p->events[p->n_events++]);
+	p->events = hs_keys_each(r, ev, sizeof *p->events, load_cat_event, &p->n_events);
 }
 
 static const hs_key provider_keys[] = {
