@@ -5,9 +5,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hindsight/diag.h"
+#include "hindsight/plan.h"
+#include "hindsight/problem.h"
 #include "hindsight/tracedat.h"
 #include "report/grow.h"
 #include "report/model.h"
+
+hs_ruleset *hs_rpt_shipped_rules(hs_report *r, const char *name, hs_diags **diags)
+{
+	*diags = NULL;
+	char *tried = NULL, *path = hs_rules_resolve(name, r->opts.argv0, &tried);
+	free(tried);
+	if (!path)
+		return NULL;
+	if (!(*diags = hs_diags_new())) {
+		free(path);
+		r->oom = true;
+		return NULL;
+	}
+	hs_ruleset *rs = NULL;
+	hs_status st = hs_rules_load(path, *diags, &rs);
+	free(path);
+	if (st != HS_OK) {
+		hs_rules_free(rs);
+		return NULL;
+	}
+	return rs;
+}
 
 void hs_rpt_fmt_ts(uint64_t ns, char *buf, size_t cap)
 {
@@ -117,6 +142,15 @@ void hs_rpt_add_note(hs_report *r, hs_rpt_finding *f, const char *fmt, ...)
 	va_start(ap, fmt);
 	push_note(r, &f->notes, &f->n_notes, fmt, ap);
 	va_end(ap);
+}
+
+void hs_rpt_file_unreadable(hs_report *r, hs_rpt_file *f, const hs_problem *first, hs_status st)
+{
+	char text[HS_PROBLEM_TEXT_MAX] = "";
+	if (first)
+		hs_problem_format(first, text, sizeof text);
+	hs_rpt_file_problem(r, f, "cannot be read: ", text[0] ? text : hs_strerror(st));
+	r->damaged = true;
 }
 
 void hs_rpt_file_problem(hs_report *r, hs_rpt_file *f, const char *prefix, const char *text)

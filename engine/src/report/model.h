@@ -9,6 +9,7 @@
 #include "hindsight/event_decode.h"
 #include "hindsight/json.h"
 #include "hindsight/limits.h"
+#include "hindsight/problem.h"
 #include "hindsight/report.h"
 #include "hindsight/rules.h"
 #include "hindsight/strbuf.h"
@@ -290,6 +291,9 @@ hs_rpt_finding *hs_rpt_new_finding(hs_report *r, const char *kind, int impact, u
 void hs_rpt_add_ev(hs_report *r, hs_rpt_finding *f, size_t i);
 void hs_rpt_add_note(hs_report *r, hs_rpt_finding *f, const char *fmt, ...) HS_PRINTF_FMT(3, 4);
 void hs_rpt_file_problem(hs_report *r, hs_rpt_file *f, const char *prefix, const char *text);
+/* A file its reader refused (st): "cannot be read: " and its reader's first problem (NULL: st's words); the report is
+ * damaged. */
+void hs_rpt_file_unreadable(hs_report *r, hs_rpt_file *f, const hs_problem *first, hs_status st);
 void hs_rpt_file_note(hs_report *r, hs_rpt_file *f, const char *fmt, ...) HS_PRINTF_FMT(3, 4);
 void hs_rpt_run_note(hs_report *r, const char *fmt, ...) HS_PRINTF_FMT(2, 3);
 /* A slot for one more kept event (zeroed, not yet counted: the caller increments n_events when it keeps it),
@@ -329,6 +333,10 @@ void hs_rpt_thread_build(hs_report *r);
 bool hs_rpt_tasks_load(hs_report *r, const char *dir);
 size_t hs_rpt_tasks_tgids(const hs_report *r, int32_t (*out)[2], size_t cap);
 void hs_rpt_tasks_join(hs_report *r);
+/* model.c: a shipped rules file (name, found as every rules file is found) loaded, for a part the report's own rules lack;
+ * NULL when it is not found or does not load. *diags gets the load's diagnostics (NULL when not found; the caller
+ * frees them, and the rules). */
+hs_ruleset *hs_rpt_shipped_rules(hs_report *r, const char *name, hs_diags **diags);
 /* why.c: the cause analysis of r->thread over its window; the finding's cause and next step, and the verdict. */
 void hs_rpt_why_build(hs_report *r, const hs_ruleset *rules);
 /* signature.c: the fleet signature of what was found (after why.c: it reads the cause), with the rules' fleet: or

@@ -24,20 +24,8 @@ static const hs_fleet_rules *fleet_rules(hs_report *r, const hs_ruleset *rules, 
 	*diags = NULL;
 	if (rules && rules->fleet.present)
 		return &rules->fleet;
-	char *tried = NULL, *path = hs_rules_resolve("fleet.yaml", r->opts.argv0, &tried);
-	free(tried);
-	if (!path)
-		return NULL;
-	if (!(*diags = hs_diags_new())) {
-		free(path);
-		r->oom = true;
-		return NULL;
-	}
-	hs_status st = hs_rules_load(path, *diags, owned);
-	free(path);
-	if (st != HS_OK || !*owned || !(*owned)->fleet.present)
-		return NULL;
-	return &(*owned)->fleet;
+	*owned = hs_rpt_shipped_rules(r, "fleet.yaml", diags);
+	return *owned && (*owned)->fleet.present ? &(*owned)->fleet : NULL;
 }
 
 /* s into dst, cut at a character when it does not fit. */

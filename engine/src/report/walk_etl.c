@@ -309,11 +309,7 @@ void hs_rpt_walk_etl(hs_report *r, size_t fi, const hs_ruleset *rules)
 	hs_etl *etl = NULL;
 	hs_status st = hs_etl_open(f->path, &etl);
 	if (st != HS_OK) {
-		char text[HS_PROBLEM_TEXT_MAX] = "";
-		if (etl && hs_etl_problem_count(etl))
-			hs_problem_format(hs_etl_problem_at(etl, 0), text, sizeof text);
-		hs_rpt_file_problem(r, f, "cannot be read: ", text[0] ? text : hs_strerror(st));
-		r->damaged = true;
+		hs_rpt_file_unreadable(r, f, etl && hs_etl_problem_count(etl) ? hs_etl_problem_at(etl, 0) : NULL, st);
 		hs_etl_close(etl);
 		return;
 	}

@@ -142,11 +142,8 @@ void hs_rpt_walk_tracedat(hs_report *r, size_t fi, const hs_ruleset *rules)
 		}
 	}
 	if (st != HS_OK) {
-		char text[HS_PROBLEM_TEXT_MAX] = "";
-		if (td && hs_tracedat_problem_count(td))
-			hs_problem_format(hs_tracedat_problem_at(td, 0), text, sizeof text);
-		hs_rpt_file_problem(r, f, "cannot be read: ", text[0] ? text : hs_strerror(st));
-		r->damaged = true;
+		hs_rpt_file_unreadable(r, f, td && hs_tracedat_problem_count(td) ? hs_tracedat_problem_at(td, 0) : NULL,
+				       st);
 		hs_tracedat_close(td);
 		return;
 	}

@@ -12,19 +12,8 @@ static const hs_cause_vocab *vocabulary(hs_report *r, const hs_ruleset *rules)
 {
 	if (rules && rules->causes.present)
 		return &rules->causes;
-	char *tried = NULL, *path = hs_rules_resolve("causes.yaml", r->opts.argv0, &tried);
-	free(tried);
-	if (!path)
-		return NULL;
-	r->causes_diags = hs_diags_new();
-	if (!r->causes_diags) {
-		free(path);
-		r->oom = true;
-		return NULL;
-	}
-	hs_status st = hs_rules_load(path, r->causes_diags, &r->causes_rules);
-	free(path);
-	if (st != HS_OK || !r->causes_rules || !r->causes_rules->causes.present) {
+	r->causes_rules = hs_rpt_shipped_rules(r, "causes.yaml", &r->causes_diags);
+	if (r->causes_rules && !r->causes_rules->causes.present) {
 		hs_rules_free(r->causes_rules);
 		r->causes_rules = NULL;
 		return NULL;
