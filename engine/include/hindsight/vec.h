@@ -34,4 +34,11 @@ void *hs_vec_at(const hs_vec *v, size_t i);
 void *hs_vec_take(hs_vec *v);
 void hs_vec_free(hs_vec *v);
 
+/* Room for one more element in a plain malloc'd array of *cap elements of
+ * elem bytes, n of them in use: arr itself while n < *cap, else the array
+ * realloc'd to twice the capacity (first when it had none) and *cap updated;
+ * NULL when out of memory, arr and *cap untouched (the caller still owns arr).
+ * For arrays kept as a pointer and two counts; the heap's hs_arena_grow. */
+void *hs_array_grow(void *arr, size_t elem, size_t n, size_t *cap, size_t first);
+
 #endif

@@ -10,6 +10,7 @@
 
 #include "ftrace/ftrace.h"
 #include "hindsight/limits.h"
+#include "hindsight/vec.h"
 
 /*
  * The layout libtracecmd writes and reads for a compressed BUFFER section's
@@ -53,14 +54,10 @@ static int grow(hs_datz *z, size_t need)
 
 static int grow_index(hs_datz *z)
 {
-	if (z->n < z->ncap)
-		return 0;
-	size_t cap = z->ncap ? z->ncap * 2 : 256;
-	hs_datz_chunk *c = realloc(z->chunks, cap * sizeof(*c));
+	hs_datz_chunk *c = hs_array_grow(z->chunks, sizeof *c, z->n, &z->ncap, 256);
 	if (!c)
 		return -1;
 	z->chunks = c;
-	z->ncap = cap;
 	return 0;
 }
 

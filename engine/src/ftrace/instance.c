@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ftrace/instance.h"
+#include "hindsight/vec.h"
 
 /* Where the instance locks live: the tracefs table's lock_dir (/run/hindsight;
  * tracefs_api.c says why there), as the locks guard its namespace of names. */
@@ -705,12 +706,10 @@ hs_status hs_ftrace_rescue_chunks(const hs_plan_session *ps, const char *run_dir
 		if (sscanf(e->d_name, HS_FTRACE_CHUNK_FMT "%n", &id.cpu, &id.seq, &used) != 2 || e->d_name[used] ||
 		    id.cpu >= 65536)
 			continue; /* not a chunk (a half-written rebuild input, say) */
-		if (n_ids == cap) {
-			chunk_id *grown = realloc(ids, (cap = cap ? cap * 2 : 64) * sizeof(*ids));
-			if (!grown)
-				goto done;
-			ids = grown;
-		}
+		chunk_id *grown = hs_array_grow(ids, sizeof *ids, n_ids, &cap, 64);
+		if (!grown)
+			goto done;
+		ids = grown;
 		ids[n_ids++] = id;
 		if (id.cpu + 1 > ncpu)
 			ncpu = id.cpu + 1;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "hindsight/limits.h"
+#include "hindsight/vec.h"
 #include "perf/perf_file.h"
 
 /* tools/perf/Documentation/perf.data-file-format.txt; layout of what we write:
@@ -158,14 +159,10 @@ static hs_status note_dso(hs_perf_file *f, const char *name, size_t max)
 	for (size_t i = 0; i < f->n_dsos; i++)
 		if (strncmp(f->dsos[i], name, n) == 0 && f->dsos[i][n] == '\0')
 			return HS_OK;
-	if (f->n_dsos == f->cap_dsos) {
-		size_t cap = f->cap_dsos ? f->cap_dsos * 2 : 16;
-		char **d = realloc(f->dsos, cap * sizeof *d);
-		if (!d)
-			return HS_ENOMEM;
-		f->dsos = d;
-		f->cap_dsos = cap;
-	}
+	char **d = hs_array_grow(f->dsos, sizeof *d, f->n_dsos, &f->cap_dsos, 16);
+	if (!d)
+		return HS_ENOMEM;
+	f->dsos = d;
 	if (!(f->dsos[f->n_dsos] = strndup(name, n)))
 		return HS_ENOMEM;
 	f->n_dsos++;
@@ -269,24 +266,34 @@ hs_status hs_perf_file_write_kernel_mmap(hs_perf_file *f)
 	return hs_perf_file_write(f, (const struct perf_event_header *)rec);
 }
 
-static hs_status put_string(hs_perf_file *f, const char *s)
+/* The room perf gives a string: its NUL included, rounded up to HS_PERF_NAME_ALIGN. */
+static size_t name_room(const char *s)
+{
+	return (strlen(s) + 1 + HS_PERF_NAME_ALIGN - 1) / HS_PERF_NAME_ALIGN * HS_PERF_NAME_ALIGN;
+}
+
+/* head, then s with its NUL and zeros up to room bytes (name_room). */
+static hs_status put_named(hs_perf_file *f, const void *head, size_t head_len, const char *s, size_t room)
 {
 	static const char zeros[HS_PERF_NAME_ALIGN];
 	size_t n = strlen(s) + 1;
-	uint32_t len = (uint32_t)((n + HS_PERF_NAME_ALIGN - 1) / HS_PERF_NAME_ALIGN * HS_PERF_NAME_ALIGN);
-	hs_status st = put(f, &len, sizeof len);
+	hs_status st = put(f, head, head_len);
 	if (st == HS_OK)
 		st = put(f, s, n);
 	if (st == HS_OK)
-		st = put(f, zeros, len - n);
+		st = put(f, zeros, room - n);
 	return st;
+}
+
+static hs_status put_string(hs_perf_file *f, const char *s)
+{
+	uint32_t len = (uint32_t)name_room(s);
+	return put_named(f, &len, sizeof len, s, len);
 }
 
 static hs_status put_build_id(hs_perf_file *f, uint16_t misc, const char *name, const uint8_t *id, size_t id_len)
 {
-	static const char zeros[HS_PERF_NAME_ALIGN];
-	size_t n = strlen(name) + 1;
-	size_t len = (n + HS_PERF_NAME_ALIGN - 1) / HS_PERF_NAME_ALIGN * HS_PERF_NAME_ALIGN;
+	size_t len = name_room(name);
 	hs_build_id_event b = {0};
 	if (sizeof b + len > UINT16_MAX)
 		return HS_OK; /* perf could not read it back; the DSO stays unsymbolised */
@@ -295,12 +302,7 @@ static hs_status put_build_id(hs_perf_file *f, uint16_t misc, const char *name, 
 	b.pid = -1;
 	memcpy(b.data, id, id_len);
 	b.size_ = (uint8_t)id_len;
-	hs_status st = put(f, &b, sizeof b);
-	if (st == HS_OK)
-		st = put(f, name, n);
-	if (st == HS_OK)
-		st = put(f, zeros, len - n);
-	return st;
+	return put_named(f, &b, sizeof b, name, len);
 }
 
 static hs_status put_build_ids(hs_perf_file *f, uint64_t *count)

@@ -11,9 +11,10 @@
 #include "hindsight/hmap.h"
 #include "hindsight/limits.h"
 #include "hindsight/rundoc.h"
-#include "run/tasks.h"
+#include "hindsight/vec.h"
 #include "run/os.h"
 #include "run/snapshots.h"
+#include "run/tasks.h"
 #include "util/compat.h"
 #include "util/strbuf.h"
 
@@ -266,14 +267,10 @@ static bool add_file(snap_rec *r, const char *name)
 hs_status hs_snapshots_take(hs_snapshots *sn, const hs_backend_ops *ops, hs_backend *b, const hs_trigger_fire *f)
 {
 	const hs_plan *plan = sn->plan;
-	if (sn->n == sn->cap) {
-		size_t cap = sn->cap ? sn->cap * 2 : 16;
-		snap_rec *n = realloc(sn->recs, cap * sizeof(*n));
-		if (!n)
-			return HS_ENOMEM;
-		sn->recs = n;
-		sn->cap = cap;
-	}
+	snap_rec *recs = hs_array_grow(sn->recs, sizeof *recs, sn->n, &sn->cap, 16);
+	if (!recs)
+		return HS_ENOMEM;
+	sn->recs = recs;
 	snap_rec *r = &sn->recs[sn->n];
 	*r = (snap_rec){.seq = (unsigned)sn->n + 1, .trigger = f->name, .trigger_i = f->trigger};
 	char *partial = NULL, *json_path = NULL;

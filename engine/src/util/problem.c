@@ -1,5 +1,6 @@
 /* util/problem.c: the readers' problem list and its one text (see problem.h). */
 #include "hindsight/problem.h"
+#include "hindsight/vec.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,16 +20,10 @@ static hs_status add(hs_problems *l, const hs_problem *p)
 		l->dropped++;
 		return HS_OK;
 	}
-	if (l->n == l->cap) {
-		size_t nc = l->cap ? l->cap * 2 : PROBLEMS_MIN_CAP;
-		if (nc < l->cap || nc > SIZE_MAX / sizeof(hs_problem))
-			return HS_ENOMEM;
-		hs_problem *items = realloc(l->items, nc * sizeof(*items));
-		if (!items)
-			return HS_ENOMEM;
-		l->items = items;
-		l->cap = nc;
-	}
+	hs_problem *items = hs_array_grow(l->items, sizeof *items, l->n, &l->cap, PROBLEMS_MIN_CAP);
+	if (!items)
+		return HS_ENOMEM;
+	l->items = items;
 	l->items[l->n++] = *p;
 	return HS_OK;
 }

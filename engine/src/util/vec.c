@@ -57,3 +57,16 @@ void hs_vec_free(hs_vec *v)
 	v->data = NULL;
 	v->len = v->cap = 0;
 }
+
+void *hs_array_grow(void *arr, size_t elem, size_t n, size_t *cap, size_t first)
+{
+	if (n < *cap)
+		return arr;
+	size_t ncap = *cap ? *cap * 2 : first;
+	if (ncap < *cap || ncap > SIZE_MAX / elem)
+		return NULL;
+	void *p = realloc(arr, ncap * elem);
+	if (p)
+		*cap = ncap;
+	return p;
+}
