@@ -43,6 +43,9 @@ uint64_t hs_hash_bytes(const void *p, size_t n);
 /* The same, continued over more bytes (a file read in pieces): h from HS_HASH_START or an earlier call. */
 #define HS_HASH_START 0xcbf29ce484222325ull
 uint64_t hs_hash_more(uint64_t h, const void *p, size_t n);
+/* splitmix64's finaliser: every bit of x reaches every bit of the result, so
+ * sequential ids (pids, addresses) spread over a power-of-two table. */
+uint64_t hs_hash_mix(uint64_t x);
 
 /* The value for key, added as 0 when absent (*added says which; may be NULL).
  * NULL on OOM, the map unchanged. */

@@ -39,20 +39,9 @@ bool hs_cpu_grow(void *p, size_t *cap, size_t need, size_t elem)
 	return true;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	/* splitmix64's finaliser: every key bit reaches every hash bit. */
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
-
 static size_t map_home(const map2 *m, uint64_t k1, uint64_t k2)
 {
-	return (size_t)(mix64(k1 ^ mix64(k2 + 0x9e3779b97f4a7c15ull)) & (m->cap - 1));
+	return (size_t)(hs_hash_mix(k1 ^ hs_hash_mix(k2 + 0x9e3779b97f4a7c15ull)) & (m->cap - 1));
 }
 
 uint32_t hs_cpu_map_get(const map2 *m, uint64_t k1, uint64_t k2)

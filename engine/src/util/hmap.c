@@ -28,15 +28,19 @@ static uint64_t nonzero(uint64_t h)
 	return h ? h : 1;
 }
 
-static uint64_t hash_u64(uint64_t x)
+uint64_t hs_hash_mix(uint64_t x)
 {
-	/* splitmix64's finaliser: sequential ids (pids, addresses) spread over the table. */
 	x ^= x >> 30;
 	x *= 0xbf58476d1ce4e5b9ull;
 	x ^= x >> 27;
 	x *= 0x94d049bb133111ebull;
 	x ^= x >> 31;
-	return nonzero(x);
+	return x;
+}
+
+static uint64_t hash_u64(uint64_t x)
+{
+	return nonzero(hs_hash_mix(x));
 }
 
 static bool slot_is(const hs_hmap_slot *s, uint64_t h, uint64_t ukey, const void *bkey, size_t len)
