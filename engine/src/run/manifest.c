@@ -1,4 +1,6 @@
 /* run/manifest.c: run.json from the run's state (rules, every session's counters, triggers, snapshots, the plan), written through its one writer (hindsight/rundoc.h). */
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +8,60 @@
 #include "hindsight/rundoc.h"
 #include "run/manifest.h"
 #include "run/os.h"
+
+/* A counter run.json takes from the run's state under the same name: where it
+ * is in each struct, and the size of the source (uint32_t or uint64_t; every
+ * rundoc counter is uint64_t). */
+typedef struct {
+	size_t to, from, from_size;
+} count_copy;
+
+/* clang-format off */
+#define SESSION_COUNT(f) \
+	{offsetof(hs_rundoc_run_session, f), offsetof(hs_session_status, f), sizeof(((hs_session_status *)0)->f)}
+#define TRIGGER_COUNT(f) \
+	{offsetof(hs_rundoc_trigger_stats, f), offsetof(hs_trigger_stats, f), sizeof(((hs_trigger_stats *)0)->f)}
+/* clang-format on */
+
+/* A file-circular session's key file; a buffering session's last snapshot; a buffer pool's kernel counters. */
+static const count_copy key_file_counts[] = {
+	SESSION_COUNT(bytes_streamed),  SESSION_COUNT(bytes_in_file),       SESSION_COUNT(chunks_dropped),
+	SESSION_COUNT(bytes_lost_disk), SESSION_COUNT(trigger_events_lost),
+};
+static const count_copy ring_counts[] = {
+	SESSION_COUNT(snapshots),           SESSION_COUNT(snapshot_events),
+	SESSION_COUNT(snapshot_entries),    SESSION_COUNT(snapshot_events_dropped),
+	SESSION_COUNT(snapshot_raw_bytes),  SESSION_COUNT(snapshot_bytes_dropped),
+	SESSION_COUNT(snapshot_file_bytes),
+};
+static const count_copy pool_counts[] = {
+	SESSION_COUNT(pool_buffers),     SESSION_COUNT(pool_buffer_kb),    SESSION_COUNT(pool_free_buffers),
+	SESSION_COUNT(pool_events_lost), SESSION_COUNT(pool_buffers_lost), SESSION_COUNT(pool_buffers_written),
+};
+/* What each trigger saw and did. */
+static const count_copy trigger_counts[] = {
+	TRIGGER_COUNT(hits),           TRIGGER_COUNT(fired),           TRIGGER_COUNT(joined),
+	TRIGGER_COUNT(ignored_warmup), TRIGGER_COUNT(ignored_unarmed), TRIGGER_COUNT(dropped_rate),
+	TRIGGER_COUNT(sampled_out),    TRIGGER_COUNT(cancelled),       TRIGGER_COUNT(ignored_disarmed),
+	TRIGGER_COUNT(not_worse),      TRIGGER_COUNT(excused),         TRIGGER_COUNT(last_fire_ns),
+};
+
+static void copy_counts(void *to, const void *from, const count_copy *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v;
+		if (c[i].from_size == sizeof(uint32_t)) {
+			uint32_t w;
+			memcpy(&w, (const char *)from + c[i].from, sizeof w);
+			v = w;
+		} else {
+			memcpy(&v, (const char *)from + c[i].from, sizeof v);
+		}
+		memcpy((char *)to + c[i].to, &v, sizeof v);
+	}
+}
+
+#define COPY_COUNTS(to, from, table) copy_counts(to, from, table, sizeof(table) / sizeof((table)[0]))
 
 hs_status hs_run_manifest_write(const hs_run_manifest *m)
 {
@@ -61,30 +117,15 @@ hs_status hs_run_manifest_write(const hs_run_manifest *m)
 		}
 		if (s->mode == HS_MODE_FILE_CIRCULAR) {
 			o->key_file = true;
-			o->bytes_streamed = s->bytes_streamed;
-			o->bytes_in_file = s->bytes_in_file;
-			o->chunks_dropped = s->chunks_dropped;
-			o->bytes_lost_disk = s->bytes_lost_disk;
-			o->trigger_events_lost = s->trigger_events_lost;
+			COPY_COUNTS(o, s, key_file_counts);
 		} else {
 			o->ring = true;
-			o->snapshots = s->snapshots;
-			o->snapshot_events = s->snapshot_events;
-			o->snapshot_entries = s->snapshot_entries;
-			o->snapshot_events_dropped = s->snapshot_events_dropped;
-			o->snapshot_raw_bytes = s->snapshot_raw_bytes;
-			o->snapshot_bytes_dropped = s->snapshot_bytes_dropped;
-			o->snapshot_file_bytes = s->snapshot_file_bytes;
+			COPY_COUNTS(o, s, ring_counts);
 			o->snapshot_s = s->snapshot_s;
 		}
 		if (s->pool) {
 			o->pool = true;
-			o->pool_buffers = s->pool_buffers;
-			o->pool_buffer_kb = s->pool_buffer_kb;
-			o->pool_free_buffers = s->pool_free_buffers;
-			o->pool_events_lost = s->pool_events_lost;
-			o->pool_buffers_lost = s->pool_buffers_lost;
-			o->pool_buffers_written = s->pool_buffers_written;
+			COPY_COUNTS(o, s, pool_counts);
 		}
 		o->cpus = hs_arena_alloc(&a, (s->cpus ? s->cpus : 1) * sizeof *o->cpus);
 		if (!o->cpus)
@@ -103,22 +144,9 @@ hs_status hs_run_manifest_write(const hs_run_manifest *m)
 		goto out;
 	for (size_t i = 0; i < nt; i++) {
 		const hs_trigger_stats *t = hs_trigger_engine_stats(m->te, i);
-		d.triggers[i] = (hs_rundoc_trigger_stats){
-			.name = m->plan->triggers[i].trigger->name,
-			.armed = t->armed,
-			.hits = t->hits,
-			.fired = t->fired,
-			.joined = t->joined,
-			.ignored_warmup = t->ignored_warmup,
-			.ignored_unarmed = t->ignored_unarmed,
-			.dropped_rate = t->dropped_rate,
-			.sampled_out = t->sampled_out,
-			.cancelled = t->cancelled,
-			.ignored_disarmed = t->ignored_disarmed,
-			.not_worse = t->not_worse,
-			.excused = t->excused,
-			.last_fire_ns = t->last_fire_ns,
-		};
+		d.triggers[i] = (hs_rundoc_trigger_stats){.name = m->plan->triggers[i].trigger->name,
+							  .armed = t->armed};
+		COPY_COUNTS(&d.triggers[i], t, trigger_counts);
 	}
 	d.n_triggers = nt;
 	d.n_snapshots = hs_snapshots_entries(m->sn, &a, &d.snapshots);

@@ -227,6 +227,62 @@ static void known(hs_json *j, const char *key, double v, int digits)
 		hs_json_double(j, v, digits);
 }
 
+/* A member written by put_fields: a count (uint64_t or size_t) or a double that may be unknown (known). */
+typedef enum { F_U64, F_SIZE, F_KNOWN } field_kind;
+typedef struct {
+	const char *key;
+	size_t off;
+	field_kind kind;
+	int digits; /* F_KNOWN */
+} field;
+
+/* clang-format off */
+#define SESSION_FIELD(key, kind, digits) {#key, offsetof(hs_run_session_status, key), kind, digits}
+#define TRIGGER_STAT(key) {#key, offsetof(hs_run_trigger_status, st.key), F_U64, 0}
+/* clang-format on */
+
+/* A session's rates and counters, in the document's order; then a file-circular session's key file. */
+static const field session_fields[] = {
+	SESSION_FIELD(events_per_s, F_KNOWN, 1),  SESSION_FIELD(ring_fill, F_KNOWN, 4),
+	SESSION_FIELD(history_s, F_KNOWN, 3),     SESSION_FIELD(history_max_s, F_KNOWN, 3),
+	SESSION_FIELD(entries, F_U64, 0),         SESSION_FIELD(overrun, F_U64, 0),
+	SESSION_FIELD(dropped, F_U64, 0),         SESSION_FIELD(read, F_U64, 0),
+	SESSION_FIELD(lost_events, F_U64, 0),     SESSION_FIELD(events_enabled, F_SIZE, 0),
+	SESSION_FIELD(events_skipped, F_SIZE, 0),
+};
+static const field key_file_fields[] = {
+	SESSION_FIELD(bytes_streamed, F_U64, 0),      SESSION_FIELD(bytes_in_file, F_U64, 0),
+	SESSION_FIELD(chunks_dropped, F_U64, 0),      SESSION_FIELD(bytes_lost_disk, F_U64, 0),
+	SESSION_FIELD(trigger_events_lost, F_U64, 0),
+};
+/* A trigger's counters after its armed flag (run.json's triggers[] names), then how long ago it fired. */
+static const field trigger_fields[] = {
+	TRIGGER_STAT(hits),
+	TRIGGER_STAT(fired),
+	TRIGGER_STAT(joined),
+	TRIGGER_STAT(ignored_warmup),
+	TRIGGER_STAT(ignored_unarmed),
+	TRIGGER_STAT(dropped_rate),
+	TRIGGER_STAT(last_fire_ns),
+	{"last_fire_s_ago", offsetof(hs_run_trigger_status, last_fire_s_ago), F_KNOWN, 1},
+};
+
+static void put_fields(hs_json *j, const void *obj, const field *f, size_t n)
+{
+	const char *base = obj;
+	for (size_t i = 0; i < n; i++) {
+		const char *at = base + f[i].off;
+		if (f[i].kind == F_KNOWN)
+			known(j, f[i].key, *(const double *)(const void *)at, f[i].digits);
+		else if (f[i].kind == F_SIZE)
+			hs_json_kuint(j, f[i].key, *(const size_t *)(const void *)at);
+		else
+			hs_json_kuint(j, f[i].key, *(const uint64_t *)(const void *)at);
+	}
+}
+
+#define PUT_FIELDS(j, obj, table) put_fields(j, obj, table, sizeof(table) / sizeof((table)[0]))
+
 void hs_run_status_json(const hs_run_status *s, hs_json *j)
 {
 	hs_json_obj_begin(j);
@@ -271,24 +327,9 @@ void hs_run_status_json(const hs_run_status *s, hs_json *j)
 		hs_json_kstr(j, "name", ss->name);
 		hs_json_kstr(j, "instance", ss->kernel_name);
 		hs_json_kstr(j, "mode", hs_mode_name(ss->mode));
-		known(j, "events_per_s", ss->events_per_s, 1);
-		known(j, "ring_fill", ss->ring_fill, 4);
-		known(j, "history_s", ss->history_s, 3);
-		known(j, "history_max_s", ss->history_max_s, 3);
-		hs_json_kuint(j, "entries", ss->entries);
-		hs_json_kuint(j, "overrun", ss->overrun);
-		hs_json_kuint(j, "dropped", ss->dropped);
-		hs_json_kuint(j, "read", ss->read);
-		hs_json_kuint(j, "lost_events", ss->lost_events);
-		hs_json_kuint(j, "events_enabled", ss->events_enabled);
-		hs_json_kuint(j, "events_skipped", ss->events_skipped);
-		if (ss->mode == HS_MODE_FILE_CIRCULAR) {
-			hs_json_kuint(j, "bytes_streamed", ss->bytes_streamed);
-			hs_json_kuint(j, "bytes_in_file", ss->bytes_in_file);
-			hs_json_kuint(j, "chunks_dropped", ss->chunks_dropped);
-			hs_json_kuint(j, "bytes_lost_disk", ss->bytes_lost_disk);
-			hs_json_kuint(j, "trigger_events_lost", ss->trigger_events_lost);
-		}
+		PUT_FIELDS(j, ss, session_fields);
+		if (ss->mode == HS_MODE_FILE_CIRCULAR)
+			PUT_FIELDS(j, ss, key_file_fields);
 		hs_json_obj_end(j);
 	}
 	hs_json_arr_end(j);
@@ -301,14 +342,7 @@ void hs_run_status_json(const hs_run_status *s, hs_json *j)
 		hs_json_kstr(j, "kind", hs_trigger_kind_name(t->kind));
 		hs_json_kstr(j, "state", hs_trigger_state_name(t->state));
 		hs_json_kbool(j, "armed", t->st.armed);
-		hs_json_kuint(j, "hits", t->st.hits);
-		hs_json_kuint(j, "fired", t->st.fired);
-		hs_json_kuint(j, "joined", t->st.joined);
-		hs_json_kuint(j, "ignored_warmup", t->st.ignored_warmup);
-		hs_json_kuint(j, "ignored_unarmed", t->st.ignored_unarmed);
-		hs_json_kuint(j, "dropped_rate", t->st.dropped_rate);
-		hs_json_kuint(j, "last_fire_ns", t->st.last_fire_ns);
-		known(j, "last_fire_s_ago", t->last_fire_s_ago, 1);
+		PUT_FIELDS(j, t, trigger_fields);
 		hs_json_obj_end(j);
 	}
 	hs_json_arr_end(j);
