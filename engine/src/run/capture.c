@@ -196,11 +196,7 @@ static void lower_priority(void)
 #endif
 }
 
-#ifdef _WIN32
-static DWORD WINAPI worker_main(LPVOID arg)
-#else
-static void *worker_main(void *arg)
-#endif
+static HS_THREAD_MAIN(worker_main, arg)
 {
 	hs_capture *c = arg;
 	lower_priority();
@@ -222,11 +218,7 @@ static void *worker_main(void *arg)
 		c->busy = false;
 	}
 	hs_mutex_unlock(&c->mu);
-#ifdef _WIN32
-	return 0;
-#else
-	return NULL;
-#endif
+	return HS_THREAD_DONE;
 }
 
 hs_capture *hs_capture_new(const hs_ruleset *rs, const char *rules_path, bool on, const hs_msg *msg)
@@ -240,13 +232,9 @@ hs_capture *hs_capture_new(const hs_ruleset *rs, const char *rules_path, bool on
 	c->on = on;
 	if (!on)
 		return c;
-	hs_mutex_init(&c->mu);
-	hs_cond_init(&c->cv);
-	c->running = hs_thread_start(&c->thread, worker_main, c);
+	c->running = hs_worker_start(&c->mu, &c->cv, &c->thread, worker_main, c);
 	if (!c->running) {
 		hs_msg_say(msg, HS_MSG_ERROR, "report", "cannot start the capture-time report thread");
-		hs_mutex_destroy(&c->mu);
-		hs_cond_destroy(&c->cv);
 		free(c);
 		return NULL;
 	}

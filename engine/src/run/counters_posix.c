@@ -139,19 +139,26 @@ bool hs_counters_os_cpu_times(uint64_t *busy, uint64_t *total)
 	return true;
 }
 
+/* /proc/<pid>/<file> into text, as read_small. */
+static bool read_proc(int pid, const char *file, char *text, size_t cap)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/%s", pid, file);
+	return read_small(path, text, cap);
+}
+
 bool hs_counters_os_processes(void (*fn)(void *ctx, int pid, const char *name), void *ctx)
 {
 	DIR *d = opendir("/proc");
 	if (!d)
 		return false;
 	struct dirent *e;
-	char path[64], name[64];
+	char name[64];
 	while ((e = readdir(d))) {
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
 		int pid = atoi(e->d_name);
-		snprintf(path, sizeof path, "/proc/%d/comm", pid);
-		if (!read_small(path, name, sizeof name))
+		if (!read_proc(pid, "comm", name, sizeof name))
 			continue; /* it exited meanwhile */
 		name[strcspn(name, "\n")] = '\0';
 		fn(ctx, pid, name);
@@ -163,9 +170,8 @@ bool hs_counters_os_processes(void (*fn)(void *ctx, int pid, const char *name), 
 /* /proc/<pid>/stat: utime and stime are fields 14 and 15, after "(comm)", which may hold spaces and parentheses. */
 bool hs_counters_os_process_cpu_ns(int pid, uint64_t *ns)
 {
-	char path[64], text[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	if (!read_small(path, text, sizeof text))
+	char text[1024];
+	if (!read_proc(pid, "stat", text, sizeof text))
 		return false;
 	char *p = strrchr(text, ')');
 	if (!p)
@@ -187,9 +193,8 @@ bool hs_counters_os_process_cpu_ns(int pid, uint64_t *ns)
 /* /proc/<pid>/statm: "size resident shared ..." in pages. */
 bool hs_counters_os_process_rss(int pid, uint64_t *bytes)
 {
-	char path[64], text[256];
-	snprintf(path, sizeof path, "/proc/%d/statm", pid);
-	if (!read_small(path, text, sizeof text))
+	char text[256];
+	if (!read_proc(pid, "statm", text, sizeof text))
 		return false;
 	unsigned long long size, resident;
 	if (sscanf(text, "%llu %llu", &size, &resident) != 2)

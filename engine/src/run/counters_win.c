@@ -68,11 +68,16 @@ bool hs_counters_os_processes(void (*fn)(void *ctx, int pid, const char *name), 
 	return api->process_list && api->process_list(one, &lc) == ERROR_SUCCESS;
 }
 
+/* One per-process reading through the call table (an entry this build lacks is NULL: no reading). */
+static bool process_value(DWORD (*read)(DWORD pid, ULONGLONG *out), int pid, ULONGLONG *v)
+{
+	return read && read((DWORD)pid, v) == ERROR_SUCCESS;
+}
+
 bool hs_counters_os_process_cpu_ns(int pid, uint64_t *ns)
 {
-	const hs_etw_api *api = hs_etw_api_get();
 	ULONGLONG t;
-	if (!api->process_times || api->process_times((DWORD)pid, &t) != ERROR_SUCCESS)
+	if (!process_value(hs_etw_api_get()->process_times, pid, &t))
 		return false;
 	*ns = t * 100u;
 	return true;
@@ -80,9 +85,8 @@ bool hs_counters_os_process_cpu_ns(int pid, uint64_t *ns)
 
 bool hs_counters_os_process_rss(int pid, uint64_t *bytes)
 {
-	const hs_etw_api *api = hs_etw_api_get();
 	ULONGLONG ws;
-	if (!api->process_memory || api->process_memory((DWORD)pid, &ws) != ERROR_SUCCESS)
+	if (!process_value(hs_etw_api_get()->process_memory, pid, &ws))
 		return false;
 	*bytes = ws;
 	return true;

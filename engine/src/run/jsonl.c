@@ -102,11 +102,7 @@ static long write_some(hs_jsonl *j, const char *p, size_t n)
 #endif
 }
 
-#ifdef _WIN32
-static DWORD WINAPI writer_main(LPVOID arg)
-#else
-static void *writer_main(void *arg)
-#endif
+static HS_THREAD_MAIN(writer_main, arg)
 {
 	hs_jsonl *j = arg;
 	bool broken = false;
@@ -164,11 +160,7 @@ static void *writer_main(void *arg)
 		j->dropped += count_lines(j->ring + j->head, first) + count_lines(j->ring, left - first);
 	j->len = 0;
 	hs_mutex_unlock(&j->mu);
-#ifdef _WIN32
-	return 0;
-#else
-	return NULL;
-#endif
+	return HS_THREAD_DONE;
 }
 
 hs_status hs_jsonl_open(const char *path, const hs_msg *msg, hs_jsonl **out)
@@ -198,13 +190,9 @@ hs_status hs_jsonl_open(const char *path, const hs_msg *msg, hs_jsonl **out)
 	} else if (!(j->path = strdup(path))) {
 		goto nomem;
 	}
-	hs_mutex_init(&j->mu);
-	hs_cond_init(&j->cv);
-	j->running = hs_thread_start(&j->thread, writer_main, j);
+	j->running = hs_worker_start(&j->mu, &j->cv, &j->thread, writer_main, j);
 	if (!j->running) {
 		hs_msg_say(msg, HS_MSG_ERROR, "run", "--events-jsonl: cannot start the writer thread");
-		hs_mutex_destroy(&j->mu);
-		hs_cond_destroy(&j->cv);
 		if (j->fd >= 0)
 			close(j->fd);
 		free(j->path);

@@ -49,6 +49,16 @@ static inline void hs_cond_wait_ms(hs_cond *c, hs_mutex *m, int ms)
  * says whether it started; hs_thread_join waits for it (on Windows at most
  * ms, HS_THREAD_FOREVER for no limit; POSIX always waits) and says whether it
  * ended. */
+/* A thread's entry point, spelled as each platform wants it:
+ * static HS_THREAD_MAIN(name, arg) { ...; return HS_THREAD_DONE; } */
+#ifdef _WIN32
+#define HS_THREAD_MAIN(name, arg) DWORD WINAPI name(LPVOID arg)
+#define HS_THREAD_DONE 0
+#else
+#define HS_THREAD_MAIN(name, arg) void *name(void *arg)
+#define HS_THREAD_DONE NULL
+#endif
+
 #ifdef _WIN32
 typedef HANDLE hs_thread;
 typedef LPTHREAD_START_ROUTINE hs_thread_fn;
@@ -84,5 +94,18 @@ static inline bool hs_thread_join(hs_thread t, unsigned ms)
 	return true;
 }
 #endif
+
+/* A queue's lock, its signal and the thread that serves it, made together;
+ * false, with none of them left, when the thread cannot start. */
+static inline bool hs_worker_start(hs_mutex *mu, hs_cond *cv, hs_thread *t, hs_thread_fn fn, void *arg)
+{
+	hs_mutex_init(mu);
+	hs_cond_init(cv);
+	if (hs_thread_start(t, fn, arg))
+		return true;
+	hs_mutex_destroy(mu);
+	hs_cond_destroy(cv);
+	return false;
+}
 
 #endif
