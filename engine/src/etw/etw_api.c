@@ -3,8 +3,9 @@
 
 #include <psapi.h>
 #include <sddl.h>
-#include <tlhelp32.h>
+#include <stdbool.h>
 #include <string.h>
+#include <tlhelp32.h>
 #include <wchar.h>
 
 /* ---- Trace{Set,Query}Information: looked up at run time ----
@@ -16,29 +17,30 @@
 typedef ULONG(WINAPI *set_info_fn)(TRACEHANDLE, TRACE_INFO_CLASS, PVOID, ULONG);
 typedef ULONG(WINAPI *query_info_fn)(TRACEHANDLE, TRACE_INFO_CLASS, PVOID, ULONG, PULONG);
 
-static FARPROC advapi32_proc(const char *name)
+/* An export's address into the typed pointer *fn (fn_size bytes: FARPROC -> typed pointer without a cast
+ * warning); false when advapi32 lacks it. */
+static bool advapi32_proc(const char *name, void *fn, size_t fn_size)
 {
 	HMODULE m = GetModuleHandleW(L"advapi32.dll");
-	return m ? GetProcAddress(m, name) : NULL;
+	FARPROC p = m ? GetProcAddress(m, name) : NULL;
+	if (p)
+		memcpy(fn, &p, fn_size);
+	return p != NULL;
 }
 
 static ULONG WINAPI win_set_info(TRACEHANDLE h, TRACE_INFO_CLASS cls, PVOID info, ULONG len)
 {
-	FARPROC p = advapi32_proc("TraceSetInformation");
-	if (!p)
-		return ERROR_CALL_NOT_IMPLEMENTED;
 	set_info_fn fn;
-	memcpy(&fn, &p, sizeof(fn));
+	if (!advapi32_proc("TraceSetInformation", &fn, sizeof(fn)))
+		return ERROR_CALL_NOT_IMPLEMENTED;
 	return fn(h, cls, info, len);
 }
 
 static ULONG WINAPI win_query_info(TRACEHANDLE h, TRACE_INFO_CLASS cls, PVOID info, ULONG len, PULONG ret)
 {
-	FARPROC p = advapi32_proc("TraceQueryInformation");
-	if (!p)
-		return ERROR_CALL_NOT_IMPLEMENTED;
 	query_info_fn fn;
-	memcpy(&fn, &p, sizeof(fn));
+	if (!advapi32_proc("TraceQueryInformation", &fn, sizeof(fn)))
+		return ERROR_CALL_NOT_IMPLEMENTED;
 	return fn(h, cls, info, len, ret);
 }
 
@@ -50,50 +52,42 @@ typedef ULONG(WINAPI *tdh_info_fn)(PEVENT_RECORD, ULONG, PTDH_CONTEXT, PTRACE_EV
 typedef ULONG(WINAPI *tdh_size_fn)(PEVENT_RECORD, ULONG, PTDH_CONTEXT, ULONG, PPROPERTY_DATA_DESCRIPTOR, PULONG);
 typedef ULONG(WINAPI *tdh_prop_fn)(PEVENT_RECORD, ULONG, PTDH_CONTEXT, ULONG, PPROPERTY_DATA_DESCRIPTOR, ULONG, PBYTE);
 
-static ULONG tdh_proc(const char *name, FARPROC *out)
+/* An export of tdh.dll into the typed pointer *fn, as advapi32_proc. */
+static ULONG tdh_proc(const char *name, void *fn, size_t fn_size)
 {
 	static HMODULE tdh;
 	if (!tdh)
 		tdh = LoadLibraryExW(L"tdh.dll", NULL, LOAD_LIBRARY_SEARCH_SYSTEM32);
 	if (!tdh)
 		return ERROR_MOD_NOT_FOUND;
-	*out = GetProcAddress(tdh, name);
-	return *out ? ERROR_SUCCESS : ERROR_PROC_NOT_FOUND;
+	FARPROC p = GetProcAddress(tdh, name);
+	if (!p)
+		return ERROR_PROC_NOT_FOUND;
+	memcpy(fn, &p, fn_size);
+	return ERROR_SUCCESS;
 }
 
 static ULONG WINAPI win_tdh_info(PEVENT_RECORD ev, ULONG n_ctx, PTDH_CONTEXT ctx, PTRACE_EVENT_INFO info, PULONG size)
 {
-	FARPROC p;
-	ULONG err = tdh_proc("TdhGetEventInformation", &p);
-	if (err)
-		return err;
 	tdh_info_fn fn;
-	memcpy(&fn, &p, sizeof(fn));
-	return fn(ev, n_ctx, ctx, info, size);
+	ULONG err = tdh_proc("TdhGetEventInformation", &fn, sizeof(fn));
+	return err ? err : fn(ev, n_ctx, ctx, info, size);
 }
 
 static ULONG WINAPI win_tdh_size(PEVENT_RECORD ev, ULONG n_ctx, PTDH_CONTEXT ctx, ULONG n_desc,
 				 PPROPERTY_DATA_DESCRIPTOR desc, PULONG size)
 {
-	FARPROC p;
-	ULONG err = tdh_proc("TdhGetPropertySize", &p);
-	if (err)
-		return err;
 	tdh_size_fn fn;
-	memcpy(&fn, &p, sizeof(fn));
-	return fn(ev, n_ctx, ctx, n_desc, desc, size);
+	ULONG err = tdh_proc("TdhGetPropertySize", &fn, sizeof(fn));
+	return err ? err : fn(ev, n_ctx, ctx, n_desc, desc, size);
 }
 
 static ULONG WINAPI win_tdh_prop(PEVENT_RECORD ev, ULONG n_ctx, PTDH_CONTEXT ctx, ULONG n_desc,
 				 PPROPERTY_DATA_DESCRIPTOR desc, ULONG size, PBYTE out)
 {
-	FARPROC p;
-	ULONG err = tdh_proc("TdhGetProperty", &p);
-	if (err)
-		return err;
 	tdh_prop_fn fn;
-	memcpy(&fn, &p, sizeof(fn));
-	return fn(ev, n_ctx, ctx, n_desc, desc, size, out);
+	ULONG err = tdh_proc("TdhGetProperty", &fn, sizeof(fn));
+	return err ? err : fn(ev, n_ctx, ctx, n_desc, desc, size, out);
 }
 
 /* ---- tokens ---- */

@@ -134,17 +134,25 @@ hs_status hs_etw_session_enable(hs_etw_session *s, const hs_etw_api *api, const 
 	return HS_OK;
 }
 
+/* QUERY or FLUSH (file: the flush's new file, or NULL): one ControlTraceW and the counters it returns; doing
+ * ("querying", "flushing") names it in the failure. */
+static hs_status control(hs_etw_session *s, const hs_etw_api *api, const WCHAR *file, ULONG code, const char *doing,
+			 const hs_msg *msg)
+{
+	hs_etw_props ctl;
+	hs_etw_props_for_control(&ctl, file);
+	ULONG err = api->ControlTraceW(s->handle, NULL, &ctl.p, code);
+	if (err != ERROR_SUCCESS)
+		return hs_etw_report(msg, err, "%s session %s", doing, s->name_utf8);
+	take_counters(s, &ctl.p);
+	return HS_OK;
+}
+
 hs_status hs_etw_session_query(hs_etw_session *s, const hs_etw_api *api, const hs_msg *msg)
 {
 	if (!s->running)
 		return HS_OK; /* the counters from STOP are final */
-	hs_etw_props ctl;
-	hs_etw_props_for_control(&ctl, NULL);
-	ULONG err = api->ControlTraceW(s->handle, NULL, &ctl.p, EVENT_TRACE_CONTROL_QUERY);
-	if (err != ERROR_SUCCESS)
-		return hs_etw_report(msg, err, "querying session %s", s->name_utf8);
-	take_counters(s, &ctl.p);
-	return HS_OK;
+	return control(s, api, NULL, EVENT_TRACE_CONTROL_QUERY, "querying", msg);
 }
 
 void hs_etw_session_capture_state(hs_etw_session *s, const hs_etw_api *api, const hs_msg *msg)
@@ -167,13 +175,7 @@ void hs_etw_session_capture_state(hs_etw_session *s, const hs_etw_api *api, cons
 
 hs_status hs_etw_session_flush(hs_etw_session *s, const hs_etw_api *api, const WCHAR *file, const hs_msg *msg)
 {
-	hs_etw_props ctl;
-	hs_etw_props_for_control(&ctl, file);
-	ULONG err = api->ControlTraceW(s->handle, NULL, &ctl.p, EVENT_TRACE_CONTROL_FLUSH);
-	if (err != ERROR_SUCCESS)
-		return hs_etw_report(msg, err, "flushing session %s", s->name_utf8);
-	take_counters(s, &ctl.p);
-	return HS_OK;
+	return control(s, api, file, EVENT_TRACE_CONTROL_FLUSH, "flushing", msg);
 }
 
 hs_status hs_etw_session_stop(hs_etw_session *s, const hs_etw_api *api, const hs_msg *msg)
