@@ -35,6 +35,34 @@ static const char *const lane_names[LANE_N] = {"signals and faults",    "memory"
 #define TL_SCRIPT_SHA256 "Xa1RY7LyTaUXQip5g3/GnWPSIZZRL73i/pf551AtzrY="
 
 /* Time x of ns in the inner drawing (0..W). */
+/* e's SYSTEM/NAME, sep, its detail and, when it has one, its story between story_open and story_close, escaped. */
+static void esc_event(hs_strbuf *sb, const hs_rpt_event *e, const char *sep, const char *story_open,
+		      const char *story_close)
+{
+	hs_rpt_markup_esc(sb, e->system);
+	hs_sb_append(sb, "/");
+	hs_rpt_markup_esc(sb, e->name);
+	hs_sb_append(sb, sep);
+	hs_rpt_markup_esc(sb, e->detail);
+	if (e->story) {
+		hs_sb_append(sb, story_open);
+		hs_rpt_markup_esc(sb, e->story);
+		hs_sb_append(sb, story_close);
+	}
+}
+
+/* The n lines as a list, escaped; it ends its section's box. */
+static void esc_list(hs_strbuf *sb, char (*lines)[400], size_t n)
+{
+	hs_sb_append(sb, "<ul>");
+	for (size_t i = 0; i < n; i++) {
+		hs_sb_append(sb, "<li>");
+		hs_rpt_markup_esc(sb, lines[i]);
+		hs_sb_append(sb, "</li>");
+	}
+	hs_sb_append(sb, "</ul></div>\n");
+}
+
 static double tl_x(uint64_t ns, uint64_t t0, double span, double W)
 {
 	if (ns <= t0)
@@ -151,15 +179,7 @@ static void svg_timeline(const hs_report *r, hs_strbuf *sb)
 			     y + 2, y + lane_h - 6, e->alert ? " alert" : "");
 		hs_rpt_markup_esc(sb, rel);
 		hs_sb_append(sb, " ");
-		hs_rpt_markup_esc(sb, e->system);
-		hs_sb_append(sb, "/");
-		hs_rpt_markup_esc(sb, e->name);
-		hs_sb_append(sb, ": ");
-		hs_rpt_markup_esc(sb, e->detail);
-		if (e->story) {
-			hs_sb_append(sb, " \xE2\x80\x94 ");
-			hs_rpt_markup_esc(sb, e->story);
-		}
+		esc_event(sb, e, ": ", " \xE2\x80\x94 ", "");
 		hs_sb_append(sb, "</title></line>\n");
 	}
 	if (r->moment >= t0 && r->moment <= t1) {
@@ -243,13 +263,7 @@ void hs_rpt_render_html(const hs_report *r, hs_strbuf *sb)
 		hs_rpt_markup_esc(sb, wl[0]);
 		hs_sb_append(sb, "</p>\n");
 		hs_rpt_html_why(sb, r);
-		hs_sb_append(sb, "<ul>");
-		for (size_t i = 1; i < nwl; i++) {
-			hs_sb_append(sb, "<li>");
-			hs_rpt_markup_esc(sb, wl[i]);
-			hs_sb_append(sb, "</li>");
-		}
-		hs_sb_append(sb, "</ul></div>\n");
+		esc_list(sb, wl + 1, nwl - 1);
 	}
 	size_t n_fg = 0;
 	for (size_t k = 0; k < r->n_findings; k++)
@@ -289,16 +303,7 @@ void hs_rpt_render_html(const hs_report *r, hs_strbuf *sb)
 				hs_sb_printf(sb, "<tr><td>%s</td><td>%d</td><td>%d</td><td>", rel, e->cpu, e->pid);
 				hs_rpt_markup_esc(sb, e->comm);
 				hs_sb_append(sb, "</td><td>");
-				hs_rpt_markup_esc(sb, e->system);
-				hs_sb_append(sb, "/");
-				hs_rpt_markup_esc(sb, e->name);
-				hs_sb_append(sb, "</td><td>");
-				hs_rpt_markup_esc(sb, e->detail);
-				if (e->story) {
-					hs_sb_append(sb, "<br><span class=\"story\">");
-					hs_rpt_markup_esc(sb, e->story);
-					hs_sb_append(sb, "</span>");
-				}
+				esc_event(sb, e, "</td><td>", "<br><span class=\"story\">", "</span>");
 				hs_sb_append(sb, "</td></tr>\n");
 			}
 			hs_sb_append(sb, "</table>\n");
@@ -330,13 +335,7 @@ void hs_rpt_render_html(const hs_report *r, hs_strbuf *sb)
 			}
 			hs_sb_append(sb, "</div>\n");
 		}
-		hs_sb_append(sb, "<ul>");
-		for (size_t i = 1; i < ntl; i++) {
-			hs_sb_append(sb, "<li>");
-			hs_rpt_markup_esc(sb, tl[i]);
-			hs_sb_append(sb, "</li>");
-		}
-		hs_sb_append(sb, "</ul></div>\n");
+		esc_list(sb, tl + 1, ntl - 1);
 	}
 	/* The coverage box: the text's own lines, so both always say the same. */
 	hs_sb_append(sb, "<h2>Coverage</h2>\n<div class=\"cov\" id=\"coverage\"><pre>");
