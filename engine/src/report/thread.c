@@ -8,6 +8,7 @@
 #include "hindsight/limits.h"
 #include "hindsight/tracedat.h"
 #include "report/model.h"
+#include "report/order.h"
 
 /* Threads counted one by one: HS_REPORT_MAX_TIDS (hindsight/limits.h says why); event ids are 16 bits. */
 enum { MAX_TIDS = HS_REPORT_MAX_TIDS, N_IDS = 65536 };
@@ -138,6 +139,11 @@ static void add_irq(hs_rpt_thread *t, const char *name, bool soft, uint64_t d)
 	}
 	t->irqs[i].ns += d;
 	t->irqs[i].n++;
+}
+
+static uint64_t waker_n(const void *w)
+{
+	return ((const hs_rpt_waker *)w)->n;
 }
 
 /* Interrupt (soft: softirq) work on cpu since *at ended at ts: its time, by name, and what of it the thread lost. */
@@ -477,13 +483,7 @@ void hs_rpt_thread_build(hs_report *r)
 	users_by_comm(&c);
 	if (t->n_irqs > 1)
 		qsort(t->irqs, t->n_irqs, sizeof *t->irqs, share_cmp);
-	for (size_t a = 0; a < t->n_wakers; a++)
-		for (size_t b = a + 1; b < t->n_wakers; b++)
-			if (t->wakers[b].n > t->wakers[a].n) {
-				hs_rpt_waker w = t->wakers[a];
-				t->wakers[a] = t->wakers[b];
-				t->wakers[b] = w;
-			}
+	hs_rpt_order_most(t->wakers, t->n_wakers, sizeof *t->wakers, waker_n);
 	if (c.st < 0)
 		snprintf(t->why, sizeof t->why,
 			 "%s has no scheduler record of pid %d: it neither left nor got a CPU nor was woken in what the "

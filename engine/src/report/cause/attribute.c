@@ -8,6 +8,7 @@
 #include "ca.h"
 #include "hindsight/tracedat.h"
 #include "report/grow.h"
+#include "report/order.h"
 
 
 
@@ -46,6 +47,11 @@ static void classify(ca_ctx *c, const ca_seg *s)
 
 
 /* Sums per reason: its time, its biggest culprit, its object, its evidence. */
+static uint64_t reason_ns(const void *r)
+{
+	return ((const hs_cause_reason *)r)->ns;
+}
+
 static void summarise(ca_ctx *c, hs_cause_result *out)
 {
 	if (c->n_acc > 1)
@@ -101,13 +107,7 @@ static void summarise(ca_ctx *c, hs_cause_result *out)
 	for (size_t k = 0; k < out->n_reasons; k++)
 		out->reasons[k].share = cov ? (double)out->reasons[k].ns / (double)cov : 0;
 	/* the largest first */
-	for (size_t a = 0; a < out->n_reasons; a++)
-		for (size_t b = a + 1; b < out->n_reasons; b++)
-			if (out->reasons[b].ns > out->reasons[a].ns) {
-				hs_cause_reason t = out->reasons[a];
-				out->reasons[a] = out->reasons[b];
-				out->reasons[b] = t;
-			}
+	hs_rpt_order_most(out->reasons, out->n_reasons, sizeof *out->reasons, reason_ns);
 }
 
 /* The CPUs a reason's stretches were on. */

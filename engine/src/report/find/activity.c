@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "report/find/common.h"
+#include "report/order.h"
 
 typedef struct {
 	char file[64];
@@ -32,6 +33,11 @@ static const char *start_verb(unsigned platform)
 }
 
 /* The starts, grouped; the number of starts. */
+static uint64_t group_starts_n(const void *g)
+{
+	return ((const start_group *)g)->n;
+}
+
 static size_t group_starts(hs_report *r, start_group *g, size_t *ng, bool *started)
 {
 	size_t total = 0;
@@ -169,13 +175,7 @@ static void find_activity(hs_report *r)
 	snprintf(f->next, sizeof f->next,
 		 "nothing here points at a fault; the ring session's file (analyze summary) has the rest");
 	/* the most frequent first: the notes are capped */
-	for (size_t a = 0; a < ng; a++)
-		for (size_t b = a + 1; b < ng; b++)
-			if (g[b].n > g[a].n) {
-				start_group t = g[a];
-				g[a] = g[b];
-				g[b] = t;
-			}
+	hs_rpt_order_most(g, ng, sizeof *g, group_starts_n);
 	for (size_t k = 0; k < ng; k++)
 		note_group(r, f, &g[k]);
 	if (ng > 20 || ng == HS_REPORT_MAX_EXEC_GROUPS)

@@ -4,11 +4,17 @@
 #include <string.h>
 
 #include "report/find/common.h"
+#include "report/order.h"
 
 typedef struct {
 	const char *file;
 	size_t n, ev;
 } storm_top;
+
+static uint64_t top_n(const void *t)
+{
+	return ((const storm_top *)t)->n;
+}
 
 /* The median of nb bins' counts, of which only the k nonzero ones are given (ascending): the smallest value v
  * with at least half the bins at most v. */
@@ -198,13 +204,7 @@ static void find_storm(hs_report *r)
 		if (k < nt)
 			top[k].n++;
 	}
-	for (size_t a = 0; a < nt; a++)
-		for (size_t b = a + 1; b < nt; b++)
-			if (top[b].n > top[a].n) {
-				storm_top t = top[a];
-				top[a] = top[b];
-				top[b] = t;
-			}
+	hs_rpt_order_most(top, nt, sizeof *top, top_n);
 	for (size_t a = 0; a < nt && a < 4; a++) {
 		hs_rpt_add_note(r, f, "%zu x %s in the busiest 250 ms", top[a].n, top[a].file);
 		hs_rpt_add_ev(r, f, top[a].ev);
