@@ -43,6 +43,10 @@ void hs_json_kstr(hs_json *j, const char *key, const char *s);
 void hs_json_kint(hs_json *j, const char *key, int64_t v);
 void hs_json_kuint(hs_json *j, const char *key, uint64_t v);
 void hs_json_kbool(hs_json *j, const char *key, bool v);
+/* "key": an array of one object per element of items (n of them, size bytes
+ * apart), put writing each object's members. */
+void hs_json_kobjects(hs_json *j, const char *key, const void *items, size_t n, size_t size,
+		      void (*put)(hs_json *j, const void *item));
 /* Appends s as a JSON string literal (with quotes) to sb. */
 void hs_json_escape(hs_strbuf *sb, const char *s);
 

@@ -283,6 +283,27 @@ static void put_fields(hs_json *j, const void *obj, const field *f, size_t n)
 
 #define PUT_FIELDS(j, obj, table) put_fields(j, obj, table, sizeof(table) / sizeof((table)[0]))
 
+static void put_session(hs_json *j, const void *item)
+{
+	const hs_run_session_status *ss = item;
+	hs_json_kstr(j, "name", ss->name);
+	hs_json_kstr(j, "instance", ss->kernel_name);
+	hs_json_kstr(j, "mode", hs_mode_name(ss->mode));
+	PUT_FIELDS(j, ss, session_fields);
+	if (ss->mode == HS_MODE_FILE_CIRCULAR)
+		PUT_FIELDS(j, ss, key_file_fields);
+}
+
+static void put_trigger(hs_json *j, const void *item)
+{
+	const hs_run_trigger_status *t = item;
+	hs_json_kstr(j, "name", t->name);
+	hs_json_kstr(j, "kind", hs_trigger_kind_name(t->kind));
+	hs_json_kstr(j, "state", hs_trigger_state_name(t->state));
+	hs_json_kbool(j, "armed", t->st.armed);
+	PUT_FIELDS(j, t, trigger_fields);
+}
+
 void hs_run_status_json(const hs_run_status *s, hs_json *j)
 {
 	hs_json_obj_begin(j);
@@ -319,32 +340,7 @@ void hs_run_status_json(const hs_run_status *s, hs_json *j)
 	} else {
 		hs_json_null(j);
 	}
-	hs_json_key(j, "sessions");
-	hs_json_arr_begin(j);
-	for (size_t i = 0; i < s->n_sessions; i++) {
-		const hs_run_session_status *ss = &s->sessions[i];
-		hs_json_obj_begin(j);
-		hs_json_kstr(j, "name", ss->name);
-		hs_json_kstr(j, "instance", ss->kernel_name);
-		hs_json_kstr(j, "mode", hs_mode_name(ss->mode));
-		PUT_FIELDS(j, ss, session_fields);
-		if (ss->mode == HS_MODE_FILE_CIRCULAR)
-			PUT_FIELDS(j, ss, key_file_fields);
-		hs_json_obj_end(j);
-	}
-	hs_json_arr_end(j);
-	hs_json_key(j, "triggers");
-	hs_json_arr_begin(j);
-	for (size_t i = 0; i < s->n_triggers; i++) {
-		const hs_run_trigger_status *t = &s->triggers[i];
-		hs_json_obj_begin(j);
-		hs_json_kstr(j, "name", t->name);
-		hs_json_kstr(j, "kind", hs_trigger_kind_name(t->kind));
-		hs_json_kstr(j, "state", hs_trigger_state_name(t->state));
-		hs_json_kbool(j, "armed", t->st.armed);
-		PUT_FIELDS(j, t, trigger_fields);
-		hs_json_obj_end(j);
-	}
-	hs_json_arr_end(j);
+	hs_json_kobjects(j, "sessions", s->sessions, s->n_sessions, sizeof *s->sessions, put_session);
+	hs_json_kobjects(j, "triggers", s->triggers, s->n_triggers, sizeof *s->triggers, put_trigger);
 	hs_json_obj_end(j);
 }

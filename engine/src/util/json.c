@@ -154,3 +154,16 @@ void hs_json_kstr(hs_json *j, const char *k, const char *s) { hs_json_key(j, k);
 void hs_json_kint(hs_json *j, const char *k, int64_t v) { hs_json_key(j, k); hs_json_int(j, v); }
 void hs_json_kuint(hs_json *j, const char *k, uint64_t v) { hs_json_key(j, k); hs_json_uint(j, v); }
 void hs_json_kbool(hs_json *j, const char *k, bool v) { hs_json_key(j, k); hs_json_bool(j, v); }
+
+void hs_json_kobjects(hs_json *j, const char *key, const void *items, size_t n, size_t size,
+		      void (*put)(hs_json *j, const void *item))
+{
+	hs_json_key(j, key);
+	hs_json_arr_begin(j);
+	for (size_t i = 0; i < n; i++) {
+		hs_json_obj_begin(j);
+		put(j, (const char *)items + i * size);
+		hs_json_obj_end(j);
+	}
+	hs_json_arr_end(j);
+}
