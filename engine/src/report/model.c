@@ -9,7 +9,7 @@
 #include "hindsight/plan.h"
 #include "hindsight/problem.h"
 #include "hindsight/tracedat.h"
-#include "report/grow.h"
+#include "hindsight/vec.h"
 #include "report/model.h"
 
 hs_ruleset *hs_rpt_shipped_rules(hs_report *r, const char *name, hs_diags **diags)
@@ -196,7 +196,7 @@ hs_rpt_event *hs_rpt_event_slot(hs_report *r)
 		r->events_not_kept++;
 		return NULL;
 	}
-	hs_rpt_event *v = hs_rpt_grow(r->events, sizeof *v, r->n_events, &r->cap_events, 256);
+	hs_rpt_event *v = hs_array_grow(r->events, sizeof *v, r->n_events, &r->cap_events, 256);
 	if (!v) {
 		r->oom = true;
 		r->events_not_kept++;

@@ -12,7 +12,7 @@
 #include "hindsight/event_names.h"
 #include "hindsight/plan.h"
 #include "hindsight/text.h"
-#include "report/grow.h"
+#include "hindsight/vec.h"
 #include "report/model.h"
 
 /* The NTSTATUS a console's Ctrl+C or closed window ends a process with: an error by its severity bits, not a
@@ -67,7 +67,7 @@ static void remember_name(etl_walk *w, uint32_t pid, const char *name)
 		}
 	if (w->n_names >= HS_REPORT_ETL_MAX_NAMES)
 		return;
-	pid_name *v = hs_rpt_grow(w->names, sizeof *v, w->n_names, &w->cap_names, 64);
+	pid_name *v = hs_array_grow(w->names, sizeof *v, w->n_names, &w->cap_names, 64);
 	if (!v) {
 		w->r->oom = true;
 		return;

@@ -7,7 +7,7 @@
 
 #include "ca.h"
 #include "hindsight/tracedat.h"
-#include "report/grow.h"
+#include "hindsight/vec.h"
 #include "report/order.h"
 
 
@@ -170,7 +170,7 @@ static void copy_spans(ca_ctx *c, hs_cause_result *out)
 		for (size_t i = 0; i < nv; i++) {
 			if (v[i].t1 <= c->cov0 || v[i].t0 >= c->cov1)
 				continue;
-			hs_cause_cpu_span *w = hs_rpt_grow(out->cpu_spans, sizeof *w, n, &capn, 256);
+			hs_cause_cpu_span *w = hs_array_grow(out->cpu_spans, sizeof *w, n, &capn, 256);
 			if (!w)
 				return;
 			out->cpu_spans = w;
@@ -191,7 +191,7 @@ static void copy_spans(ca_ctx *c, hs_cause_result *out)
 		if (!s->after_wake || s->begin_rec == SIZE_MAX)
 			continue;
 		const cm_rec *r = &c->m->recs[s->begin_rec];
-		hs_cause_wake *ws = hs_rpt_grow(out->wakes, sizeof *ws, out->n_wakes, &capw, 32);
+		hs_cause_wake *ws = hs_array_grow(out->wakes, sizeof *ws, out->n_wakes, &capw, 32);
 		if (!ws)
 			return;
 		out->wakes = ws;

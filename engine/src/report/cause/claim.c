@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ca.h"
-#include "report/grow.h"
+#include "hindsight/vec.h"
 
 uint64_t ca_free_in(const ca_ctx *c, uint64_t t0, uint64_t t1)
 {
@@ -43,7 +43,7 @@ static ca_acc *acc_for(ca_ctx *c, const char *id, const ca_culprit *who)
 	for (size_t i = 0; i < c->n_acc; i++)
 		if (c->acc[i].id == id && !strcmp(c->acc[i].key, key) && c->acc[i].has_who == (who != NULL))
 			return &c->acc[i];
-	ca_acc *v = hs_rpt_grow(c->acc, sizeof *v, c->n_acc, &c->cap_acc, 16);
+	ca_acc *v = hs_array_grow(c->acc, sizeof *v, c->n_acc, &c->cap_acc, 16);
 	if (!v)
 		return NULL;
 	c->acc = v;

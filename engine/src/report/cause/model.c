@@ -4,8 +4,8 @@
 
 #include "hindsight/hmap.h"
 #include "hindsight/limits.h"
+#include "hindsight/vec.h"
 #include "model.h"
-#include "report/grow.h"
 
 enum { CLONE_THREAD_FLAG = 0x00010000 }; /* include/uapi/linux/sched.h: the new task shares the caller's process */
 
@@ -96,7 +96,7 @@ cm_task *cm_task_get(cm_model *m, int32_t tid)
 		return NULL;
 	if (!added)
 		return &m->tasks[*v];
-	cm_task *n = hs_rpt_grow(m->tasks, sizeof *n, m->n_tasks, &m->cap_tasks, 256);
+	cm_task *n = hs_array_grow(m->tasks, sizeof *n, m->n_tasks, &m->cap_tasks, 256);
 	if (!n) {
 		*v = 0; /* points at task 0 (or nothing): tolerable after OOM, the analysis says so */
 		return NULL;
@@ -346,7 +346,7 @@ hs_status cm_add_side(cm_model *m, const cm_rec *r)
 	if (m->n == m->cap) {
 		if (m->cap >= HS_CAUSE_MAX_RECORDS)
 			return HS_OK; /* the ring's own records come first */
-		cm_rec *n = hs_rpt_grow(m->recs, sizeof *n, m->n, &m->cap, 4096);
+		cm_rec *n = hs_array_grow(m->recs, sizeof *n, m->n, &m->cap, 4096);
 		if (!n)
 			return HS_ENOMEM;
 		m->recs = n;

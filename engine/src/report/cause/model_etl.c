@@ -6,9 +6,9 @@
 #include "hindsight/etl.h"
 #include "hindsight/etl_kernel.h"
 #include "hindsight/hmap.h"
+#include "hindsight/vec.h"
 #include "hindsight/wait_reason.h"
 #include "model.h"
-#include "report/grow.h"
 
 /*
  * Windows onto the model (docs/etl-notes.md, "Wait analysis"), so the analysis above is the one Linux has:
@@ -88,7 +88,7 @@ static thr *thr_get(etl_ctx *c, uint32_t tid)
 	}
 	if (!added)
 		return &c->t[*v];
-	thr *w = hs_rpt_grow(c->t, sizeof *w, c->n, &c->cap, 256);
+	thr *w = hs_array_grow(c->t, sizeof *w, c->n, &c->cap, 256);
 	if (!w) {
 		c->oom = true;
 		*v = 0;

@@ -7,7 +7,7 @@
 
 #include "ca.h"
 #include "hindsight/regex.h"
-#include "report/grow.h"
+#include "hindsight/vec.h"
 
 size_t ca_rec_at(const cm_model *m, uint64_t ts)
 {
@@ -145,7 +145,7 @@ static bool push_run(ca_run **v, size_t *n, size_t *cap, ca_run r)
 {
 	if (r.t1 <= r.t0)
 		return true;
-	ca_run *w = hs_rpt_grow(*v, sizeof *w, *n, cap, 256);
+	ca_run *w = hs_array_grow(*v, sizeof *w, *n, cap, 256);
 	if (!w)
 		return false;
 	*v = w;
@@ -157,7 +157,7 @@ static bool push_irq(ca_irq **v, size_t *n, size_t *cap, ca_irq r)
 {
 	if (r.t1 <= r.t0)
 		return true;
-	ca_irq *w = hs_rpt_grow(*v, sizeof *w, *n, cap, 256);
+	ca_irq *w = hs_array_grow(*v, sizeof *w, *n, cap, 256);
 	if (!w)
 		return false;
 	*v = w;
@@ -312,7 +312,7 @@ static bool seg_to(seg_b *b, cm_state st, uint64_t ts, int cpu, size_t rec, bool
 	ca_ctx *c = b->c;
 	uint64_t a = b->since > c->cov0 ? b->since : c->cov0, z = ts < c->cov1 ? ts : c->cov1;
 	if (z > a) {
-		ca_seg *v = hs_rpt_grow(c->segs, sizeof *v, c->n_segs, &b->cap, 64);
+		ca_seg *v = hs_array_grow(c->segs, sizeof *v, c->n_segs, &b->cap, 64);
 		if (!v)
 			return false;
 		c->segs = v;
