@@ -279,6 +279,14 @@ const char *hs_rpt_who(const hs_rpt_event *e)
 	return e->subject[0] ? e->subject : e->comm;
 }
 
+/* An array of n strings, each and itself. */
+static void free_strs(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 void hs_rpt_model_free(hs_report *r)
 {
 	for (size_t i = 0; r->files && i < r->n_files; i++) {
@@ -291,18 +299,12 @@ void hs_rpt_model_free(hs_report *r)
 		free(f->cpu_n);
 		free(f->cpu_missed);
 		free(f->holes);
-		for (size_t p = 0; p < f->n_problems; p++)
-			free(f->problems[p]);
-		free(f->problems);
-		for (size_t p = 0; p < f->n_notes; p++)
-			free(f->notes[p]);
-		free(f->notes);
+		free_strs(f->problems, f->n_problems);
+		free_strs(f->notes, f->n_notes);
 	}
 	for (size_t k = 0; k < r->n_findings; k++) {
 		free(r->findings[k].ev);
-		for (size_t i = 0; i < r->findings[k].n_notes; i++)
-			free(r->findings[k].notes[i]);
-		free(r->findings[k].notes);
+		free_strs(r->findings[k].notes, r->findings[k].n_notes);
 	}
 	free(r->findings);
 	free(r->files);
