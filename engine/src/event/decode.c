@@ -171,68 +171,70 @@ hs_decoded_kind hs_event_decode_kind_all(const hs_event *r, const char *alert)
 	return HS_DEC_NONE;
 }
 
+/* What makes an event of a kind, tried in order (the first that fits wins): the fields it has and lacks, the
+ * catalog's alert (ANY_ALERT: any), how its name ends or starts. */
+#define ANY_ALERT "*"
+static const struct {
+	hs_decoded_kind kind;
+	const char *has[4], *lacks[3];
+	const char *alert, *name_end, *name_start;
+} kind_shapes[] = {
+	{HS_DEC_SIG_DELIVER, {"sig", "sa_handler"}, {0}, NULL, NULL, NULL},
+	{HS_DEC_SIG_GENERATE, {"sig", "result", "group"}, {0}, NULL, NULL, NULL},
+	{HS_DEC_OOM_VICTIM, {"anon_rss", "total_vm"}, {0}, NULL, NULL, NULL},
+	{HS_DEC_FAULT, {"address", "ip", "error_code"}, {0}, NULL, NULL, NULL},
+	{HS_DEC_EXEC, {"filename", "old_pid"}, {0}, NULL, NULL, NULL},
+	{HS_DEC_FORK, {"child_pid", "parent_pid"}, {0}, NULL, NULL, NULL},
+	{HS_DEC_EXIT, {"group_dead", "prio"}, {0}, NULL, NULL, NULL},
+	{HS_DEC_EXIT_GROUP, {"error_code", "__syscall_nr"}, {0}, NULL, NULL, NULL},
+	{HS_DEC_HANG, {0}, {0}, "hang", NULL, NULL},
+	{HS_DEC_IO_ERROR, {0}, {0}, "io-error", NULL, NULL},
+	/* a completion: an error only when error != 0 */
+	{HS_DEC_IO_ERROR, {"error", "sector", "rwbs"}, {0}, NULL, NULL, NULL},
+	{HS_DEC_DISCONNECT, {0}, {0}, "disconnect", NULL, NULL},
+	{HS_DEC_RETRANSMIT, {"skaddr", "state", "sport", "dport"}, {0}, NULL, NULL, NULL},
+	{HS_DEC_SWITCH, {"prev_pid", "next_pid", "prev_state"}, {0}, NULL, NULL, NULL},
+	{HS_DEC_WAKE, {"pid", "target_cpu", "comm"}, {0}, NULL, NULL, NULL},
+	/* an interrupt handler's two ends, its name and its return value: by the "_handler_entry/exit" ending, as
+	 * the network stack's entry/exit pairs also carry a device name and a return value */
+	{HS_DEC_IRQ_ENTRY, {"name"}, {0}, NULL, "_handler_entry", NULL},
+	{HS_DEC_IRQ_EXIT, {"ret"}, {0}, NULL, "_handler_exit", NULL},
+	{HS_DEC_SOFTIRQ_ENTRY, {"vec"}, {0}, NULL, "_entry", NULL},
+	{HS_DEC_SOFTIRQ_EXIT, {"vec"}, {0}, NULL, "_exit", NULL},
+	/* the reclaim a task does itself; an allocation (pfn, page) or kswapd's wake (nid) has order and gfp too */
+	{HS_DEC_RECLAIM_BEGIN, {"order", "gfp_flags"}, {"pfn", "page", "nid"}, NULL, NULL, NULL},
+	{HS_DEC_RECLAIM_END, {"nr_reclaimed"}, {"nr_scanned", "nid"}, NULL, NULL, NULL},
+	{HS_DEC_THROTTLE, {"usec_timeout", "usec_delayed"}, {0}, NULL, NULL, NULL},
+	{HS_DEC_DIRTY_PAUSE, {"pause", "paused", "dirty_ratelimit"}, {0}, NULL, NULL, NULL},
+	{HS_DEC_SYSCALL_ENTER, {"__syscall_nr"}, {0}, NULL, NULL, "sys_enter_"},
+	{HS_DEC_SYSCALL_EXIT, {"__syscall_nr", "ret"}, {0}, NULL, NULL, "sys_exit_"},
+	{HS_DEC_ALERT, {0}, {0}, ANY_ALERT, NULL, NULL},
+	{HS_DEC_CONSOLE, {"msg"}, {"ip"}, NULL, NULL, NULL},
+	{HS_DEC_MARKER, {"buf", "ip"}, {0}, NULL, NULL, NULL},
+};
+
+static bool fits(const hs_event *r, const char *alert, size_t i)
+{
+	const char *want = kind_shapes[i].alert;
+	if (want && !(alert && (!strcmp(want, ANY_ALERT) || !strcmp(alert, want))))
+		return false;
+	for (size_t k = 0; k < 4 && kind_shapes[i].has[k]; k++)
+		if (!has_field(r, kind_shapes[i].has[k]))
+			return false;
+	for (size_t k = 0; k < 3 && kind_shapes[i].lacks[k]; k++)
+		if (has_field(r, kind_shapes[i].lacks[k]))
+			return false;
+	if (kind_shapes[i].name_end && !name_ends(r, kind_shapes[i].name_end))
+		return false;
+	const char *start = kind_shapes[i].name_start;
+	return !start || (r->name && !strncmp(r->name, start, strlen(start)));
+}
+
 hs_decoded_kind hs_event_decode_kind(const hs_event *r, const char *alert)
 {
-	if (has_field(r, "sig") && has_field(r, "sa_handler"))
-		return HS_DEC_SIG_DELIVER;
-	if (has_field(r, "sig") && has_field(r, "result") && has_field(r, "group"))
-		return HS_DEC_SIG_GENERATE;
-	if (has_field(r, "anon_rss") && has_field(r, "total_vm"))
-		return HS_DEC_OOM_VICTIM;
-	if (has_field(r, "address") && has_field(r, "ip") && has_field(r, "error_code"))
-		return HS_DEC_FAULT;
-	if (has_field(r, "filename") && has_field(r, "old_pid"))
-		return HS_DEC_EXEC;
-	if (has_field(r, "child_pid") && has_field(r, "parent_pid"))
-		return HS_DEC_FORK;
-	if (has_field(r, "group_dead") && has_field(r, "prio"))
-		return HS_DEC_EXIT;
-	if (has_field(r, "error_code") && has_field(r, "__syscall_nr"))
-		return HS_DEC_EXIT_GROUP;
-	if (alert && strcmp(alert, "hang") == 0)
-		return HS_DEC_HANG;
-	if (alert && strcmp(alert, "io-error") == 0)
-		return HS_DEC_IO_ERROR;
-	if (has_field(r, "error") && has_field(r, "sector") && has_field(r, "rwbs"))
-		return HS_DEC_IO_ERROR; /* a completion: an error only when error != 0 */
-	if (alert && strcmp(alert, "disconnect") == 0)
-		return HS_DEC_DISCONNECT;
-	if (has_field(r, "skaddr") && has_field(r, "state") && has_field(r, "sport") && has_field(r, "dport"))
-		return HS_DEC_RETRANSMIT;
-	if (has_field(r, "prev_pid") && has_field(r, "next_pid") && has_field(r, "prev_state"))
-		return HS_DEC_SWITCH;
-	if (has_field(r, "pid") && has_field(r, "target_cpu") && has_field(r, "comm"))
-		return HS_DEC_WAKE;
-	/* an interrupt handler's two ends, its name and its return value: by the "_handler_entry/exit" ending, as the
-	 * network stack's entry/exit pairs also carry a device name and a return value */
-	if (has_field(r, "name") && name_ends(r, "_handler_entry"))
-		return HS_DEC_IRQ_ENTRY;
-	if (has_field(r, "ret") && name_ends(r, "_handler_exit"))
-		return HS_DEC_IRQ_EXIT;
-	if (has_field(r, "vec") && name_ends(r, "_entry"))
-		return HS_DEC_SOFTIRQ_ENTRY;
-	if (has_field(r, "vec") && name_ends(r, "_exit"))
-		return HS_DEC_SOFTIRQ_EXIT;
-	/* the reclaim a task does itself; an allocation (pfn, page) or kswapd's wake (nid) has order and gfp too */
-	if (has_field(r, "order") && has_field(r, "gfp_flags") && !has_field(r, "pfn") && !has_field(r, "page") &&
-	    !has_field(r, "nid"))
-		return HS_DEC_RECLAIM_BEGIN;
-	if (has_field(r, "nr_reclaimed") && !has_field(r, "nr_scanned") && !has_field(r, "nid"))
-		return HS_DEC_RECLAIM_END;
-	if (has_field(r, "usec_timeout") && has_field(r, "usec_delayed"))
-		return HS_DEC_THROTTLE;
-	if (has_field(r, "pause") && has_field(r, "paused") && has_field(r, "dirty_ratelimit"))
-		return HS_DEC_DIRTY_PAUSE;
-	if (has_field(r, "__syscall_nr") && r->name && !strncmp(r->name, "sys_enter_", 10))
-		return HS_DEC_SYSCALL_ENTER;
-	if (has_field(r, "__syscall_nr") && has_field(r, "ret") && r->name && !strncmp(r->name, "sys_exit_", 9))
-		return HS_DEC_SYSCALL_EXIT;
-	if (alert)
-		return HS_DEC_ALERT;
-	if (has_field(r, "msg") && !has_field(r, "ip"))
-		return HS_DEC_CONSOLE;
-	if (has_field(r, "buf") && has_field(r, "ip"))
-		return HS_DEC_MARKER;
+	for (size_t i = 0; i < sizeof kind_shapes / sizeof kind_shapes[0]; i++)
+		if (fits(r, alert, i))
+			return kind_shapes[i].kind;
 	return HS_DEC_NONE;
 }
 
