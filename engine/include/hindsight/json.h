@@ -43,6 +43,7 @@ void hs_json_kstr(hs_json *j, const char *key, const char *s);
 void hs_json_kint(hs_json *j, const char *key, int64_t v);
 void hs_json_kuint(hs_json *j, const char *key, uint64_t v);
 void hs_json_kbool(hs_json *j, const char *key, bool v);
+void hs_json_kdouble(hs_json *j, const char *key, double v, int digits);
 /* "key": an array of one object per element of items (n of them, size bytes
  * apart), put writing each object's members. */
 void hs_json_kobjects(hs_json *j, const char *key, const void *items, size_t n, size_t size,

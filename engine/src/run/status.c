@@ -312,8 +312,7 @@ void hs_run_status_json(const hs_run_status *s, hs_json *j)
 	hs_json_kstr(j, "profile", s->profile);
 	hs_json_kstr(j, "backend", s->backend);
 	hs_json_kstr(j, "run_dir", s->run_dir);
-	hs_json_key(j, "uptime_s");
-	hs_json_double(j, s->uptime_s, 1);
+	hs_json_kdouble(j, "uptime_s", s->uptime_s, 1);
 	known(j, "cpu_percent", s->cpu_percent, 2);
 	hs_json_kuint(j, "key_events_observed", s->key_events_observed);
 	hs_json_kuint(j, "snapshots_taken", s->snapshots_taken);

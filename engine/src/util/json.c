@@ -155,6 +155,12 @@ void hs_json_kint(hs_json *j, const char *k, int64_t v) { hs_json_key(j, k); hs_
 void hs_json_kuint(hs_json *j, const char *k, uint64_t v) { hs_json_key(j, k); hs_json_uint(j, v); }
 void hs_json_kbool(hs_json *j, const char *k, bool v) { hs_json_key(j, k); hs_json_bool(j, v); }
 
+void hs_json_kdouble(hs_json *j, const char *k, double v, int digits)
+{
+	hs_json_key(j, k);
+	hs_json_double(j, v, digits);
+}
+
 void hs_json_kobjects(hs_json *j, const char *key, const void *items, size_t n, size_t size,
 		      void (*put)(hs_json *j, const void *item))
 {
