@@ -122,8 +122,22 @@ static void test_windows_untouched(void)
 	free(r);
 }
 
+/* hs_rpt_text (model.c): a report line that does not fit says so with "...", never inside a UTF-8 character. */
+static void test_text_cut(void)
+{
+	char b[12];
+	CHECK(hs_rpt_text(b, sizeof b, "%s", "short"));
+	CHECK_EQ_STR(b, "short");
+	CHECK(!hs_rpt_text(b, sizeof b, "%s %d", "a longer line", 42));
+	CHECK_EQ_STR(b, "a longer...");
+	/* "abc" then 2-byte characters: a cut at byte 8 would split the third one */
+	CHECK(!hs_rpt_text(b, sizeof b, "%s", "abc\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9xyz"));
+	CHECK_EQ_STR(b, "abc\xc3\xa9\xc3\xa9...");
+}
+
 int main(void)
 {
+	test_text_cut();
 	test_exec_then_crash();
 	test_prctl_rename();
 	test_pid_reuse();

@@ -57,6 +57,27 @@ void hs_rpt_ms_after(uint64_t a, uint64_t b, char *buf, size_t cap)
 		snprintf(buf, cap, "%.0f ms", ms);
 }
 
+bool hs_rpt_text(char *buf, size_t cap, const char *fmt, ...)
+{
+	if (!cap)
+		return false;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, cap, fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n < cap)
+		return true;
+	if (n < 0)
+		buf[0] = '\0';
+	else if (cap > 4) {
+		size_t end = cap - 4; /* room for "..." and the NUL */
+		while (end > 0 && ((unsigned char)buf[end] & 0xC0) == 0x80)
+			end--; /* not inside a UTF-8 character */
+		memcpy(buf + end, "...", 4);
+	}
+	return false;
+}
+
 char *hs_rpt_strdup(hs_report *r, const char *s)
 {
 	char *d = strdup(s ? s : "");

@@ -278,6 +278,9 @@ void hs_rpt_fmt_ts(uint64_t ns, char *buf, size_t cap);
 void hs_rpt_fmt_rel(const hs_report *r, uint64_t ns, char *buf, size_t cap);
 /* "4 ms", "350 us": b - a. */
 void hs_rpt_ms_after(uint64_t a, uint64_t b, char *buf, size_t cap);
+/* A line of report text into a fixed buffer: what does not fit ends in "..." (at a
+ * character's start), so a cut line says it was cut. False when it was. */
+bool hs_rpt_text(char *buf, size_t cap, const char *fmt, ...) HS_PRINTF_FMT(3, 4);
 /* A copy of s ("" for NULL), or NULL with r->oom set. */
 char *hs_rpt_strdup(hs_report *r, const char *s);
 /* calloc that records a failure in r->oom. */

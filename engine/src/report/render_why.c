@@ -29,13 +29,13 @@ size_t hs_rpt_why_lines(const hs_report *r, char lines[][400], size_t cap)
 	char d[32], c[32];
 	hs_cause_fmt_ns(t->w1 > t->w0 ? t->w1 - t->w0 : 0, d, sizeof d);
 	if (!w->analysed) {
-		snprintf(lines[n++], 400, "where the time of %s (tid %d) went is not explained: %s", t->comm[0] ? t->comm : "?",
+		hs_rpt_text(lines[n++], 400, "where the time of %s (tid %d) went is not explained: %s", t->comm[0] ? t->comm : "?",
 			 t->pid, t->why[0] ? t->why : w->why[0] ? w->why : "no scheduler records");
 		return n;
 	}
 	uint64_t cov = w->cov1 - w->cov0;
 	hs_cause_fmt_ns(cov, c, sizeof c);
-	snprintf(lines[n++], 400, "where the %s of %s%s%s (tid %d) went, the %s finding's window (%s of it covered, %.0f %%)", d,
+	hs_rpt_text(lines[n++], 400, "where the %s of %s%s%s (tid %d) went, the %s finding's window (%s of it covered, %.0f %%)", d,
 		 w->comm, w->process[0] ? " of " : "", w->process, (int)w->tid, t->basis ? t->basis : "?", c,
 		 hs_rpt_pct(cov, t->w1 - t->w0));
 	for (size_t i = 0; i < w->n_reasons && n < cap; i++) {
@@ -50,24 +50,24 @@ size_t hs_rpt_why_lines(const hs_report *r, char lines[][400], size_t cap)
 			hs_cause_fmt_ns(k->usual_ns, u, sizeof u);
 			snprintf(us, sizeof us, " (usually %s a frame)", u);
 		}
-		snprintf(lines[n++], 400, "%5.1f %%  %10s  %-18s %s%s%s%s", 100.0 * k->share, tm, k->id, cul,
+		hs_rpt_text(lines[n++], 400, "%5.1f %%  %10s  %-18s %s%s%s%s", 100.0 * k->share, tm, k->id, cul,
 			 say_what ? ": " : "", say_what ? k->what : "", us);
 		/* the evidence of the reasons that matter */
 		if (100.0 * k->share < (double)(r->why_vocab ? r->why_vocab->mention_pct : 0) && i > 0)
 			continue;
 		for (size_t e = 0; e < k->n_evidence && e < 3 && n < cap; e++)
-			snprintf(lines[n++], 400, "                     - %s", k->evidence[e]);
+			hs_rpt_text(lines[n++], 400, "                     - %s", k->evidence[e]);
 		if (k->chain[0] && n < cap)
-			snprintf(lines[n++], 400, "                     chain: %s", k->chain);
+			hs_rpt_text(lines[n++], 400, "                     chain: %s", k->chain);
 	}
 	if (w->lost && n < cap)
-		snprintf(lines[n++], 400, "WARNING: the ring lost %" PRIu64 " events inside the window: a share may be wrong",
+		hs_rpt_text(lines[n++], 400, "WARNING: the ring lost %" PRIu64 " events inside the window: a share may be wrong",
 			 w->lost);
 	if (w->dropped && n < cap)
-		snprintf(lines[n++], 400, "the window's oldest %" PRIu64 " records were past the analysis's cap: it starts later",
+		hs_rpt_text(lines[n++], 400, "the window's oldest %" PRIu64 " records were past the analysis's cap: it starts later",
 			 w->dropped);
 	if (r->why_vocab && n < cap)
-		snprintf(lines[n++], 400, "reasons: the cause vocabulary version %" PRIu64 " (docs/causes.md)",
+		hs_rpt_text(lines[n++], 400, "reasons: the cause vocabulary version %" PRIu64 " (docs/causes.md)",
 			 r->why_vocab->version);
 	return n;
 }

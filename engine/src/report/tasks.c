@@ -184,8 +184,8 @@ void hs_rpt_tasks_join(hs_report *r)
 		else if (!strcmp(k->id, "memory-stall") && mem && cgroup_of(cgs, "memory", mem))
 			memory(extra, sizeof extra, mem, cgroup_of(cgs, "memory", mem));
 		if (extra[0] && k->n_evidence < HS_CAUSE_MAX_EVIDENCE)
-			snprintf(k->evidence[k->n_evidence++], sizeof k->evidence[0], "%s (tasks.json)", extra);
+			hs_rpt_text(k->evidence[k->n_evidence++], sizeof k->evidence[0], "%s (tasks.json)", extra);
 		if (extra[0] && !strcmp(k->id, "cgroup-throttle"))
-			snprintf(k->what, sizeof k->what, "%s", extra);
+			hs_rpt_text(k->what, sizeof k->what, "%s", extra);
 	}
 }

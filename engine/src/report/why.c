@@ -213,7 +213,7 @@ static void why_build(hs_report *r, const hs_ruleset *rules)
 				 tm, 100.0 * k->share, who[0] ? ": " : "", who);
 		}
 	}
-	snprintf(r->verdict[0], sizeof r->verdict[0], "%s: %s%s.", sym, r->why.clause, also);
+	hs_rpt_text(r->verdict[0], sizeof r->verdict[0], "%s: %s%s.", sym, r->why.clause, also);
 }
 
 void hs_rpt_why_build(hs_report *r, const hs_ruleset *rules)
