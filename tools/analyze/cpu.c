@@ -105,10 +105,8 @@ static void print_table(const hs_cpu_view *c, const analyze_opts *o, bool perf)
 /* "ms" and "percent" of a process's or thread's samples. */
 static void json_time(hs_json *j, const hs_cpu_view *c, uint64_t samples)
 {
-	hs_json_key(j, "ms");
-	hs_json_double(j, ms_of(c, samples), 4);
-	hs_json_key(j, "percent");
-	hs_json_double(j, pct_of(c, samples), 3);
+	hs_json_kdouble(j, "ms", ms_of(c, samples), 4);
+	hs_json_kdouble(j, "percent", pct_of(c, samples), 3);
 }
 
 static void write_json(const hs_cpu_view *c, const hs_etl *etl, const hs_perfdata *pd, const analyze_opts *o)

@@ -733,23 +733,18 @@ void hs_plan_trigger_json(const hs_plan *plan, const hs_plan_trigger *pt, hs_jso
 	if (t->kind == HS_TRIGGER_FRAME_TIME) {
 		hs_json_kstr(j, "source", t->source);
 		hs_json_kstr(j, "slice", t->slice);
-		hs_json_key(j, "threshold_ms");
-		hs_json_double(j, t->threshold_ms, 3);
-		hs_json_key(j, "ratio");
-		hs_json_double(j, t->ratio, 3);
-		hs_json_key(j, "ceiling_ms");
-		hs_json_double(j, t->ceiling_ms, 3);
+		hs_json_kdouble(j, "threshold_ms", t->threshold_ms, 3);
+		hs_json_kdouble(j, "ratio", t->ratio, 3);
+		hs_json_kdouble(j, "ceiling_ms", t->ceiling_ms, 3);
 		hs_json_kuint(j, "median_frames", t->median_frames);
 	}
 	if (t->kind == HS_TRIGGER_DEADLINE) {
 		hs_json_kstr(j, "source", t->source);
 		if (t->slice)
 			hs_json_kstr(j, "slice", t->slice);
-		hs_json_key(j, "deadline_ms");
-		hs_json_double(j, t->deadline_ms, 3);
+		hs_json_kdouble(j, "deadline_ms", t->deadline_ms, 3);
 		hs_json_kuint(j, "active_frames", t->active_frames);
-		hs_json_key(j, "active_s");
-		hs_json_double(j, t->active_s, 3);
+		hs_json_kdouble(j, "active_s", t->active_s, 3);
 		hs_json_kbool(j, "ignore_debugger", t->ignore_debugger);
 		hs_json_kbool(j, "resume_snapshot", t->resume_snapshot);
 	}
@@ -763,8 +758,7 @@ void hs_plan_trigger_json(const hs_plan *plan, const hs_plan_trigger *pt, hs_jso
 		for (size_t k = 0; k < t->n_thresholds; k++)
 			hs_json_double(j, t->thresholds[k], 3);
 		hs_json_arr_end(j);
-		hs_json_key(j, "for_s");
-		hs_json_double(j, t->for_s, 3);
+		hs_json_kdouble(j, "for_s", t->for_s, 3);
 		if (ci && !ci->psi)
 			hs_json_kuint(j, "sample_ms", t->sample_ms);
 		if (t->process)
@@ -774,8 +768,7 @@ void hs_plan_trigger_json(const hs_plan *plan, const hs_plan_trigger *pt, hs_jso
 		hs_json_kbool(j, "only_if_worse", t->only_if_worse);
 	}
 	if (t->has_chance) {
-		hs_json_key(j, "chance");
-		hs_json_double(j, t->chance, 6);
+		hs_json_kdouble(j, "chance", t->chance, 6);
 	}
 	if (t->arm_while)
 		hs_json_kstr(j, "arm_while", t->arm_while);
@@ -787,8 +780,7 @@ void hs_plan_trigger_json(const hs_plan *plan, const hs_plan_trigger *pt, hs_jso
 	hs_json_kuint(j, "cooldown_s", t->cooldown_s);
 	hs_json_kuint(j, "max_per_hour", t->max_per_hour);
 	hs_json_kuint(j, "keep", t->keep);
-	hs_json_key(j, "ring_history_s");
-	hs_json_double(j, pt->ring_history_s, 1);
+	hs_json_kdouble(j, "ring_history_s", pt->ring_history_s, 1);
 	hs_json_kuint(j, "snapshot_bytes_max", pt->snapshot_bytes_max);
 	hs_json_kuint(j, "keep_bytes_max", pt->snapshot_bytes_max * t->keep);
 	hs_json_obj_end(j);

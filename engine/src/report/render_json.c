@@ -35,12 +35,6 @@ static void json_uint_if(hs_json *j, const char *k, bool has, uint64_t v)
 		hs_json_null(j);
 }
 
-static void json_kdouble(hs_json *j, const char *k, double v, int digits)
-{
-	hs_json_key(j, k);
-	hs_json_double(j, v, digits);
-}
-
 static void json_thread(const hs_report *r, hs_json *j)
 {
 	const hs_rpt_thread *t = &r->thread;
@@ -72,8 +66,8 @@ static void json_thread(const hs_report *r, hs_json *j)
 		hs_json_key(j, "states_percent");
 		hs_json_obj_begin(j);
 		for (int s = 0; s < TS_N; s++) {
-			hs_json_key(j, hs_rpt_tstate_keys[s]);
-			hs_json_double(j, hs_rpt_pct(t->ns[s], t->cov1 - (t->born > t->cov0 ? t->born : t->cov0)), 2);
+			hs_json_kdouble(j, hs_rpt_tstate_keys[s],
+					hs_rpt_pct(t->ns[s], t->cov1 - (t->born > t->cov0 ? t->born : t->cov0)), 2);
 		}
 		hs_json_obj_end(j);
 		hs_json_kuint(j, "wakeups", t->wakeups);
@@ -182,15 +176,15 @@ void hs_rpt_render_json(const hs_report *r, hs_strbuf *sb)
 		hs_json_kint(&j, "snapshot", t->snapshot_no);
 		hs_json_kint(&j, "hits", t->hits);
 		hs_json_kuint(&j, "first_hit_ns", t->first_hit_ns);
-		json_kdouble(&j, "detection_latency_ms", t->detect_ms, 3);
+		hs_json_kdouble(&j, "detection_latency_ms", t->detect_ms, 3);
 		hs_json_kstr(&j, "system", t->hit_system[0] ? t->hit_system : NULL);
 		hs_json_kstr(&j, "event", t->hit_event[0] ? t->hit_event : NULL);
 		json_i64_or_null(&j, "pid", t->hit_pid);
 		hs_json_kstr(&j, "where", t->hit_where[0] ? t->hit_where : NULL);
 		if (!strcmp(t->kind, "frame_time")) {
 			hs_json_kstr(&j, "slice", t->slice);
-			json_kdouble(&j, "frame_ms", t->frame_ms, 3);
-			json_kdouble(&j, "median_ms", t->median_ms, 3);
+			hs_json_kdouble(&j, "frame_ms", t->frame_ms, 3);
+			hs_json_kdouble(&j, "median_ms", t->median_ms, 3);
 		}
 		hs_json_obj_end(&j);
 	}
@@ -214,7 +208,7 @@ void hs_rpt_render_json(const hs_report *r, hs_strbuf *sb)
 			const hs_rpt_event *e = &r->events[f->ev[i]];
 			hs_json_obj_begin(&j);
 			hs_json_kuint(&j, "ts_ns", e->ts);
-			json_kdouble(&j, "rel_s", ((double)e->ts - (double)r->moment) / 1e9, 6);
+			hs_json_kdouble(&j, "rel_s", ((double)e->ts - (double)r->moment) / 1e9, 6);
 			hs_json_kint(&j, "cpu", e->cpu);
 			hs_json_kint(&j, "pid", e->pid);
 			hs_json_kstr(&j, "comm", e->comm);

@@ -112,8 +112,7 @@ void hs_rpt_json_cause(hs_json *j, const hs_report *r)
 	const hs_cause_reason *top = hs_cause_top(w);
 	hs_json_obj_begin(j);
 	hs_json_kstr(j, "id", top->id);
-	hs_json_key(j, "share");
-	hs_json_double(j, top->share, 4);
+	hs_json_kdouble(j, "share", top->share, 4);
 	json_culprit(j, top);
 	hs_json_kstr(j, "what", top->what);
 	hs_json_kstr(j, "cpus", top->cpus);
@@ -147,8 +146,7 @@ void hs_rpt_json_cause(hs_json *j, const hs_report *r)
 		hs_json_obj_begin(j);
 		hs_json_kstr(j, "id", k->id);
 		hs_json_kstr(j, "title", title_of(k));
-		hs_json_key(j, "share");
-		hs_json_double(j, k->share, 4);
+		hs_json_kdouble(j, "share", k->share, 4);
 		hs_json_kuint(j, "ns", k->ns);
 		json_culprit(j, k);
 		hs_json_kstr(j, "what", k->what);

@@ -480,8 +480,7 @@ void hs_rpt_signature_json(const hs_report *r, hs_json *j)
 	STR_OR_NULL("machine", s->machine);
 	STR_OR_NULL("host", s->host);
 	STR_OR_NULL("seen_at", s->seen_at);
-	hs_json_key(j, "weight");
-	hs_json_double(j, s->weight, 6);
+	hs_json_kdouble(j, "weight", s->weight, 6);
 	hs_json_kstr(j, "quality", s->quality);
 	hs_json_kuint(j, "lost_events", s->lost_events);
 	hs_json_kbool(j, "lost_unknown", s->lost_unknown);

@@ -71,26 +71,21 @@ static void ctr_evidence(const hs_trig *t, const void *ctx, hs_json *j)
 	const hs_counter_info *ci = hs_counter_info_of(tr->counter);
 	hs_json_kstr(j, "counter", ci->name);
 	hs_json_kstr(j, "unit", ci->unit);
-	hs_json_key(j, "value");
-	hs_json_double(j, h->s->value, 3);
+	hs_json_kdouble(j, "value", h->s->value, 3);
 	if (h->s->crossing)
 		hs_json_kbool(j, "crossing", true); /* PSI: the value is the threshold the kernel saw reached */
 	hs_json_kstr(j, "direction", tr->below ? "below" : "above");
-	hs_json_key(j, "threshold");
-	hs_json_double(j, tr->thresholds[h->step], 3);
+	hs_json_kdouble(j, "threshold", tr->thresholds[h->step], 3);
 	hs_json_kuint(j, "step", h->step + 1);
 	hs_json_kuint(j, "steps", tr->n_thresholds);
-	hs_json_key(j, "for_s");
-	hs_json_double(j, tr->for_s, 3);
-	hs_json_key(j, "held_s");
-	hs_json_double(j, (double)(h->s->ts_ns - h->since_ns) / (double)HS_NS_PER_S, 3);
+	hs_json_kdouble(j, "for_s", tr->for_s, 3);
+	hs_json_kdouble(j, "held_s", (double)(h->s->ts_ns - h->since_ns) / (double)HS_NS_PER_S, 3);
 	if (h->se->pid)
 		hs_json_kint(j, "pid", h->se->pid);
 	if (h->se->process[0])
 		hs_json_kstr(j, "process", h->se->process);
 	if (tr->only_if_worse && h->se->fired) {
-		hs_json_key(j, "previous_value");
-		hs_json_double(j, h->se->fired_value, 3);
+		hs_json_kdouble(j, "previous_value", h->se->fired_value, 3);
 	}
 	if (h->s->detail)
 		hs_json_kstr(j, "detail", h->s->detail);

@@ -132,22 +132,18 @@ static void dl_evidence(const hs_trig *t, const void *ctx, hs_json *j)
 	if (h->p->system[0])
 		hs_json_kstr(j, "via", h->p->system);
 	hs_json_kuint(j, HS_RUNDOC_HIT_FREEZE_START, h->p->last_ns);
-	hs_json_key(j, HS_RUNDOC_HIT_DEADLINE_MS);
-	hs_json_double(j, tr->deadline_ms, 3);
+	hs_json_kdouble(j, HS_RUNDOC_HIT_DEADLINE_MS, tr->deadline_ms, 3);
 	if (h->ended_by) {
 		hs_json_kuint(j, HS_RUNDOC_HIT_FREEZE_END, h->end_ns);
 		hs_json_kstr(j, "ended_by", h->ended_by);
-		hs_json_key(j, HS_RUNDOC_HIT_HANG_MS);
-		hs_json_double(j, (double)(h->end_ns - h->p->last_ns) / (double)HS_NS_PER_MS, 3);
+		hs_json_kdouble(j, HS_RUNDOC_HIT_HANG_MS, (double)(h->end_ns - h->p->last_ns) / (double)HS_NS_PER_MS, 3);
 	} else {
 		hs_json_kstr(j, "probe", h->probe);
 	}
 	hs_json_kuint(j, "frames", h->p->frames);
 	hs_json_kuint(j, "active_frames", tr->active_frames);
-	hs_json_key(j, "active_s");
-	hs_json_double(j, tr->active_s, 3);
-	hs_json_key(j, HS_RUNDOC_HIT_MEDIAN_FRAME_MS);
-	hs_json_double(j, h->median_ms, 3);
+	hs_json_kdouble(j, "active_s", tr->active_s, 3);
+	hs_json_kdouble(j, HS_RUNDOC_HIT_MEDIAN_FRAME_MS, h->median_ms, 3);
 }
 
 /* pid's freeze ended (a frame, or its exit) at ts: re-arms, and with

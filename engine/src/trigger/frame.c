@@ -184,16 +184,11 @@ void hs_frame_evidence(const hs_trig *t, const hs_frame_hit *hit, hs_json *j)
 		hs_json_kstr(j, "present", hit->present); /* provider/event: no slice name */
 	else
 		hs_json_kstr(j, HS_RUNDOC_HIT_SLICE, hit->slice);
-	hs_json_key(j, HS_RUNDOC_HIT_FRAME_MS);
-	hs_json_double(j, hit->frame_ms, 3);
-	hs_json_key(j, HS_RUNDOC_HIT_MEDIAN_MS);
-	hs_json_double(j, hit->median_ms, 3);
-	hs_json_key(j, "threshold_ms");
-	hs_json_double(j, tr->threshold_ms, 3);
-	hs_json_key(j, "ratio");
-	hs_json_double(j, tr->ratio, 3);
-	hs_json_key(j, "ceiling_ms");
-	hs_json_double(j, tr->ceiling_ms, 3);
+	hs_json_kdouble(j, HS_RUNDOC_HIT_FRAME_MS, hit->frame_ms, 3);
+	hs_json_kdouble(j, HS_RUNDOC_HIT_MEDIAN_MS, hit->median_ms, 3);
+	hs_json_kdouble(j, "threshold_ms", tr->threshold_ms, 3);
+	hs_json_kdouble(j, "ratio", tr->ratio, 3);
+	hs_json_kdouble(j, "ceiling_ms", tr->ceiling_ms, 3);
 	hs_json_kuint(j, "median_frames", t->frame->cap);
 	hs_json_kuint(j, "frames", hit->frames);
 }
