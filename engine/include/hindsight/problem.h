@@ -2,6 +2,7 @@
 #ifndef HINDSIGHT_PROBLEM_H
 #define HINDSIGHT_PROBLEM_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,10 @@ typedef struct {
  * list unchanged) when the array cannot grow. */
 hs_status hs_problems_add(hs_problems *l, hs_problem_kind kind, uint64_t offset, int cpu, const char *fmt, ...)
 	HS_PRINTF_FMT(5, 6);
+/* The same with the arguments as a va_list: a reader's own problem() wrapper
+ * passes its arguments on. */
+hs_status hs_problems_vadd(hs_problems *l, hs_problem_kind kind, uint64_t offset, int cpu, const char *fmt,
+			   va_list ap) HS_PRINTF_FMT(5, 0);
 /* The same with a copy of a problem (from another list or reader). */
 hs_status hs_problems_push(hs_problems *l, const hs_problem *p);
 size_t hs_problems_count(const hs_problems *l);

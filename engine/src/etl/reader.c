@@ -33,13 +33,11 @@ static void problem(hs_etl *e, hs_problem_kind kind, uint64_t offset, int cpu, c
 {
 	if (hs_problems_count(&e->problems) >= MAX_PROBLEMS)
 		return;
-	char msg[HS_PROBLEM_MESSAGE_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
 	/* Dropped on out of memory: the walk goes on without the note. */
-	hs_problems_add(&e->problems, kind, offset, cpu, "%s", msg);
+	hs_problems_vadd(&e->problems, kind, offset, cpu, fmt, ap);
+	va_end(ap);
 }
 
 static hs_guid read_guid(const uint8_t *p)

@@ -61,13 +61,11 @@ struct hs_perfdata {
 static void problem(hs_perfdata *pd, hs_problem_kind kind, uint64_t at, const char *fmt, ...) HS_PRINTF_FMT(4, 5);
 static void problem(hs_perfdata *pd, hs_problem_kind kind, uint64_t at, const char *fmt, ...)
 {
-	char buf[HS_PROBLEM_MESSAGE_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
 	/* Dropped on out of memory, counted past the limit: reading goes on either way. */
-	hs_problems_add(&pd->problems, kind, at, -1, "%s", buf);
+	hs_problems_vadd(&pd->problems, kind, at, -1, fmt, ap);
+	va_end(ap);
 }
 
 static uint16_t rd16(const uint8_t *p)

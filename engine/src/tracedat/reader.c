@@ -54,12 +54,10 @@ struct hs_tracedat_filter {
 
 HS_PRINTF_FMT(5, 6) static void problem(hs_tracedat *td, hs_problem_kind kind, uint64_t at, int cpu, const char *fmt, ...)
 {
-	char buf[HS_PROBLEM_MESSAGE_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	hs_problems_vadd(&td->problems, kind, at, cpu, fmt, ap);
 	va_end(ap);
-	hs_problems_add(&td->problems, kind, at, cpu, "%s", buf);
 }
 
 /* A refused file: its first problem becomes "PATH: not readable as a trace.dat: <why>", the others follow. */

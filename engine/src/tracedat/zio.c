@@ -12,13 +12,11 @@
 
 void td_problem(const td_file *f, hs_problem_kind kind, uint64_t at, int cpu, const char *fmt, ...)
 {
-	char buf[HS_PROBLEM_MESSAGE_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
 	/* Dropped on out of memory, counted past the limit: reading goes on either way. */
-	hs_problems_add(f->problems, kind, at, cpu, "%s", buf);
+	hs_problems_vadd(f->problems, kind, at, cpu, fmt, ap);
+	va_end(ap);
 }
 
 bool td_pread(const td_file *f, uint64_t off, void *buf, size_t n)

@@ -28,17 +28,23 @@ static hs_status add(hs_problems *l, const hs_problem *p)
 	return HS_OK;
 }
 
-hs_status hs_problems_add(hs_problems *l, hs_problem_kind kind, uint64_t offset, int cpu, const char *fmt, ...)
+hs_status hs_problems_vadd(hs_problems *l, hs_problem_kind kind, uint64_t offset, int cpu, const char *fmt, va_list ap)
 {
 	hs_problem p;
 	p.kind = kind;
 	p.offset = offset;
 	p.cpu = cpu;
+	vsnprintf(p.message, sizeof p.message, fmt, ap);
+	return add(l, &p);
+}
+
+hs_status hs_problems_add(hs_problems *l, hs_problem_kind kind, uint64_t offset, int cpu, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(p.message, sizeof p.message, fmt, ap);
+	hs_status st = hs_problems_vadd(l, kind, offset, cpu, fmt, ap);
 	va_end(ap);
-	return add(l, &p);
+	return st;
 }
 
 hs_status hs_problems_push(hs_problems *l, const hs_problem *p)
