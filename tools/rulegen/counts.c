@@ -13,6 +13,7 @@
 #include "hindsight/tracedat.h"
 #include "rulegen.h"
 #include "hindsight/text.h"
+#include "hindsight/vec.h"
 
 /* A counts file lists one line per event kind; even every syscall event of
  * every system is a few thousand lines. Larger is not a counts file. */
@@ -63,14 +64,10 @@ void rg_counts_sort(rg_counts *c)
 static bool push_row(rg_counts *c, const char *provider, const char *key, const char *value, uint64_t count,
 		     unsigned line)
 {
-	if (c->n == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 64;
-		rg_row *nr = realloc(c->rows, ncap * sizeof(*nr));
-		if (!nr)
-			return false;
-		c->rows = nr;
-		c->cap = ncap;
-	}
+	rg_row *rows = hs_array_grow(c->rows, sizeof *rows, c->n, &c->cap, 64);
+	if (!rows)
+		return false;
+	c->rows = rows;
 	rg_row *r = &c->rows[c->n];
 	r->provider = strdup(provider);
 	r->key = strdup(key);

@@ -656,12 +656,10 @@ static hs_status window_push(rp_session *s, const hs_replay *r, size_t idx)
 			memmove(s->win, s->win + s->win_head, s->win_len * sizeof(*s->win));
 			s->win_head = 0;
 		} else {
-			size_t cap = s->win_cap ? s->win_cap * 2 : 1024;
-			size_t *n = realloc(s->win, cap * sizeof(*n));
+			size_t *n = hs_array_grow(s->win, sizeof *n, s->win_len, &s->win_cap, 1024);
 			if (!n)
 				return HS_ENOMEM;
 			s->win = n;
-			s->win_cap = cap;
 		}
 	}
 	const rp_rec *rec = rec_at(r, idx);
