@@ -104,6 +104,16 @@ bool hs_tracedat_field_str(const hs_tracedat_record *r, const char *field, char 
  * char array or a dynamic char string). Returns how many it gave; 0 for an unknown id. */
 size_t hs_tracedat_event_field_names(const hs_tracedat *td, int id, char (*names)[32], bool *is_str, size_t cap);
 
+/* The same rules on any payload with its libtraceevent field or event (NULL:
+ * false, or no names), for a reader with formats of its own: the live tracefs
+ * backend reads its ring's events with them, so a trigger reads a live event
+ * and a replayed one alike. Linux only (libtraceevent). */
+struct tep_format_field;
+struct tep_event;
+bool hs_tracedat_tep_int(const struct tep_format_field *f, const void *data, size_t size, int64_t *out);
+bool hs_tracedat_tep_str(const struct tep_format_field *f, const void *data, size_t size, char *buf, size_t cap);
+size_t hs_tracedat_tep_names(const struct tep_event *ev, char (*names)[32], bool *is_str, size_t cap);
+
 /* The same on a payload kept past its callback (a copy of a record's data and
  * size, `id` its hs_tracedat_record.id), through the open reader's formats.
  * A trailing char array of no declared size (ftrace/print's `buf`, the text of

@@ -351,7 +351,7 @@ static struct tep_format_field *field_of(const hs_tracedat_record *r, const char
 }
 
 /* An integer field of `data` (a payload of `size` bytes of the field's event). */
-static bool read_int(const struct tep_format_field *f, const void *data, size_t size, int64_t *out)
+bool hs_tracedat_tep_int(const struct tep_format_field *f, const void *data, size_t size, int64_t *out)
 {
 	if (!f || (f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) || f->size <= 0 || f->size > 8 ||
 	    (size_t)f->offset + (size_t)f->size > size)
@@ -371,7 +371,7 @@ static bool read_int(const struct tep_format_field *f, const void *data, size_t 
 
 /* The string at off of a record of size bytes (at most len bytes, to its NUL)
  * into buf, cut to cap (> 0); one that lies past the record is refused. `trim`
- * leaves out trailing newlines (those of a trailing char array, see read_str). */
+ * leaves out trailing newlines (those of a trailing char array, see hs_tracedat_tep_str). */
 static bool copy_str(const char *p, size_t size, size_t off, size_t len, bool trim, char *buf, size_t cap)
 {
 	if (off > size || len > size - off)
@@ -391,7 +391,7 @@ static bool copy_str(const char *p, size_t size, size_t off, size_t len, bool tr
  * string, or a trailing char array of no declared size (ftrace/print's `buf`,
  * which runs to the end of the record; its newline, which the kernel adds to
  * every trace_marker write, is left out). */
-static bool read_str(struct tep_format_field *f, const void *data, size_t size, char *buf, size_t cap)
+bool hs_tracedat_tep_str(const struct tep_format_field *f, const void *data, size_t size, char *buf, size_t cap)
 {
 	if (!cap)
 		return false;
@@ -404,7 +404,7 @@ static bool read_str(struct tep_format_field *f, const void *data, size_t size, 
 		if (f->size != 4 || off + 4 > size)
 			return false;
 		unsigned long long loc;
-		if (tep_read_number_field(f, data, &loc) != 0)
+		if (tep_read_number_field((struct tep_format_field *)f, data, &loc) != 0)
 			return false;
 		len = (size_t)(loc >> 16);
 		size_t at = (size_t)(loc & 0xffff);
@@ -423,12 +423,12 @@ static bool read_str(struct tep_format_field *f, const void *data, size_t size, 
 
 bool hs_tracedat_field_int(const hs_tracedat_record *r, const char *field, int64_t *out)
 {
-	return read_int(field_of(r, field), r->data, r->size, out);
+	return hs_tracedat_tep_int(field_of(r, field), r->data, r->size, out);
 }
 
 bool hs_tracedat_field_str(const hs_tracedat_record *r, const char *field, char *buf, size_t cap)
 {
-	return read_str(field_of(r, field), r->data, r->size, buf, cap);
+	return hs_tracedat_tep_str(field_of(r, field), r->data, r->size, buf, cap);
 }
 
 static struct tep_format_field *event_field(const hs_tracedat *td, int id, const char *name)
@@ -439,7 +439,11 @@ static struct tep_format_field *event_field(const hs_tracedat *td, int id, const
 
 size_t hs_tracedat_event_field_names(const hs_tracedat *td, int id, char (*names)[32], bool *is_str, size_t cap)
 {
-	struct tep_event *ev = td && td->m.tep ? tep_find_event(td->m.tep, id) : NULL;
+	return hs_tracedat_tep_names(td && td->m.tep ? tep_find_event(td->m.tep, id) : NULL, names, is_str, cap);
+}
+
+size_t hs_tracedat_tep_names(const struct tep_event *ev, char (*names)[32], bool *is_str, size_t cap)
+{
 	size_t n = 0;
 	for (struct tep_format_field *f = ev ? ev->format.fields : NULL; f && n < cap; f = f->next) {
 		if (!f->name || strlen(f->name) >= sizeof names[0] || !strncmp(f->name, "common_", 7))
@@ -455,7 +459,7 @@ size_t hs_tracedat_event_field_names(const hs_tracedat *td, int id, char (*names
 bool hs_tracedat_event_field_int(const hs_tracedat *td, int id, const void *data, size_t size, const char *field,
 				 int64_t *out)
 {
-	return read_int(event_field(td, id, field), data, size, out);
+	return hs_tracedat_tep_int(event_field(td, id, field), data, size, out);
 }
 
 bool hs_tracedat_event_field_str(const hs_tracedat *td, int id, const void *data, size_t size, const char *field,
@@ -463,11 +467,11 @@ bool hs_tracedat_event_field_str(const hs_tracedat *td, int id, const void *data
 {
 	if (cap)
 		buf[0] = '\0';
-	return read_str(event_field(td, id, field), data, size, buf, cap);
+	return hs_tracedat_tep_str(event_field(td, id, field), data, size, buf, cap);
 }
 
-/* Locations: what read_int and read_str decide from a field's format on every call, decided once. They are
- * written apart from read_int/read_str (no libtraceevent on the read path) and tests/tracedat/fieldloc.c
+/* Locations: what hs_tracedat_tep_int and _str decide from a field's format on every call, decided once. They are
+ * written apart from those (no libtraceevent on the read path) and tests/tracedat/fieldloc.c
  * holds the two to the same results. */
 static bool locate(const struct tep_event *ev, const char *name, hs_tracedat_field_loc *out)
 {
