@@ -33,8 +33,8 @@ struct hs_jsonl {
 	hs_cond cv;
 	char *ring; /* [HS_JSONL_QUEUE_BYTES] */
 	size_t head, len;
-	uint64_t lines, dropped;
-	uint64_t records; /* lines written that are records, not key events (their mark in the queue, RECORD_MARK) */
+	uint64_t lines, dropped; /* key events written, and dropped (full queue, failed output, reader too slow) */
+	bool in_record;          /* the line at the head is a record (its RECORD_MARK was passed), not a key event */
 	bool stop;
 	uint64_t deadline_ms; /* set with stop */
 	bool open_failed_said;
@@ -57,12 +57,20 @@ static uint64_t mono_ms(void)
  * so the key events written are told apart from the records (a JSON text holds no raw control character). */
 #define RECORD_MARK '\x1e'
 
-static size_t count_lines(const char *p, size_t n)
+/* Counts the key-event lines that end in p[0..n), written or dropped; a record's
+ * line (after its RECORD_MARK) is not a key event, so it counts in neither (it
+ * once did in the drops, and written + dropped exceeded the key events seen). */
+static void account(hs_jsonl *j, const char *p, size_t n, bool written)
 {
-	size_t k = 0;
-	for (const char *e = p + n; (p = memchr(p, '\n', (size_t)(e - p))) != NULL; p++)
-		k++;
-	return k;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == RECORD_MARK) {
+			j->in_record = true;
+		} else if (p[i] == '\n') {
+			if (!j->in_record)
+				(*(written ? &j->lines : &j->dropped))++;
+			j->in_record = false;
+		}
+	}
 }
 
 /* Opens the output; false while it cannot (a FIFO with no reader yet). */
@@ -120,7 +128,7 @@ static HS_THREAD_MAIN(writer_main, arg)
 			n = room;
 		const char *p = j->ring + j->head;
 		if (*p == RECORD_MARK) {
-			j->records++;
+			j->in_record = true;
 			j->head = (j->head + 1) % HS_JSONL_QUEUE_BYTES;
 			j->len--;
 			continue;
@@ -142,10 +150,10 @@ static HS_THREAD_MAIN(writer_main, arg)
 		}
 		hs_mutex_lock(&j->mu);
 		if (broken) {
-			j->dropped += count_lines(j->ring + j->head, n);
+			account(j, j->ring + j->head, n, false);
 			w = (long)n;
 		} else if (w > 0) {
-			j->lines += count_lines(p, (size_t)w);
+			account(j, p, (size_t)w, true);
 		} else if (j->fd < 0) {
 			hs_cond_wait_ms(&j->cv, &j->mu, HS_JSONL_POLL_MS); /* no reader yet */
 		}
@@ -154,10 +162,9 @@ static HS_THREAD_MAIN(writer_main, arg)
 	}
 	/* What the reader did not take in time. */
 	size_t left = j->len, first = HS_JSONL_QUEUE_BYTES - j->head;
-	if (left <= first)
-		j->dropped += count_lines(j->ring + j->head, left);
-	else
-		j->dropped += count_lines(j->ring + j->head, first) + count_lines(j->ring, left - first);
+	account(j, j->ring + j->head, left <= first ? left : first, false);
+	if (left > first)
+		account(j, j->ring, left - first, false);
 	j->len = 0;
 	hs_mutex_unlock(&j->mu);
 	return HS_THREAD_DONE;
@@ -226,7 +233,7 @@ static void push(hs_jsonl *j, const char *line, size_t len, bool record)
 {
 	hs_mutex_lock(&j->mu);
 	if (j->stop || len + record > HS_JSONL_QUEUE_BYTES - j->len) {
-		j->dropped++;
+		j->dropped += !record; /* key events only, as written counts them */
 	} else {
 		if (record)
 			put(j, (const char[]){RECORD_MARK}, 1);
@@ -249,7 +256,7 @@ void hs_jsonl_push_record(hs_jsonl *j, const char *line, size_t len)
 void hs_jsonl_counts(hs_jsonl *j, uint64_t *lines, uint64_t *dropped)
 {
 	hs_mutex_lock(&j->mu);
-	*lines = j->lines >= j->records ? j->lines - j->records : 0; /* key events only */
+	*lines = j->lines;
 	*dropped = j->dropped;
 	hs_mutex_unlock(&j->mu);
 }
