@@ -134,6 +134,20 @@ static const hs_key culprit_keys[] = {
 const hs_keytable hs_fleet_culprit_t = {"fleet_culprit", "a fleet culprit rule", "/definitions/fleetCulprit", "Fleet",
 					NULL, culprit_keys};
 
+/* Each of a symptom's kinds (findings or triggers) that an earlier symptom `other` already lists. */
+static void kinds_once(hs_keyread *r, const char *what, const char **mine, const hs_pos *mine_pos, size_t n,
+		       const hs_fleet_symptom *other, const char **theirs, const hs_pos *their_pos, size_t m)
+{
+	char hint[64];
+	snprintf(hint, sizeof hint, "give a %s kind to one symptom only", what);
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = 0; b < m; b++)
+			if (!strcmp(mine[a], theirs[b]))
+				hs_diag_add(r->d, HS_D_FLEET_DUP, mine_pos[a], hint,
+					    "%s kind '%s' already makes symptom '%s' (at %u:%u)", what, mine[a], other->id,
+					    their_pos[b].line, their_pos[b].col);
+}
+
 /* A symptom is kept with its id, once; a finding or trigger kind is one symptom's, so that the signature does not
  * depend on the list's order. */
 static bool symptom_keep(hs_keyread *r, const hs_ynode *node, void *items, size_t o)
@@ -149,20 +163,10 @@ static bool symptom_keep(hs_keyread *r, const hs_ynode *node, void *items, size_
 			return false;
 		}
 	for (size_t j = 0; j < o; j++) {
-		for (size_t a = 0; a < s->n_findings; a++)
-			for (size_t b = 0; b < ss[j].n_findings; b++)
-				if (!strcmp(s->findings[a], ss[j].findings[b]))
-					hs_diag_add(r->d, HS_D_FLEET_DUP, s->findings_pos[a],
-						    "give a finding kind to one symptom only",
-						    "finding kind '%s' already makes symptom '%s' (at %u:%u)", s->findings[a],
-						    ss[j].id, ss[j].findings_pos[b].line, ss[j].findings_pos[b].col);
-		for (size_t a = 0; a < s->n_triggers; a++)
-			for (size_t b = 0; b < ss[j].n_triggers; b++)
-				if (!strcmp(s->triggers[a], ss[j].triggers[b]))
-					hs_diag_add(r->d, HS_D_FLEET_DUP, s->triggers_pos[a],
-						    "give a trigger kind to one symptom only",
-						    "trigger kind '%s' already makes symptom '%s' (at %u:%u)", s->triggers[a],
-						    ss[j].id, ss[j].triggers_pos[b].line, ss[j].triggers_pos[b].col);
+		kinds_once(r, "finding", s->findings, s->findings_pos, s->n_findings, &ss[j], ss[j].findings,
+			   ss[j].findings_pos, ss[j].n_findings);
+		kinds_once(r, "trigger", s->triggers, s->triggers_pos, s->n_triggers, &ss[j], ss[j].triggers,
+			   ss[j].triggers_pos, ss[j].n_triggers);
 	}
 	return true;
 }
