@@ -819,6 +819,15 @@ static void test_realtime_clocks(const hs_plan *plan)
 	}
 }
 
+/* A fresh message sink and backend for the next failure case: the backend started on the recorder. */
+static hs_status start_fresh(const hs_plan *plan, hs_backend_opts *o, FILE **m, hs_backend **b)
+{
+	*m = msg_open();
+	o->msg = msg_sink(*m);
+	*b = NULL;
+	return hs_backend_etw.start(plan, "rec-run", o, b);
+}
+
 static void test_realtime_failures(const hs_plan *plan)
 {
 	const hs_plan_session *keys = session_of(plan, HS_MODE_FILE_CIRCULAR);
@@ -832,10 +841,7 @@ static void test_realtime_failures(const hs_plan *plan)
 	 * again without real-time mode, recording goes on, the observer is refused. */
 	rec_reset();
 	rec_fail("OpenTraceW", 1, ERROR_ACCESS_DENIED);
-	m = msg_open();
-	o.msg = msg_sink(m);
-	b = NULL;
-	CHECK_EQ_INT(hs_backend_etw.start(plan, "rec-run", &o, &b), HS_OK);
+	CHECK_EQ_INT(start_fresh(plan, &o, &m, &b), HS_OK);
 	CHECK_EQ_INT(hs_backend_etw.set_observer(b, observer, NULL), HS_EUNSUPPORTED);
 	CHECK_EQ_INT(hs_backend_etw.set_observer(b, NULL, NULL), HS_OK);
 	CHECK_EQ_INT(hs_backend_etw.stop(b), HS_OK);
@@ -852,10 +858,7 @@ static void test_realtime_failures(const hs_plan *plan)
 	/* The thread cannot be made: the trace is closed again, same fallback. */
 	rec_reset();
 	rec_fail("create_thread", 1, ERROR_NOT_ENOUGH_MEMORY);
-	m = msg_open();
-	o.msg = msg_sink(m);
-	b = NULL;
-	CHECK_EQ_INT(hs_backend_etw.start(plan, "rec-run", &o, &b), HS_OK);
+	CHECK_EQ_INT(start_fresh(plan, &o, &m, &b), HS_OK);
 	CHECK_CONTAINS(rec_log(), "CloseTrace handle=101 -> ok");
 	CHECK_EQ_INT(hs_backend_etw.stop(b), HS_OK);
 	hs_backend_etw.free(b);
@@ -868,10 +871,7 @@ static void test_realtime_failures(const hs_plan *plan)
 	 * returns, the next poll says so once and closes the consumer. */
 	rec_reset();
 	seen_reset();
-	m = msg_open();
-	o.msg = msg_sink(m);
-	b = NULL;
-	CHECK_EQ_INT(hs_backend_etw.start(plan, "rec-run", &o, &b), HS_OK);
+	CHECK_EQ_INT(start_fresh(plan, &o, &m, &b), HS_OK);
 	CHECK_EQ_INT(hs_backend_etw.set_observer(b, observer, NULL), HS_OK);
 	CHECK(rec_rt_end(keys->session->logger_name));
 	hs_backend_etw.poll(b, 100);
@@ -888,10 +888,7 @@ static void test_realtime_failures(const hs_plan *plan)
 	 * the consumer is closed and joined before the sessions are stopped. */
 	rec_reset();
 	rec_fail("StartTraceW", 2, ERROR_ACCESS_DENIED);
-	m = msg_open();
-	o.msg = msg_sink(m);
-	b = NULL;
-	CHECK_EQ_INT(hs_backend_etw.start(plan, "rec-run", &o, &b), HS_EPERM);
+	CHECK_EQ_INT(start_fresh(plan, &o, &m, &b), HS_EPERM);
 	free(msg_take(m));
 	CHECK_EQ_INT(rec_rt_running(), 0);
 	CHECK_EQ_INT(rec_running(), 0);
