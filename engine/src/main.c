@@ -7,6 +7,7 @@
 
 #include "hindsight/diag.h"
 #include "hindsight/exitcodes.h"
+#include "hindsight/limits.h"
 #include "hindsight/msg.h"
 #include "hindsight/plan.h"
 #include "hindsight/rules.h"
@@ -221,7 +222,7 @@ int main(int argc, char **argv)
 		{"--timeout-sec", &timeout_sec, 7 * 24 * 3600, " of seconds"},
 		{"--duration-sec", &duration_sec, 365ul * 24 * 3600, " of seconds"},
 		{"--estimate", &estimate_sec, 24ul * 3600, " of seconds"},
-		{"--cpus", &cpus_arg, 4096, ""},
+		{"--cpus", &cpus_arg, HS_PLAN_MAX_CPUS, ""},
 	};
 	const struct {
 		const char *name;

@@ -28,6 +28,9 @@
 
 /* Event IDs are USHORT in EVENT_DESCRIPTOR. */
 #define HS_MAX_EVENT_ID 65535
+/* engine --plan --cpus N: the machine a plan is sized for; more CPUs than any
+ * machine has, as the trace readers' per-file limits (HS_TRACEDAT_MAX_CPUS). */
+#define HS_PLAN_MAX_CPUS 4096
 
 /* Linux: perf_event_max_sample_rate defaults to 100000 on these kernels; the
  * kernel throttles above it, so a higher rate is a rules error, not a wish. */
