@@ -3,6 +3,7 @@
 #define HINDSIGHT_VEC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hindsight/status.h"
 
@@ -40,5 +41,10 @@ void hs_vec_free(hs_vec *v);
  * NULL when out of memory, arr and *cap untouched (the caller still owns arr).
  * For arrays kept as a pointer and two counts; the heap's hs_arena_grow. */
 void *hs_array_grow(void *arr, size_t elem, size_t n, size_t *cap, size_t first);
+
+/* The first of n elements (stride bytes apart from base) whose uint64_t at byte
+ * key_off is key or more, or n when none is: a lower bound by binary search over
+ * elements sorted by that key (records by timestamp, chunks by their last time). */
+size_t hs_lower_bound_u64(const void *base, size_t n, size_t stride, size_t key_off, uint64_t key);
 
 #endif

@@ -70,3 +70,19 @@ void *hs_array_grow(void *arr, size_t elem, size_t n, size_t *cap, size_t first)
 		*cap = ncap;
 	return p;
 }
+
+size_t hs_lower_bound_u64(const void *base, size_t n, size_t stride, size_t key_off, uint64_t key)
+{
+	const unsigned char *b = base;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+		memcpy(&k, b + mid * stride + key_off, sizeof k); /* the key's alignment is the caller's struct's */
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
