@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -15,6 +16,7 @@
 #include "ftrace/backend_int.h"
 #include "ftrace/ftrace.h"
 #include "hindsight/limits.h"
+#include "hindsight/vec.h"
 
 /*
  * Where a full 256 MB ring's snapshot spent its time before (this 2-vCPU VM,
@@ -257,15 +259,7 @@ out:
  * time order; one without events counts as at its neighbour's time). */
 static size_t first_chunk_at(const hs_datz *z, uint64_t t)
 {
-	size_t lo = 0, hi = z->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (z->chunks[mid].last_ts < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return hs_lower_bound_u64(z->chunks, z->n, sizeof *z->chunks, offsetof(hs_datz_chunk, last_ts), t);
 }
 
 /* Bytes the chunks [first, n) of every CPU take in the file. */

@@ -1,6 +1,7 @@
 /* report/cause/timeline.c: the thread's stretches of running, waiting for a CPU and blocking, each CPU's tasks and interrupts, and the record queries the classifiers ask. */
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,15 +12,7 @@
 
 size_t ca_rec_at(const cm_model *m, uint64_t ts)
 {
-	size_t lo = 0, hi = m->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->recs[mid].ts < ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return hs_lower_bound_u64(m->recs, m->n, sizeof *m->recs, offsetof(cm_rec, ts), ts);
 }
 
 size_t ca_last_by(const cm_model *m, cm_kind kind, int32_t tid, uint64_t from, uint64_t before)
