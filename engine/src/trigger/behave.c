@@ -1,4 +1,5 @@
-/* trigger/behave.c: one hit's way through a trigger's behaviour: warm-up, arm_while, joining a pending snapshot, cool-down, re-arm (clear_ms or a reading within the condition), chance, the rate cap; and the kinds' per-process slot tables. */
+/* trigger/behave.c: one hit's way through a trigger's behaviour: warm-up, arm_while, joining a pending snapshot, cool-down, re-arm (clear_ms or a reading within the condition), chance, the rate cap; and the kinds' per-process slot tables and rings. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,4 +183,58 @@ void *hs_trig_slot(void *slots, size_t n, size_t size, int pid, hs_trig_slot_fn 
 	}
 	*found = false;
 	return free_slot ? free_slot : oldest;
+}
+
+hs_status hs_trig_rings_init(hs_trig_rings *r, const hs_trigger *tr, uint64_t want, uint64_t lo, uint64_t hi)
+{
+	r->cap = (size_t)(want < lo ? lo : want > hi ? hi : want);
+	r->present = tr->source && strcmp(tr->source, "present") == 0;
+	r->scratch = malloc(r->cap * sizeof(*r->scratch));
+	return r->scratch ? HS_OK : HS_ENOMEM;
+}
+
+void hs_trig_rings_free(hs_trig_rings *r)
+{
+	for (size_t i = 0; i < HS_TRIGGER_FRAME_PIDS; i++)
+		free(r->rings[i]);
+	free(r->scratch);
+}
+
+void *hs_trig_ring(hs_trig_rings *r, size_t i, size_t size)
+{
+	if (!r->rings[i])
+		r->rings[i] = malloc(r->cap * size);
+	return r->rings[i];
+}
+
+size_t hs_trig_ring_push(const hs_trig_rings *r, size_t *n, size_t *next)
+{
+	size_t at = *next;
+	*next = (at + 1) % r->cap;
+	if (*n < r->cap)
+		(*n)++;
+	return at;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double hs_trig_median(double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+bool hs_trig_via(char *system, size_t cap, const char *sys)
+{
+	if (!system[0]) {
+		snprintf(system, cap, "%s", sys);
+		return true;
+	}
+	return strncmp(system, sys, cap - 1) == 0;
 }

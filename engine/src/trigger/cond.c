@@ -1,4 +1,4 @@
-/* trigger/cond.c: event and regex triggers' conditions (where: sets, a pattern on a field) and the evidence a hit records. */
+/* trigger/cond.c: event and regex triggers' conditions (where: sets, a pattern on a field), the marker text frame_time, deadline and cancel_marker read, and the evidence a hit records. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,15 +86,53 @@ bool hs_trig_cond_match(hs_trig *t, const hs_key_event *ev)
 		t->st.unreadable++;
 		return false;
 	}
-	switch (hs_regex_match_limited(t->re, buf, strlen(buf))) {
-	case HS_REGEX_MATCH:
-		return true;
-	case HS_REGEX_LIMIT:
+	return hs_trig_regex(t, t->re, buf);
+}
+
+bool hs_trig_regex(hs_trig *t, const hs_regex *re, const char *s)
+{
+	hs_regex_result r = hs_regex_match_limited(re, s, strlen(s));
+	if (r == HS_REGEX_LIMIT)
 		t->st.regex_limit_hits++;
-		return false;
-	default:
+	return r == HS_REGEX_MATCH;
+}
+
+/* The string field of the ftrace marker event (ftrace/print) that holds the
+ * text written to trace_marker: the format of the event, not a choice. */
+#define MARKER_FIELD "buf"
+
+bool hs_trig_marker(hs_trig *t, const hs_key_event *ev, char *buf, size_t cap)
+{
+	if (!ev->fields || !ev->fields->str || !ev->fields->str(ev, MARKER_FIELD, buf, cap)) {
+		t->st.unreadable++;
 		return false;
 	}
+	return true;
+}
+
+/* Parses "B|<pid>|<name>" (a trailing newline dropped); false for E, C, S,
+ * F and anything else. */
+static bool parse_begin(char *buf, int *pid, const char **name)
+{
+	if (buf[0] != 'B' || buf[1] != '|')
+		return false;
+	char *end;
+	long v = strtol(buf + 2, &end, 10);
+	if (end == buf + 2 || *end != '|' || v <= 0 || v > INT32_MAX)
+		return false;
+	*pid = (int)v;
+	char *s = end + 1;
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+		s[--n] = '\0';
+	*name = s;
+	return true;
+}
+
+bool hs_trig_slice_begin(hs_trig *t, const hs_key_event *ev, char *buf, size_t cap, int *pid, const char **name)
+{
+	return hs_trig_marker(t, ev, buf, cap) && parse_begin(buf, pid, name) &&
+	       (!t->re || hs_trig_regex(t, t->re, *name));
 }
 
 void hs_trig_cond_evidence(hs_trig *t, const hs_key_event *ev, hs_json *j)

@@ -6,43 +6,29 @@
 #include "hindsight/rundoc.h"
 #include "trigger/trigger_int.h"
 
-/* The string field of the ftrace marker event (ftrace/print) that holds the
- * text written to trace_marker: the format of the event, not a choice. */
-#define MARKER_FIELD "buf"
-
 hs_status hs_dl_new(hs_trig *t)
 {
 	const hs_trigger *tr = t->pt->trigger;
 	hs_dl_state *d = calloc(1, sizeof(*d));
 	if (!d)
 		return HS_ENOMEM;
-	uint64_t cap = tr->active_frames;
-	if (cap < 2)
-		cap = 2;
-	if (cap > HS_TRIGGER_MAX_ACTIVE_FRAMES)
-		cap = HS_TRIGGER_MAX_ACTIVE_FRAMES;
-	d->cap = (size_t)cap;
-	d->deadline_ns = tr->deadline_ms > 0 ? (uint64_t)(tr->deadline_ms * (double)HS_NS_PER_MS) : 1;
-	d->active_ns = (uint64_t)(tr->active_s * (double)HS_NS_PER_S);
-	d->present = tr->source && strcmp(tr->source, "present") == 0;
-	d->heartbeat = tr->source && strcmp(tr->source, "heartbeat") == 0;
-	if (!(d->scratch = malloc(d->cap * sizeof(*d->scratch)))) {
+	if (hs_trig_rings_init(&d->r, tr, tr->active_frames, 2, HS_TRIGGER_MAX_ACTIVE_FRAMES) != HS_OK) {
 		free(d);
 		return HS_ENOMEM;
 	}
+	d->deadline_ns = tr->deadline_ms > 0 ? (uint64_t)(tr->deadline_ms * (double)HS_NS_PER_MS) : 1;
+	d->active_ns = (uint64_t)(tr->active_s * (double)HS_NS_PER_S);
+	d->heartbeat = tr->source && strcmp(tr->source, "heartbeat") == 0;
 	t->dl = d;
 	return HS_OK;
 }
 
 void hs_dl_free(hs_trig *t)
 {
-	hs_dl_state *d = t->dl;
-	if (!d)
+	if (!t->dl)
 		return;
-	for (size_t i = 0; i < HS_TRIGGER_FRAME_PIDS; i++)
-		free(d->pids[i].starts);
-	free(d->scratch);
-	free(d);
+	hs_trig_rings_free(&t->dl->r);
+	free(t->dl);
 	t->dl = NULL;
 }
 
@@ -67,48 +53,43 @@ static hs_dl_pid *slot(hs_dl_state *d, int pid)
 {
 	bool found;
 	hs_dl_pid *p = hs_trig_slot(d->pids, HS_TRIGGER_FRAME_PIDS, sizeof *p, pid, pid_state, &found);
-	if (!found) {
-		uint64_t *starts = p->starts;
-		*p = (hs_dl_pid){.pid = pid, .starts = starts};
-	}
+	if (!found)
+		*p = (hs_dl_pid){.pid = pid}; /* its ring stays (hs_trig_rings) */
 	return p;
 }
 
 static void forget(hs_dl_pid *p)
 {
-	uint64_t *starts = p->starts;
-	*p = (hs_dl_pid){.starts = starts};
+	*p = (hs_dl_pid){0};
 }
 
-static int cmp_double(const void *a, const void *b)
+/* p's ring of frame times (NULL before its first frame). */
+static const uint64_t *starts_of(const hs_dl_state *d, const hs_dl_pid *p)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
+	return d->r.rings[p - d->pids];
 }
 
 /* The median of the intervals between the kept frame times, ms (0: fewer than two). */
 static double median_ms(hs_dl_state *d, const hs_dl_pid *p)
 {
-	size_t m = 0;
+	const uint64_t *starts = starts_of(d, p);
+	size_t cap = d->r.cap, m = 0;
 	for (size_t k = 1; k < p->n; k++) {
 		/* Oldest first: the ring's entries from next onwards once it is full. */
-		size_t a = (p->next + d->cap - p->n + k - 1) % d->cap, b = (a + 1) % d->cap;
-		if (p->starts[b] > p->starts[a])
-			d->scratch[m++] = (double)(p->starts[b] - p->starts[a]) / (double)HS_NS_PER_MS;
+		size_t a = (p->next + cap - p->n + k - 1) % cap, b = (a + 1) % cap;
+		if (starts[b] > starts[a])
+			d->r.scratch[m++] = (double)(starts[b] - starts[a]) / (double)HS_NS_PER_MS;
 	}
-	if (!m)
-		return 0;
-	qsort(d->scratch, m, sizeof(*d->scratch), cmp_double);
-	return m % 2 ? d->scratch[m / 2] : (d->scratch[m / 2 - 1] + d->scratch[m / 2]) / 2;
+	return hs_trig_median(d->r.scratch, m);
 }
 
 /* Made active_frames frames in the active_s seconds before its last one:
  * the ring is full and its oldest entry is within active_s of the newest. */
 static bool active(const hs_dl_state *d, const hs_dl_pid *p)
 {
-	if (p->n < d->cap)
+	if (p->n < d->r.cap)
 		return false;
-	uint64_t oldest = p->starts[p->next]; /* full ring: the next slot holds the oldest */
+	uint64_t oldest = starts_of(d, p)[p->next]; /* full ring: the next slot holds the oldest */
 	return p->last_ns >= oldest && p->last_ns - oldest <= d->active_ns;
 }
 
@@ -247,48 +228,23 @@ void hs_dl_cancel(hs_trig *t, uint64_t ts)
 	}
 }
 
-/* Parses "B|<pid>|<name>" (a trailing newline dropped); false for E, C, S, F and anything else. */
-static bool parse_begin(char *buf, int *pid, const char **name)
-{
-	if (buf[0] != 'B' || buf[1] != '|')
-		return false;
-	char *end;
-	long v = strtol(buf + 2, &end, 10);
-	if (end == buf + 2 || *end != '|' || v <= 0 || v > INT32_MAX)
-		return false;
-	*pid = (int)v;
-	char *s = end + 1;
-	size_t n = strlen(s);
-	while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
-		s[--n] = '\0';
-	*name = s;
-	return true;
-}
-
 /* A frame or heartbeat of pid at ts. */
 static void frame(hs_trigger_engine *te, hs_trig *t, int pid, const char *sys, uint64_t ts)
 {
 	hs_dl_state *d = t->dl;
 	hs_dl_pid *p = slot(d, pid);
-	if (d->present) {
-		/* A process seen by two providers (D3D9 on DXGI) is measured through the first. */
-		if (!p->system[0])
-			snprintf(p->system, sizeof p->system, "%s", sys);
-		else if (strncmp(p->system, sys, sizeof p->system - 1) != 0)
-			return;
-	}
+	if (d->r.present && !hs_trig_via(p->system, sizeof p->system, sys))
+		return;
 	p->seen = ++te->seq;
-	if (!p->starts && !(p->starts = malloc(d->cap * sizeof(*p->starts))))
+	uint64_t *starts = hs_trig_ring(&d->r, (size_t)(p - d->pids), sizeof(*starts));
+	if (!starts)
 		return;
 	if (p->last_ns && ts < p->last_ns)
 		return; /* out of order */
 	if (p->done || p->held)
 		ended(te, t, p, ts, "frame");
 	hs_trig_clear(t, ts); /* a frame: the condition is clear (another process's hang is a new incident) */
-	p->starts[p->next] = ts;
-	p->next = (p->next + 1) % d->cap;
-	if (p->n < d->cap)
-		p->n++;
+	starts[hs_trig_ring_push(&d->r, &p->n, &p->next)] = ts;
 	p->frames++;
 	p->last_ns = p->from_ns = ts ? ts : 1;
 }
@@ -317,21 +273,10 @@ void hs_dl_feed(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, hs_tr
 		return;
 	}
 	int pid = ev->pid;
-	if (!d->present && !d->heartbeat) {
-		const char *name = NULL;
-		if (!ev->fields || !ev->fields->str || !ev->fields->str(ev, MARKER_FIELD, buf, cap)) {
-			t->st.unreadable++;
+	if (!d->r.present && !d->heartbeat) {
+		const char *name;
+		if (!hs_trig_slice_begin(t, ev, buf, cap, &pid, &name))
 			return;
-		}
-		if (!parse_begin(buf, &pid, &name))
-			return;
-		if (t->re) {
-			hs_regex_result r = hs_regex_match_limited(t->re, name, strlen(name));
-			if (r == HS_REGEX_LIMIT)
-				t->st.regex_limit_hits++;
-			if (r != HS_REGEX_MATCH)
-				return;
-		}
 	} else if (d->heartbeat && !hs_trig_cond_match(t, ev)) {
 		return; /* its where: conditions */
 	}

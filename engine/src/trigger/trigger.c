@@ -203,18 +203,10 @@ static void frame_extra(const hs_trig *t, const void *ctx, hs_json *j) { hs_fram
  * loading screen began); a deadline's freezes in progress are no hangs. */
 static void cancel(hs_trig *t, const hs_key_event *ev, char *buf, size_t cap)
 {
-	if (t->cancel_re && strcmp(ev->name, "print") == 0) {
-		/* cancel_marker: the text written to trace_marker (as frame.c reads it). */
-		if (!ev->fields || !ev->fields->str || !ev->fields->str(ev, "buf", buf, cap)) {
-			t->st.unreadable++;
-			return;
-		}
-		hs_regex_result r = hs_regex_match_limited(t->cancel_re, buf, strlen(buf));
-		if (r == HS_REGEX_LIMIT)
-			t->st.regex_limit_hits++;
-		if (r != HS_REGEX_MATCH)
-			return;
-	}
+	/* cancel_marker: the text written to trace_marker. */
+	if (t->cancel_re && strcmp(ev->name, "print") == 0 &&
+	    !(hs_trig_marker(t, ev, buf, cap) && hs_trig_regex(t, t->cancel_re, buf)))
+		return;
 	if (t->pend_active && ev->ts_ns <= t->pend.due_ns) {
 		t->pend_active = false;
 		t->st.pending = t->n_ready > 0;

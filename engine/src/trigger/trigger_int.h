@@ -15,14 +15,22 @@
 #define HS_NS_PER_MS 1000000ull
 #define HS_NS_PER_S 1000000000ull
 
+/* frame_time and deadline (behave.c): what their per-process tables share. Slot i's ring of cap values
+ * (frame times, frame starts) is rings[i], allocated on first use and kept when the slot goes to another process. */
+typedef struct {
+	size_t cap;
+	bool present;    /* source present: frames are Present events (pid from the event), not atrace slices */
+	double *scratch; /* [cap] the median's values */
+	void *rings[HS_TRIGGER_FRAME_PIDS];
+} hs_trig_rings;
+
 /* One process's frame history for one frame_time trigger. */
 typedef struct {
 	int pid;               /* 0: free slot */
 	uint64_t seen;         /* the engine's event sequence when last seen (least recent is evicted) */
 	uint64_t last_start_ns; /* the previous matching slice start; 0: none yet */
 	uint64_t frames;       /* frames measured (below the ceiling) */
-	double *ring;          /* [cap] frame times, ms (allocated on first use, kept on eviction) */
-	size_t n, next;        /* filled entries, next write position */
+	size_t n, next;        /* its ring's (frame times, ms) filled entries, next write position */
 	/* source present: the provider whose Present events measure this
 	 * process's frames (the first one seen; "" before), so that a process
 	 * seen by two providers (DXGI and D3D9 or DxgKrnl) is not measured twice. */
@@ -40,18 +48,15 @@ typedef struct {
 
 typedef struct {
 	hs_frame_pid pids[HS_TRIGGER_FRAME_PIDS];
-	size_t cap;  /* median window: median_frames, at most HS_TRIGGER_MAX_MEDIAN_FRAMES */
-	size_t warm; /* frames a process needs before its frames can be hitches */
-	double *scratch; /* [cap] the median's sorted copy */
-	bool present;    /* source present: frames are Present events (pid from the event), not atrace slices */
+	hs_trig_rings r; /* cap: the median window, median_frames (at most HS_TRIGGER_MAX_MEDIAN_FRAMES) */
+	size_t warm;     /* frames a process needs before its frames can be hitches */
 } hs_frame_state;
 
 /* deadline: one process's frames or heartbeats (deadline.c). */
 typedef struct {
 	int pid;               /* 0: free slot */
 	uint64_t seen;         /* the engine's event sequence when last seen (least recent is evicted) */
-	uint64_t *starts;      /* [active_frames] the newest frame times, a ring (allocated on first use, kept) */
-	size_t n, next;
+	size_t n, next;        /* its ring's (the newest frame times) */
 	uint64_t frames;       /* frames seen */
 	uint64_t last_ns;      /* the newest frame; 0: none */
 	uint64_t from_ns;      /* the deadline counts from here: the newest frame or suspend event */
@@ -64,10 +69,9 @@ typedef struct {
 
 typedef struct {
 	hs_dl_pid pids[HS_TRIGGER_FRAME_PIDS];
-	size_t cap;          /* active_frames */
+	hs_trig_rings r; /* cap: active_frames */
 	uint64_t deadline_ns, active_ns;
-	bool present, heartbeat;
-	double *scratch;     /* [cap] the median's frame times */
+	bool heartbeat;
 } hs_dl_state;
 
 /* counter: one series (the machine, a session, or one process; counter.c). */
@@ -186,6 +190,19 @@ typedef enum { HS_SLOT_FREE, HS_SLOT_MINE, HS_SLOT_OTHER } hs_trig_slot_state;
 typedef hs_trig_slot_state (*hs_trig_slot_fn)(const void *slot, int pid, uint64_t *seen);
 void *hs_trig_slot(void *slots, size_t n, size_t size, int pid, hs_trig_slot_fn state, bool *found);
 
+/* behave.c: frame_time's and deadline's rings: cap is want within [lo, hi]; HS_ENOMEM (nothing left to free). */
+hs_status hs_trig_rings_init(hs_trig_rings *r, const hs_trigger *tr, uint64_t want, uint64_t lo, uint64_t hi);
+void hs_trig_rings_free(hs_trig_rings *r);
+/* Slot i's ring of cap values of `size` bytes, allocated on first use (NULL: out of memory). */
+void *hs_trig_ring(hs_trig_rings *r, size_t i, size_t size);
+/* The position to write the ring's next value at (n and next advanced). */
+size_t hs_trig_ring_push(const hs_trig_rings *r, size_t *n, size_t *next);
+/* The median of v[0..n) (sorted in place; 0 when n is 0). */
+double hs_trig_median(double *v, size_t n);
+/* present: a process seen by two providers (DXGI and D3D9 or DxgKrnl) is measured through the first one only.
+ * system is the slot's provider ("" before the first); false when sys is another one. */
+bool hs_trig_via(char *system, size_t cap, const char *sys);
+
 /* behave.c: the behaviour state machine, for trigger.c and the kinds' files. */
 hs_hit_outcome hs_trig_hit(hs_trigger_engine *te, hs_trig *t, const hs_hit *h);
 /* A reading within the condition at ts (a frame, a sample): re-arms after clear_ms. */
@@ -196,6 +213,13 @@ void hs_trig_decide(hs_trig *t);
 /* cond.c: where conditions and the regex, true when the event is a hit.
  * Writes what it read into j (inside the evidence object) when j is not NULL. */
 bool hs_trig_cond_match(hs_trig *t, const hs_key_event *ev);
+/* re matches s (a match past the regex's limits is counted, and no match). */
+bool hs_trig_regex(hs_trig *t, const hs_regex *re, const char *s);
+/* The text written to trace_marker, into buf (false, counted unreadable, when the event has none). */
+bool hs_trig_marker(hs_trig *t, const hs_key_event *ev, char *buf, size_t cap);
+/* A frame's start in atrace's marker text, "B|<pid>|<name>", whose name matches the trigger's slice pattern
+ * (any without one): pid and name (pointing into buf) are set. */
+bool hs_trig_slice_begin(hs_trig *t, const hs_key_event *ev, char *buf, size_t cap, int *pid, const char **name);
 void hs_trig_cond_evidence(hs_trig *t, const hs_key_event *ev, hs_json *j);
 /* The evidence's common opening: trigger, kind, the event, the behaviour in force. */
 void hs_trig_evidence_begin(const hs_trigger_engine *te, const hs_trig *t, const hs_key_event *ev, hs_json *j);
