@@ -163,19 +163,6 @@ static bool uint_of(ld *L, const hs_ynode *n, const char *key, unsigned min, uns
 	return true;
 }
 
-static bool ident_ok(const char *s)
-{
-	size_t n = strlen(s);
-	if (n == 0 || n > HS_MAX_IDENT_CHARS)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
-			return false;
-	}
-	return true;
-}
-
 /* A path relative to the config's directory, with "dir/.." and "./" folded
  * away (lexically, no links resolved) so messages and diffs show short paths. */
 static const char *resolve(rg_config *cfg, const char *rel)
@@ -255,7 +242,7 @@ static void load_scenarios(ld *L, const hs_ynode *n)
 		const hs_ynode *k = n->keys[i], *v = n->items[i];
 		if (k->type != HS_Y_SCALAR || hs_ynode_value(k) != HS_YV_STR)
 			continue; /* reported by the YAML layer */
-		if (!ident_ok(k->str)) {
+		if (!hs_key_ident_ok(k->str, HS_MAX_IDENT_CHARS, true, false)) {
 			bad(L, HS_D_NAME, k->pos, "use 1 to 64 letters, digits, '_' or '-'", "'%s' is not a valid scenario name",
 			    k->str);
 			continue;

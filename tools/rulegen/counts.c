@@ -41,6 +41,14 @@ static int row_qsort(const void *a, const void *b)
 	return rg_row_cmp(a, b);
 }
 
+/* Frees a row's strings (not the row, which lives in an array). */
+static void row_free(rg_row *r)
+{
+	free(r->provider);
+	free(r->key);
+	free(r->value);
+}
+
 /* Sorts and merges equal rows (their counts add up). */
 void rg_counts_sort(rg_counts *c)
 {
@@ -51,9 +59,7 @@ void rg_counts_sort(rg_counts *c)
 	for (size_t i = 1; i < c->n; i++) {
 		if (rg_row_cmp(&c->rows[w], &c->rows[i]) == 0) {
 			c->rows[w].count += c->rows[i].count;
-			free(c->rows[i].provider);
-			free(c->rows[i].key);
-			free(c->rows[i].value);
+			row_free(&c->rows[i]);
 		} else {
 			c->rows[++w] = c->rows[i];
 		}
@@ -75,9 +81,7 @@ static bool push_row(rg_counts *c, const char *provider, const char *key, const 
 	r->count = count;
 	r->line = line;
 	if (!r->provider || !r->key || !r->value) {
-		free(r->provider);
-		free(r->key);
-		free(r->value);
+		row_free(r);
 		return false;
 	}
 	c->n++;
@@ -103,11 +107,8 @@ const rg_row *rg_counts_find(const rg_counts *c, const char *provider, const cha
 
 void rg_counts_free(rg_counts *c)
 {
-	for (size_t i = 0; i < c->n; i++) {
-		free(c->rows[i].provider);
-		free(c->rows[i].key);
-		free(c->rows[i].value);
-	}
+	for (size_t i = 0; i < c->n; i++)
+		row_free(&c->rows[i]);
 	free(c->rows);
 	memset(c, 0, sizeof(*c));
 }
@@ -369,47 +370,37 @@ static bool parse_text(rg_counts *c, const char *path, char *text, size_t len, c
 /* One walk: records per identity in the library's counting table, and the span they cover. */
 typedef struct {
 	hs_event_counts *counts;
-	uint64_t first, last; /* trace.dat: trace clock ns; ETL: FILETIME */
-	bool any, oom;
+	hs_event_count all; /* the whole trace as one entry: its first..last (trace.dat: trace clock ns; ETL: FILETIME) */
+	bool oom;
 } trace_ctx;
 
-static void span(trace_ctx *t, uint64_t ts)
+/* Counts one record of either format under k (names from e, may be NULL); `timed`: ts is its time. */
+static int count(trace_ctx *t, const hs_event_key *k, const hs_event *e, uint64_t ts, bool timed)
 {
-	if (!t->any || ts < t->first)
-		t->first = ts;
-	if (!t->any || ts > t->last)
-		t->last = ts;
-	t->any = true;
+	if (!hs_event_counts_add(t->counts, k, e)) {
+		t->oom = true;
+		return 1;
+	}
+	if (timed)
+		hs_event_count_time(&t->all, ts);
+	return 0;
 }
 
 static int on_td(const hs_tracedat_record *r, void *vctx)
 {
-	trace_ctx *t = vctx;
 	hs_event e;
 	hs_event_from_tracedat(r, &e);
-	if (!hs_event_counts_add(t->counts, &e.key, &e)) {
-		t->oom = true;
-		return 1;
-	}
-	span(t, r->ts);
-	return 0;
+	return count(vctx, &e.key, &e, r->ts, true);
 }
 
 static int on_etl(const hs_etl_record *r, void *vctx)
 {
-	trace_ctx *t = vctx;
 	hs_event e;
 	hs_event_from_etl(r, &e);
 	/* Counts files name ETW events by id, as analyze counts prints them. */
 	hs_event_key k = e.key;
 	k.name_hash = 0;
-	if (!hs_event_counts_add(t->counts, &k, NULL)) {
-		t->oom = true;
-		return 1;
-	}
-	if (r->filetime)
-		span(t, r->filetime);
-	return 0;
+	return count(vctx, &k, NULL, r->filetime, r->filetime != 0);
 }
 
 /* The table's entries as counts rows: PROVIDER, KEY, VALUE (a number or an ftrace event name). */
@@ -441,12 +432,12 @@ static bool add_trace(rg_counts *c, trace_ctx *t, const char *path, double ticks
 		hs_diag_add(d, HS_D_LIMIT, at, NULL, "out of memory counting '%s'", path);
 		return false;
 	}
-	if (t->last <= t->first) {
+	if (t->all.last <= t->all.first) {
 		hs_diag_add(d, HS_D_RANGE, at, "a rate needs at least two events at different times",
 			    "trace '%s' spans no time (%" PRIu64 " events)", path, total);
 		return false;
 	}
-	c->seconds += (double)(t->last - t->first) / ticks_per_s;
+	c->seconds += (double)(t->all.last - t->all.first) / ticks_per_s;
 	c->total += total;
 	c->n_files++;
 	rg_counts_sort(c);
