@@ -8,7 +8,9 @@
 
 #include "hindsight/diag.h"
 #include "hindsight/exitcodes.h"
+#include "hindsight/limits.h"
 #include "hindsight/rules.h"
+#include "hindsight/text.h"
 
 /*
  * The catalog (rules/providers/linux.yaml) stays hand-written: its stories
@@ -52,25 +54,13 @@ static int put(text *t, const char *s)
 	return 0;
 }
 
+/* A whole file, or NULL with errno saying why. Format files end up in the
+ * formats file, so neither may be larger than a rules file. */
 static char *read_all(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	text t = {0};
-	char chunk[4096];
-	size_t n;
-	int bad = put(&t, "");
-	while (!bad && (n = fread(chunk, 1, sizeof chunk - 1, f)) > 0) {
-		chunk[n] = 0;
-		bad = put(&t, chunk);
-	}
-	fclose(f);
-	if (bad) {
-		free(t.buf);
-		return NULL;
-	}
-	return t.buf;
+	char *buf;
+	size_t len;
+	return hs_read_file(path, HS_MAX_RULES_FILE_BYTES, &buf, &len) == HS_OK ? buf : NULL;
 }
 
 /* One "field:DECL;\toffset:N;\tsize:N;\tsigned:N;" line as "name: [type, size, signed]". */
