@@ -7,6 +7,7 @@
 
 #include "hindsight/diag.h"
 #include "hindsight/etl.h"
+#include "hindsight/event_counts.h"
 #include "hindsight/exitcodes.h"
 #include "hindsight/plan.h"
 #include "hindsight/rules.h"
@@ -61,14 +62,46 @@ void analyze_free_rules(analyze_rules *r);
  * section for it. Free the plan with hs_plan_free, then the rules. */
 int analyze_load_plan(const analyze_opts *o, hs_platform platform, analyze_rules *rules, hs_plan **plan);
 
-/* ---- tracedat.c: trace.dat files (counts, summary; tracedat_crash.c: crash) ---- */
+/* ---- trace.c: counts and summary over either format ---- */
 
 /* Opens a trace.dat, printing the reader's problems on failure; returns 0 or an exit code. */
 int analyze_open_tracedat(const char *path, hs_tracedat **out);
+
+/* A trace of either format: one of the two is open. */
+typedef struct {
+	hs_etl *etl;
+	hs_tracedat *td;
+} analyze_trace;
+
+/* Opens path as what its magic says, printing why not; returns 0 or an exit code. */
+int analyze_trace_open(const char *path, analyze_trace *t);
+/* A command's end: when rc is 0, writes sb to stdout and returns the exit code for the
+ * trace's problems (printed on stderr); frees sb and closes the trace either way. */
+int analyze_trace_finish(analyze_trace *t, hs_strbuf *sb, int rc);
+
+/* Records per identity (hs_event.key) and the time they span, from one walk. */
+typedef struct {
+	hs_event_counts *counts;          /* owned */
+	hs_event_count all;               /* every record as one entry: first..last time (.etl: FILETIME of the
+					     events, the session header left out; trace.dat: trace clock ns) */
+	const hs_tracedat_info *info;     /* trace.dat */
+	uint64_t *per_buffer;             /* trace.dat: events per buffer, in info's instance order ([0]: top) */
+	bool oom;
+} analyze_tally;
+
+/* Walks the .etl in file order (with progress) into t; by_id: the counts format's identity, TraceLogging
+ * events by id and without names. False when memory ran out (t is incomplete); free t either way. */
+bool analyze_tally_etl(hs_etl *etl, bool by_id, analyze_tally *t);
+bool analyze_tally_tracedat(hs_tracedat *td, analyze_tally *t);
+void analyze_tally_free(analyze_tally *t);
+
+/* ---- tracedat.c: counts and summary of trace.dat files (tracedat_crash.c: crash) ---- */
+
 /* "5186.883371000": seconds.nanoseconds of a trace clock. */
 void analyze_format_clock_ns(uint64_t ns, char *buf, size_t cap);
-int analyze_counts_tracedat(const analyze_opts *o);
-int analyze_summary_tracedat(const analyze_opts *o);
+/* The command's output in sb; 0 or an exit code (said on stderr). */
+int analyze_counts_tracedat(const analyze_opts *o, hs_tracedat *td, hs_strbuf *sb);
+int analyze_summary_tracedat(const analyze_opts *o, const analyze_rules *rules, hs_tracedat *td, hs_strbuf *sb);
 int analyze_crash_tracedat(const analyze_opts *o);
 
 /* Subcommands, one file each. Each returns the process exit status. */

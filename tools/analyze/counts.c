@@ -11,24 +11,6 @@
 #include "hindsight/json.h"
 
 typedef struct {
-	hs_event_counts *counts;
-	const hs_etl *etl;
-} counts_ctx;
-
-static int on_record(const hs_etl_record *r, void *vctx)
-{
-	counts_ctx *ctx = vctx;
-	analyze_progress(ctx->etl, r);
-	hs_event e;
-	hs_event_from_etl(r, &e);
-	/* The counts format names events by id: TraceLogging names do not split them. */
-	hs_event_key k = e.key;
-	k.name_hash = 0;
-	hs_event_counts_add(ctx->counts, &k, NULL);
-	return 0;
-}
-
-typedef struct {
 	char provider[48];
 	const char *keyname;
 	uint32_t num;
@@ -54,33 +36,25 @@ static int cmp_row(const void *a, const void *b)
 	return x->num < y->num ? -1 : x->num > y->num;
 }
 
-int analyze_counts(const analyze_opts *o)
+/* The .etl's counts into sb; 0 or an exit code (said on stderr). */
+static int counts_etl(const analyze_opts *o, hs_etl *etl, hs_strbuf *sb)
 {
-	if (hs_tracedat_sniff(o->file))
-		return analyze_counts_tracedat(o);
-	hs_etl *etl = NULL;
-	int rc = analyze_open_etl(o->file, &etl);
-	if (rc)
-		return rc;
-	counts_ctx ctx = {.etl = etl};
+	analyze_tally t;
 	row *rows = NULL;
 	size_t n = 0;
-	if (hs_event_counts_new(&ctx.counts) != HS_OK)
+	if (!analyze_tally_etl(etl, true, &t))
 		goto oom;
-	hs_etl_foreach(etl, HS_ETL_FILE_ORDER, on_record, &ctx);
-	analyze_progress_done();
-	n = hs_event_counts_len(ctx.counts);
+	n = hs_event_counts_len(t.counts);
 	rows = calloc(n + 1, sizeof(*rows));
-	if (hs_event_counts_failed(ctx.counts) || !rows)
+	if (!rows)
 		goto oom;
 	for (size_t i = 0; i < n; i++)
-		format_row(hs_event_counts_at(ctx.counts, i), &rows[i]);
+		format_row(hs_event_counts_at(t.counts, i), &rows[i]);
 	qsort(rows, n, sizeof(*rows), cmp_row);
 	if (o->json) {
-		hs_strbuf sb = {0};
 		hs_json j;
-		analyze_json_begin(&j, &sb, o->file, NULL);
-		hs_json_kuint(&j, "events", hs_event_counts_total(ctx.counts));
+		analyze_json_begin(&j, sb, o->file, NULL);
+		hs_json_kuint(&j, "events", hs_event_counts_total(t.counts));
 		hs_json_key(&j, "counts");
 		hs_json_arr_begin(&j);
 		for (size_t i = 0; i < n; i++) {
@@ -94,23 +68,29 @@ int analyze_counts(const analyze_opts *o)
 		hs_json_arr_end(&j);
 		analyze_json_problems(&j, hs_etl_problems(etl));
 		hs_json_obj_end(&j);
-		hs_sb_write_free(&sb, stdout);
 	} else {
 		for (size_t i = 0; i < n; i++)
-			printf("%s\t%s=%" PRIu32 "\t%" PRIu64 "\n", rows[i].provider, rows[i].keyname, rows[i].num,
-			       rows[i].count);
-		printf("TOTAL\t%" PRIu64 "\n", hs_event_counts_total(ctx.counts));
+			hs_sb_printf(sb, "%s\t%s=%" PRIu32 "\t%" PRIu64 "\n", rows[i].provider, rows[i].keyname, rows[i].num,
+				     rows[i].count);
+		hs_sb_printf(sb, "TOTAL\t%" PRIu64 "\n", hs_event_counts_total(t.counts));
 	}
-	rc = analyze_report_problems(hs_etl_problems(etl));
 	free(rows);
-	hs_event_counts_free(ctx.counts);
-	hs_etl_close(etl);
-	return rc;
+	analyze_tally_free(&t);
+	return 0;
 oom:
-	analyze_progress_done();
 	fprintf(stderr, "analyze: out of memory counting events\n");
 	free(rows);
-	hs_event_counts_free(ctx.counts);
-	hs_etl_close(etl);
+	analyze_tally_free(&t);
 	return HS_EXIT_USAGE;
+}
+
+int analyze_counts(const analyze_opts *o)
+{
+	analyze_trace t;
+	int rc = analyze_trace_open(o->file, &t);
+	if (rc)
+		return rc;
+	hs_strbuf sb = {0};
+	rc = t.td ? analyze_counts_tracedat(o, t.td, &sb) : counts_etl(o, t.etl, &sb);
+	return analyze_trace_finish(&t, &sb, rc);
 }

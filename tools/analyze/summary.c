@@ -12,29 +12,6 @@
 
 enum { TOP_EVENTS = 15 };
 
-typedef struct {
-	hs_event_counts *counts;
-	uint64_t first, last; /* FILETIME of the earliest and latest event */
-	hs_etl *etl;
-} summary_ctx;
-
-static int on_record(const hs_etl_record *r, void *vctx)
-{
-	summary_ctx *c = vctx;
-	analyze_progress(c->etl, r);
-	hs_event e;
-	hs_event_from_etl(r, &e);
-	if (!hs_event_counts_add(c->counts, &e.key, &e))
-		return 1;
-	if (r->filetime && !e.session_header) {
-		if (!c->first || r->filetime < c->first)
-			c->first = r->filetime;
-		if (r->filetime > c->last)
-			c->last = r->filetime;
-	}
-	return 0;
-}
-
 /* One line per event kind, as shown and sorted. */
 typedef struct {
 	const hs_event_count *n;
@@ -102,34 +79,22 @@ static void mode_names(uint32_t m, char *buf, size_t cap)
 }
 
 
-int analyze_summary(const analyze_opts *o)
+/* The .etl's summary into sb; 0 or an exit code (said on stderr). */
+static int summary_etl(const analyze_opts *o, const analyze_rules *rules, hs_etl *etl, hs_strbuf *sb)
 {
-	if (hs_tracedat_sniff(o->file))
-		return analyze_summary_tracedat(o);
-	analyze_rules rules;
 	char cb[24]; /* an unknown clock's name */
-	int rc = analyze_load_rules(o, &rules);
-	if (rc)
-		return rc;
-	hs_etl *etl = NULL;
-	rc = analyze_open_etl(o->file, &etl);
-	if (rc) {
-		analyze_free_rules(&rules);
-		return rc;
-	}
-	summary_ctx c = {.etl = etl};
+	int rc = 0;
+	analyze_tally c;
 	line *lines = NULL, **top = NULL;
 	size_t n = 0;
-	if (hs_event_counts_new(&c.counts) != HS_OK)
+	if (!analyze_tally_etl(etl, false, &c))
 		goto oom;
-	hs_etl_foreach(etl, HS_ETL_FILE_ORDER, on_record, &c);
-	analyze_progress_done();
 	n = hs_event_counts_len(c.counts);
 	lines = calloc(n + 1, sizeof(*lines));
 	top = calloc(n + 1, sizeof(*top));
-	if (hs_event_counts_failed(c.counts) || !lines || !top)
+	if (!lines || !top)
 		goto oom;
-	hs_event_names names = {rules.rules};
+	hs_event_names names = {rules->rules};
 	for (size_t i = 0; i < n; i++)
 		describe(&names, hs_event_counts_at(c.counts, i), &lines[i]);
 	qsort(lines, n, sizeof(*lines), cmp_provider_then_count);
@@ -143,16 +108,15 @@ int analyze_summary(const analyze_opts *o)
 		compressed += hs_etl_buffer_at(etl, i)->compressed;
 	char mode[256], t0[40], t1[40];
 	mode_names(h->log_file_mode, mode, sizeof mode);
-	hs_etl_filetime_text(c.first, t0, sizeof t0);
-	hs_etl_filetime_text(c.last, t1, sizeof t1);
-	double span = c.last > c.first ? (double)(c.last - c.first) / 1e7 : 0.0;
+	hs_etl_filetime_text(c.all.first, t0, sizeof t0);
+	hs_etl_filetime_text(c.all.last, t1, sizeof t1);
+	double span = c.all.last > c.all.first ? (double)(c.all.last - c.all.first) / 1e7 : 0.0;
 
-	hs_strbuf sb = {0};
 	if (o->json) {
 		hs_json j;
-		analyze_json_begin(&j, &sb, o->file, NULL);
+		analyze_json_begin(&j, sb, o->file, NULL);
 		hs_json_kuint(&j, "bytes", hs_etl_file_size(etl));
-		hs_json_kstr(&j, "rules", rules.path);
+		hs_json_kstr(&j, "rules", rules->path);
 		hs_json_kstr(&j, "logger", h->logger_name);
 		hs_json_kstr(&j, "log_file_name", h->log_file_name);
 		hs_json_kuint(&j, "log_file_mode", h->log_file_mode);
@@ -188,22 +152,22 @@ int analyze_summary(const analyze_opts *o)
 		analyze_json_problems(&j, hs_etl_problems(etl));
 		hs_json_obj_end(&j);
 	} else {
-		hs_sb_printf(&sb, "file:      %s (%zu bytes)\n", o->file, hs_etl_file_size(etl));
-		hs_sb_printf(&sb, "logger:    %s\n", h->logger_name[0] ? h->logger_name : "(none)");
-		hs_sb_printf(&sb, "log file:  %s\n", h->log_file_name[0] ? h->log_file_name : "(none)");
-		hs_sb_printf(&sb, "mode:      0x%08x %s\n", h->log_file_mode, mode);
-		hs_sb_printf(&sb, "machine:   Windows build %u, %u CPUs, %u-bit logger, clock %s\n", h->provider_version,
+		hs_sb_printf(sb, "file:      %s (%zu bytes)\n", o->file, hs_etl_file_size(etl));
+		hs_sb_printf(sb, "logger:    %s\n", h->logger_name[0] ? h->logger_name : "(none)");
+		hs_sb_printf(sb, "log file:  %s\n", h->log_file_name[0] ? h->log_file_name : "(none)");
+		hs_sb_printf(sb, "mode:      0x%08x %s\n", h->log_file_mode, mode);
+		hs_sb_printf(sb, "machine:   Windows build %u, %u CPUs, %u-bit logger, clock %s\n", h->provider_version,
 			     h->cpus, h->pointer_size * 8, hs_etw_clock_name(h->clock_type, cb, sizeof cb));
-		hs_sb_printf(&sb, "time:      %s .. %s (%.3f s)\n", t0, t1, span);
-		hs_sb_printf(&sb, "buffers:   %zu (%zu compressed, %zu flagged lost)\n", nb, compressed,
+		hs_sb_printf(sb, "time:      %s .. %s (%.3f s)\n", t0, t1, span);
+		hs_sb_printf(sb, "buffers:   %zu (%zu compressed, %zu flagged lost)\n", nb, compressed,
 			     hs_etl_lost_flagged_buffers(etl));
-		hs_sb_printf(&sb, "events:    %" PRIu64 "; lost: %u events, %u buffers (per the logger)\n", hs_event_counts_total(c.counts),
+		hs_sb_printf(sb, "events:    %" PRIu64 "; lost: %u events, %u buffers (per the logger)\n", hs_event_counts_total(c.counts),
 			     h->events_lost, h->buffers_lost);
-		hs_sb_printf(&sb, "names:     %s\n", rules.path);
-		hs_sb_append(&sb, "\nbusiest events:\n");
+		hs_sb_printf(sb, "names:     %s\n", rules->path);
+		hs_sb_append(sb, "\nbusiest events:\n");
 		for (size_t i = 0; i < n && i < TOP_EVENTS; i++)
-			hs_sb_printf(&sb, "  %10" PRIu64 "  %s / %s\n", top[i]->n->count, top[i]->provider, top[i]->event);
-		hs_sb_append(&sb, "\nevents by provider:\n");
+			hs_sb_printf(sb, "  %10" PRIu64 "  %s / %s\n", top[i]->n->count, top[i]->provider, top[i]->event);
+		hs_sb_append(sb, "\nevents by provider:\n");
 		const char *prev = "";
 		for (size_t i = 0; i < n; i++) {
 			const line *l = &lines[i];
@@ -211,29 +175,39 @@ int analyze_summary(const analyze_opts *o)
 				uint64_t sum = 0;
 				for (size_t k = i; k < n && strcmp(lines[k].provider, l->provider) == 0; k++)
 					sum += lines[k].n->count;
-				hs_sb_printf(&sb, "  %s: %" PRIu64 "\n", l->provider, sum);
+				hs_sb_printf(sb, "  %s: %" PRIu64 "\n", l->provider, sum);
 				prev = l->provider;
 			}
-			hs_sb_printf(&sb, "    %10" PRIu64 "  %s%s", l->n->count, l->event, l->guessed ? " [name unverified]" : "");
+			hs_sb_printf(sb, "    %10" PRIu64 "  %s%s", l->n->count, l->event, l->guessed ? " [name unverified]" : "");
 			if (l->story)
-				hs_sb_printf(&sb, " - %s", l->story);
-			hs_sb_putc(&sb, '\n');
+				hs_sb_printf(sb, " - %s", l->story);
+			hs_sb_putc(sb, '\n');
 		}
 	}
-	if (hs_sb_write_free(&sb, stdout) != HS_OK)
-		rc = HS_EXIT_USAGE;
-	if (!rc)
-		rc = analyze_report_problems(hs_etl_problems(etl));
 	goto out;
 oom:
-	analyze_progress_done();
 	fprintf(stderr, "analyze: out of memory\n");
 	rc = HS_EXIT_USAGE;
 out:
 	free(lines);
 	free(top);
-	hs_event_counts_free(c.counts);
-	hs_etl_close(etl);
+	analyze_tally_free(&c);
+	return rc;
+}
+
+int analyze_summary(const analyze_opts *o)
+{
+	analyze_rules rules;
+	int rc = analyze_load_rules(o, &rules);
+	if (rc)
+		return rc;
+	analyze_trace t;
+	rc = analyze_trace_open(o->file, &t);
+	if (!rc) {
+		hs_strbuf sb = {0};
+		rc = t.td ? analyze_summary_tracedat(o, &rules, t.td, &sb) : summary_etl(o, &rules, t.etl, &sb);
+		rc = analyze_trace_finish(&t, &sb, rc);
+	}
 	analyze_free_rules(&rules);
 	return rc;
 }

@@ -1,4 +1,4 @@
-/* analyze/tracedat.c: `analyze counts` and `summary` on trace.dat files, and what the trace.dat subcommands share. */
+/* analyze/tracedat.c: what `analyze counts` and `summary` print for trace.dat files (the walk is trace.c's), and the trace clock's text the trace.dat subcommands share. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,65 +9,10 @@
 #include "hindsight/event_counts.h"
 #include "hindsight/event_names.h"
 
-int analyze_open_tracedat(const char *path, hs_tracedat **out)
-{
-	hs_status st = hs_tracedat_open(path, out);
-	if (st == HS_OK)
-		return 0;
-	if (st == HS_EUNSUPPORTED)
-		fprintf(stderr, "analyze: %s is a trace.dat; this build has no libtracecmd to read it (Linux only)\n", path);
-	else if (*out)
-		analyze_report_problems(hs_tracedat_problems(*out));
-	else
-		fprintf(stderr, "analyze: %s: %s\n", path, hs_strerror(st));
-	hs_tracedat_close(*out);
-	*out = NULL;
-	return HS_EXIT_USAGE;
-}
-
 void analyze_format_clock_ns(uint64_t ns, char *buf, size_t cap)
 {
 	/* trace-cmd report's own form (seconds.microseconds), plus the nanoseconds. */
 	snprintf(buf, cap, "%" PRIu64 ".%09" PRIu64, ns / 1000000000u, ns % 1000000000u);
-}
-
-/* ---- per-event tally: the library's counting table, plus what only trace.dat has (buffers, the trace clock's span) ---- */
-
-typedef struct {
-	hs_event_counts *counts;
-	uint64_t first, last; /* trace clock ns */
-	bool any_time, oom;
-	/* events per buffer, in the reader's instance order ([0] is the top buffer) */
-	const hs_tracedat_info *info;
-	uint64_t *per_buffer;
-} td_tally;
-
-static int on_tally(const hs_tracedat_record *r, void *vctx)
-{
-	td_tally *t = vctx;
-	hs_event e;
-	hs_event_from_tracedat(r, &e);
-	if (!hs_event_counts_add(t->counts, &e.key, &e)) {
-		t->oom = true;
-		return 1;
-	}
-	if (!t->any_time || e.time_ns < t->first)
-		t->first = e.time_ns;
-	if (e.time_ns > t->last)
-		t->last = e.time_ns;
-	t->any_time = true;
-	size_t b = 0;
-	for (size_t i = 0; e.buffer[0] && i < t->info->n_instances; i++)
-		if (strcmp(t->info->instances[i], e.buffer) == 0)
-			b = i + 1;
-	t->per_buffer[b]++;
-	return 0;
-}
-
-static void tally_done(td_tally *t)
-{
-	hs_event_counts_free(t->counts);
-	free(t->per_buffer);
 }
 
 /* The entry's ftrace system and event name: the record's own, which every ftrace record has. */
@@ -100,15 +45,9 @@ static int cmp_row_count(const void *a, const void *b)
 }
 
 /* Walks the file into t; returns its entries sorted by (system, name) in *rows. */
-static int tally_file(hs_tracedat *td, td_tally *t, hs_event_count ***rows, size_t *n_rows)
+static int tally_file(hs_tracedat *td, analyze_tally *t, hs_event_count ***rows, size_t *n_rows)
 {
-	memset(t, 0, sizeof(*t));
-	t->info = hs_tracedat_get_info(td);
-	t->per_buffer = calloc(t->info->n_instances + 1, sizeof(*t->per_buffer));
-	if (!t->per_buffer || hs_event_counts_new(&t->counts) != HS_OK)
-		goto oom;
-	hs_tracedat_foreach(td, on_tally, t);
-	if (t->oom || hs_event_counts_failed(t->counts))
+	if (!analyze_tally_tracedat(td, t))
 		goto oom;
 	size_t n = hs_event_counts_len(t->counts);
 	*rows = calloc(n + 1, sizeof(**rows));
@@ -124,22 +63,17 @@ oom:
 	return HS_EXIT_USAGE;
 }
 
-int analyze_counts_tracedat(const analyze_opts *o)
+int analyze_counts_tracedat(const analyze_opts *o, hs_tracedat *td, hs_strbuf *sb)
 {
-	hs_tracedat *td = NULL;
-	int rc = analyze_open_tracedat(o->file, &td);
-	if (rc)
-		return rc;
-	td_tally t;
+	analyze_tally t;
 	hs_event_count **rows = NULL;
 	size_t n = 0;
-	rc = tally_file(td, &t, &rows, &n);
+	int rc = tally_file(td, &t, &rows, &n);
 	if (rc)
 		goto out;
-	hs_strbuf sb = {0};
 	if (o->json) {
 		hs_json j;
-		analyze_json_begin(&j, &sb, o->file, "trace.dat");
+		analyze_json_begin(&j, sb, o->file, "trace.dat");
 		hs_json_kuint(&j, "events", hs_event_counts_total(t.counts));
 		hs_json_key(&j, "counts");
 		hs_json_arr_begin(&j);
@@ -155,35 +89,23 @@ int analyze_counts_tracedat(const analyze_opts *o)
 		hs_json_obj_end(&j);
 	} else {
 		for (size_t i = 0; i < n; i++)
-			hs_sb_printf(&sb, "%s\tevent=%s\t%" PRIu64 "\n", sys_of(rows[i]), name_of(rows[i]), rows[i]->count);
-		hs_sb_printf(&sb, "TOTAL\t%" PRIu64 "\n", hs_event_counts_total(t.counts));
+			hs_sb_printf(sb, "%s\tevent=%s\t%" PRIu64 "\n", sys_of(rows[i]), name_of(rows[i]), rows[i]->count);
+		hs_sb_printf(sb, "TOTAL\t%" PRIu64 "\n", hs_event_counts_total(t.counts));
 	}
-	rc = hs_sb_write_free(&sb, stdout) == HS_OK ? analyze_report_problems(hs_tracedat_problems(td)) : HS_EXIT_USAGE;
 out:
 	free(rows);
-	tally_done(&t);
-	hs_tracedat_close(td);
+	analyze_tally_free(&t);
 	return rc;
 }
 
 enum { TOP_EVENTS = 15 };
 
-int analyze_summary_tracedat(const analyze_opts *o)
+int analyze_summary_tracedat(const analyze_opts *o, const analyze_rules *rules, hs_tracedat *td, hs_strbuf *sb)
 {
-	analyze_rules rules;
-	int rc = analyze_load_rules(o, &rules);
-	if (rc)
-		return rc;
-	hs_tracedat *td = NULL;
-	rc = analyze_open_tracedat(o->file, &td);
-	if (rc) {
-		analyze_free_rules(&rules);
-		return rc;
-	}
-	td_tally t;
+	analyze_tally t;
 	hs_event_count **rows = NULL, **top = NULL;
 	size_t n = 0;
-	rc = tally_file(td, &t, &rows, &n);
+	int rc = tally_file(td, &t, &rows, &n);
 	if (rc)
 		goto out;
 	top = calloc(n + 1, sizeof(*top));
@@ -195,19 +117,18 @@ int analyze_summary_tracedat(const analyze_opts *o)
 	qsort(top, n, sizeof(*top), cmp_row_count);
 	const hs_tracedat_info *info = hs_tracedat_get_info(td);
 	/* ftrace events are named by their system's catalog provider */
-	hs_event_names names = {rules.rules};
+	hs_event_names names = {rules->rules};
 	char t0[32], t1[32];
-	analyze_format_clock_ns(t.first, t0, sizeof t0);
-	analyze_format_clock_ns(t.last, t1, sizeof t1);
-	double span = t.last > t.first ? (double)(t.last - t.first) / 1e9 : 0.0;
+	analyze_format_clock_ns(t.all.first, t0, sizeof t0);
+	analyze_format_clock_ns(t.all.last, t1, sizeof t1);
+	double span = t.all.last > t.all.first ? (double)(t.all.last - t.all.first) / 1e9 : 0.0;
 	const char *clock = info->clock[0] ? info->clock : "unknown";
 
-	hs_strbuf sb = {0};
 	if (o->json) {
 		hs_json j;
-		analyze_json_begin(&j, &sb, o->file, "trace.dat");
+		analyze_json_begin(&j, sb, o->file, "trace.dat");
 		hs_json_kuint(&j, "bytes", info->file_size);
-		hs_json_kstr(&j, "rules", rules.path);
+		hs_json_kstr(&j, "rules", rules->path);
 		hs_json_kuint(&j, "version", info->version);
 		hs_json_kstr(&j, "clock", clock);
 		hs_json_kuint(&j, "cpus", info->cpus);
@@ -245,19 +166,19 @@ int analyze_summary_tracedat(const analyze_opts *o)
 		analyze_json_problem_texts(&j, hs_tracedat_problems(td));
 		hs_json_obj_end(&j);
 	} else {
-		hs_sb_printf(&sb, "file:      %s (%" PRIu64 " bytes, trace.dat version %u)\n", o->file, info->file_size,
+		hs_sb_printf(sb, "file:      %s (%" PRIu64 " bytes, trace.dat version %u)\n", o->file, info->file_size,
 			     info->version);
-		hs_sb_printf(&sb, "machine:   %u CPUs, trace clock %s\n", info->cpus, clock);
-		hs_sb_printf(&sb, "buffers:   top %" PRIu64 " events", t.per_buffer[0]);
+		hs_sb_printf(sb, "machine:   %u CPUs, trace clock %s\n", info->cpus, clock);
+		hs_sb_printf(sb, "buffers:   top %" PRIu64 " events", t.per_buffer[0]);
 		for (size_t i = 0; i < info->n_instances; i++)
-			hs_sb_printf(&sb, ", %s %" PRIu64 " events", info->instances[i], t.per_buffer[i + 1]);
-		hs_sb_printf(&sb, "\ntime:      %s .. %s s of the %s clock (%.3f s)\n", t0, t1, clock, span);
-		hs_sb_printf(&sb, "events:    %" PRIu64 "\n", hs_event_counts_total(t.counts));
-		hs_sb_printf(&sb, "names:     %s\n", rules.path);
-		hs_sb_append(&sb, "\nbusiest events:\n");
+			hs_sb_printf(sb, ", %s %" PRIu64 " events", info->instances[i], t.per_buffer[i + 1]);
+		hs_sb_printf(sb, "\ntime:      %s .. %s s of the %s clock (%.3f s)\n", t0, t1, clock, span);
+		hs_sb_printf(sb, "events:    %" PRIu64 "\n", hs_event_counts_total(t.counts));
+		hs_sb_printf(sb, "names:     %s\n", rules->path);
+		hs_sb_append(sb, "\nbusiest events:\n");
 		for (size_t i = 0; i < n && i < TOP_EVENTS; i++)
-			hs_sb_printf(&sb, "  %10" PRIu64 "  %s / %s\n", top[i]->count, sys_of(top[i]), name_of(top[i]));
-		hs_sb_append(&sb, "\nevents by system:\n");
+			hs_sb_printf(sb, "  %10" PRIu64 "  %s / %s\n", top[i]->count, sys_of(top[i]), name_of(top[i]));
+		hs_sb_append(sb, "\nevents by system:\n");
 		for (size_t i = 0; i < n; i++) {
 			hs_event_label lab;
 			hs_event_names_label(&names, &rows[i]->key, rows[i]->provider, rows[i]->name, &lab);
@@ -266,24 +187,21 @@ int analyze_summary_tracedat(const analyze_opts *o)
 				uint64_t sum = 0;
 				for (size_t k = i; k < n && strcmp(sys_of(rows[k]), sys_of(rows[i])) == 0; k++)
 					sum += rows[k]->count;
-				hs_sb_printf(&sb, "  %s: %" PRIu64 "%s%s\n", sys_of(rows[i]), sum, p && p->description ? " - " : "",
+				hs_sb_printf(sb, "  %s: %" PRIu64 "%s%s\n", sys_of(rows[i]), sum, p && p->description ? " - " : "",
 					     p && p->description ? p->description : "");
 			}
 			const hs_cat_event *ce = lab.cat_event;
-			hs_sb_printf(&sb, "    %10" PRIu64 "  %s", rows[i]->count, name_of(rows[i]));
+			hs_sb_printf(sb, "    %10" PRIu64 "  %s", rows[i]->count, name_of(rows[i]));
 			if (ce && ce->alert)
-				hs_sb_printf(&sb, " [%s]", ce->alert);
+				hs_sb_printf(sb, " [%s]", ce->alert);
 			if (ce && ce->story)
-				hs_sb_printf(&sb, " - %s", ce->story);
-			hs_sb_putc(&sb, '\n');
+				hs_sb_printf(sb, " - %s", ce->story);
+			hs_sb_putc(sb, '\n');
 		}
 	}
-	rc = hs_sb_write_free(&sb, stdout) == HS_OK ? analyze_report_problems(hs_tracedat_problems(td)) : HS_EXIT_USAGE;
 out:
 	free(rows);
 	free(top);
-	tally_done(&t);
-	hs_tracedat_close(td);
-	analyze_free_rules(&rules);
+	analyze_tally_free(&t);
 	return rc;
 }
