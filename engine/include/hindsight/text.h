@@ -10,7 +10,7 @@
 
 /*
  * Ownership: hs_read_file and hs_path_sibling return buffers the caller
- * frees; the other functions return pointers into their arguments or static
+ * frees, hs_dir_list an array hs_dir_list_free releases; the other functions return pointers into their arguments or static
  * data, or write into the caller's buffer.
  */
 
@@ -56,5 +56,17 @@ char *hs_path_join(const char *dir, const char *name);
 /* True when path names an existing directory / regular file (stat, links followed). */
 bool hs_path_is_dir(const char *path);
 bool hs_path_is_file(const char *path);
+
+/* Whether hs_dir_list keeps `name` of directory `dir` (ctx is the caller's). */
+typedef bool (*hs_dir_keep_fn)(const char *dir, const char *name, void *ctx);
+/* The names in directory dir, sorted by strcmp (reports and listings come out
+ * the same on every file system), without those starting with '.' and those
+ * keep (when not NULL) refuses; at most max of them (0: no limit), the first
+ * max the directory gives. *names (free with hs_dir_list_free) and *n are set
+ * on every return: HS_ENOENT and nothing when dir cannot be opened; HS_ENOMEM
+ * with the names read until memory ran out, sorted. */
+hs_status hs_dir_list(const char *dir, hs_dir_keep_fn keep, void *ctx, size_t max, char ***names, size_t *n);
+/* Frees hs_dir_list's n names and the array. */
+void hs_dir_list_free(char **names, size_t n);
 
 #endif

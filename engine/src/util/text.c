@@ -1,12 +1,14 @@
 /* util/text.c: file reading, edit distance and path helpers; see text.h. */
 #include "util/text.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "hindsight/vec.h"
 #include "util/compat.h"
 
 hs_status hs_read_file(const char *path, size_t max, char **out, size_t *len)
@@ -240,4 +242,48 @@ bool hs_path_is_file(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+hs_status hs_dir_list(const char *dir, hs_dir_keep_fn keep, void *ctx, size_t max, char ***names, size_t *n)
+{
+	*names = NULL;
+	*n = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return HS_ENOENT;
+	hs_status st = HS_OK;
+	char **v = NULL;
+	size_t k = 0, cap = 0;
+	struct dirent *de;
+	while ((max == 0 || k < max) && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || (keep && !keep(dir, de->d_name, ctx)))
+			continue;
+		char **nv = hs_array_grow(v, sizeof *v, k, &cap, 64);
+		char *name = nv ? strdup(de->d_name) : NULL;
+		if (nv)
+			v = nv;
+		if (!name) {
+			st = HS_ENOMEM;
+			break;
+		}
+		v[k++] = name;
+	}
+	closedir(d);
+	if (k > 1)
+		qsort(v, k, sizeof *v, name_cmp);
+	*names = v;
+	*n = k;
+	return st;
+}
+
+void hs_dir_list_free(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
 }
