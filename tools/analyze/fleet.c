@@ -1,5 +1,4 @@
 /* analyze/fleet.c: `analyze fleet PATH...`: every report under run folders, snapshot folders or a store of report.json files, grouped by their fleet signature (docs/fleet.md): the top buckets with their counts, sample weights, machines, first and last seen, an example and its verdict; one flat NDJSON row per report for DuckDB, ClickHouse or BigQuery. */
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -318,35 +317,15 @@ static void walk(fleet *f, const char *dir, int depth)
 	}
 	if (seen_before(f, dir)) /* a link back to a folder read already */
 		return;
-	DIR *d = opendir(dir);
-	if (!d) {
+	char **names;
+	size_t n;
+	hs_status st = hs_dir_list(dir, NULL, NULL, 0, &names, &n);
+	if (st == HS_ENOENT) {
 		skip(f, dir, "cannot be listed");
 		return;
 	}
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			char **nn = realloc(names, cap * sizeof *nn);
-			if (!nn) {
-				f->oom = true;
-				break;
-			}
-			names = nn;
-		}
-		if (!(names[n] = strdup(de->d_name))) {
-			f->oom = true;
-			break;
-		}
-		n++;
-	}
-	closedir(d);
-	if (n > 1)
-		qsort(names, n, sizeof *names, name_cmp);
+	if (st == HS_ENOMEM)
+		f->oom = true;
 	for (size_t i = 0; i < n; i++) {
 		char *p = hs_path_join(dir, names[i]);
 		if (p && hs_path_is_dir(p)) {
@@ -358,11 +337,10 @@ static void walk(fleet *f, const char *dir, int depth)
 				loose_report(f, p, false);
 		}
 		free(p);
-		free(names[i]);
 		if ((f->n_rows & 255) == 0)
 			progress(f, NULL);
 	}
-	free(names);
+	hs_dir_list_free(names, n);
 }
 
 /* ---- grouping ---- */

@@ -1,5 +1,4 @@
 /* report/input.c: what a report's PATH is (snapshot, run folder, folder of traces, one trace file), the files it names, and what snapshot.json and run.json say about them. */
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -147,39 +146,45 @@ static void read_run_json(hs_report *r, const char *path, bool whole_run)
 	hs_arena_free(&a);
 }
 
-static int name_cmp(const void *a, const void *b)
+/* A trace a report can read: a trace.dat by its magic, an .etl the reader opens (a replay names its JSON lines
+ * .etl on Windows). */
+static bool readable_trace(const char *path)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	if (hs_tracedat_sniff(path))
+		return true;
+	if (!hs_rpt_is_etl(path))
+		return false;
+	hs_etl *etl = NULL;
+	bool ok = hs_etl_open(path, &etl) == HS_OK;
+	hs_etl_close(etl);
+	return ok;
+}
+
+/* hs_dir_list's filter: a regular file that is a trace, by its magic or .etl name, or, when *ctx (a bool) says
+ * open, one readable_trace accepts. */
+static bool trace_file(const char *dir, const char *name, void *ctx)
+{
+	const bool *open = ctx;
+	char *p = hs_path_join(dir, name);
+	bool trace = p && hs_path_is_file(p) && (*open ? readable_trace(p) : hs_tracedat_sniff(p) || hs_rpt_is_etl(p));
+	free(p);
+	return trace;
 }
 
 /* Every trace.dat (by magic) and .etl in a folder, names sorted. */
 static void add_folder_traces(hs_report *r, const char *dir)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *de;
-	char *names[HS_REPORT_MAX_FILES];
-	size_t n = 0;
-	while ((de = readdir(d)) && n < HS_REPORT_MAX_FILES) {
-		if (de->d_name[0] == '.')
-			continue;
-		char *p = hs_path_join(dir, de->d_name);
-		bool trace = p && hs_path_is_file(p) && (hs_tracedat_sniff(p) || hs_rpt_is_etl(p));
-		free(p);
-		if (trace && (names[n] = hs_rpt_strdup(r, de->d_name)))
-			n++;
-	}
-	closedir(d);
-	if (n > 1)
-		qsort(names, n, sizeof *names, name_cmp);
+	char **names;
+	size_t n;
+	if (hs_dir_list(dir, trace_file, &(bool){false}, HS_REPORT_MAX_FILES, &names, &n) == HS_ENOMEM)
+		r->oom = true;
 	for (size_t i = 0; i < n; i++) {
 		char *p = hs_path_join(dir, names[i]);
 		if (p)
 			hs_rpt_add_file(r, p, names[i]);
 		free(p);
-		free(names[i]);
 	}
+	hs_dir_list_free(names, n);
 }
 
 static char *dir_of(hs_report *r, const char *path)
@@ -254,36 +259,13 @@ hs_status hs_rpt_input_resolve(hs_report *r)
 	return r->oom ? HS_ENOMEM : HS_OK;
 }
 
-/* A trace a report can read: a trace.dat by its magic, an .etl the reader opens (a replay names its JSON lines
- * .etl on Windows). */
-static bool readable_trace(const char *path)
-{
-	if (hs_tracedat_sniff(path))
-		return true;
-	if (!hs_rpt_is_etl(path))
-		return false;
-	hs_etl *etl = NULL;
-	bool ok = hs_etl_open(path, &etl) == HS_OK;
-	hs_etl_close(etl);
-	return ok;
-}
-
 bool hs_report_has_input(const char *path)
 {
 	if (hs_path_is_file(path))
 		return readable_trace(path);
-	DIR *d = hs_path_is_dir(path) ? opendir(path) : NULL;
-	if (!d)
-		return false;
-	bool found = false;
-	struct dirent *de;
-	while (!found && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		char *p = hs_path_join(path, de->d_name);
-		found = p && hs_path_is_file(p) && readable_trace(p);
-		free(p);
-	}
-	closedir(d);
-	return found;
+	char **names;
+	size_t n;
+	hs_dir_list(path, trace_file, &(bool){true}, 1, &names, &n); /* one is enough */
+	hs_dir_list_free(names, n);
+	return n > 0;
 }
