@@ -161,28 +161,27 @@ void hs_trig_clear(hs_trig *t, uint64_t ts)
 		t->need_clear = false;
 }
 
-void *hs_trig_slot(void *slots, size_t n, size_t size, int pid, hs_trig_slot_fn state, bool *found)
+void *hs_trig_slot(void *slots, size_t n, size_t size, int pid)
 {
 	char *free_slot = NULL, *oldest = NULL;
 	uint64_t oldest_seen = 0;
 	for (size_t i = 0; i < n; i++) {
 		char *s = (char *)slots + i * size;
-		uint64_t seen = 0;
-		hs_trig_slot_state st = state(s, pid, &seen);
-		if (st == HS_SLOT_MINE) {
-			*found = true;
-			return s;
-		}
-		if (st == HS_SLOT_FREE) {
+		const hs_trig_proc *p = (const hs_trig_proc *)s;
+		if (!p->seen) {
 			if (!free_slot)
 				free_slot = s;
-		} else if (!oldest || seen < oldest_seen) {
+		} else if (p->pid == pid) {
+			return s;
+		} else if (!oldest || p->seen < oldest_seen) {
 			oldest = s;
-			oldest_seen = seen;
+			oldest_seen = p->seen;
 		}
 	}
-	*found = false;
-	return free_slot ? free_slot : oldest;
+	char *s = free_slot ? free_slot : oldest;
+	memset(s, 0, size);
+	((hs_trig_proc *)s)->pid = pid;
+	return s;
 }
 
 hs_status hs_trig_rings_init(hs_trig_rings *r, const hs_trigger *tr, uint64_t want, uint64_t lo, uint64_t hi)

@@ -21,29 +21,10 @@ hs_status hs_ctr_new(hs_trig *t)
 	return HS_OK;
 }
 
-void hs_ctr_free(hs_trig *t)
-{
-	free(t->ctr);
-	t->ctr = NULL;
-}
-
-static hs_trig_slot_state series_state(const void *slot, int pid, uint64_t *seen)
-{
-	const hs_ctr_series *s = slot;
-	*seen = s->seen;
-	return !s->used ? HS_SLOT_FREE : s->pid == pid ? HS_SLOT_MINE : HS_SLOT_OTHER;
-}
-
 /* The series of pid: found, a free one, or the least recently sampled one emptied. */
 static hs_ctr_series *series(hs_ctr_state *c, int pid)
 {
-	if (!c->per_process)
-		pid = 0;
-	bool found;
-	hs_ctr_series *s = hs_trig_slot(c->series, c->n_series, sizeof *s, pid, series_state, &found);
-	if (!found)
-		*s = (hs_ctr_series){.pid = pid, .used = true};
-	return s;
+	return hs_trig_slot(c->series, c->n_series, sizeof(hs_ctr_series), c->per_process ? pid : 0);
 }
 
 /* "At or beyond": PSI's kernel trigger fires when the stall reaches the threshold. */
@@ -80,8 +61,8 @@ static void ctr_evidence(const hs_trig *t, const void *ctx, hs_json *j)
 	hs_json_kuint(j, "steps", tr->n_thresholds);
 	hs_json_kdouble(j, "for_s", tr->for_s, 3);
 	hs_json_kdouble(j, "held_s", (double)(h->s->ts_ns - h->since_ns) / (double)HS_NS_PER_S, 3);
-	if (h->se->pid)
-		hs_json_kint(j, "pid", h->se->pid);
+	if (h->se->proc.pid)
+		hs_json_kint(j, "pid", h->se->proc.pid);
 	if (h->se->process[0])
 		hs_json_kstr(j, "process", h->se->process);
 	if (tr->only_if_worse && h->se->fired) {
@@ -96,7 +77,7 @@ void hs_ctr_sample(hs_trigger_engine *te, hs_trig *t, const hs_counter_sample *s
 	const hs_trigger *tr = t->pt->trigger;
 	hs_ctr_state *c = t->ctr;
 	hs_ctr_series *se = series(c, s->pid);
-	se->seen = ++te->seq;
+	se->proc.seen = ++te->seq;
 	if (s->process && s->process[0])
 		snprintf(se->process, sizeof se->process, "%s", s->process);
 	if (c->psi) {

@@ -1,5 +1,4 @@
 /* trigger/deadline.c: deadline triggers: a process whose frames or heartbeats stop for deadline_ms is hung, judged from the clock while it lasts. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,53 +8,21 @@
 hs_status hs_dl_new(hs_trig *t)
 {
 	const hs_trigger *tr = t->pt->trigger;
-	hs_dl_state *d = calloc(1, sizeof(*d));
-	if (!d)
+	hs_dl_state *d = t->dl = calloc(1, sizeof(*d));
+	if (!d || hs_trig_rings_init(&t->rings, tr, tr->active_frames, 2, HS_TRIGGER_MAX_ACTIVE_FRAMES) != HS_OK)
 		return HS_ENOMEM;
-	if (hs_trig_rings_init(&d->r, tr, tr->active_frames, 2, HS_TRIGGER_MAX_ACTIVE_FRAMES) != HS_OK) {
-		free(d);
-		return HS_ENOMEM;
-	}
 	d->deadline_ns = tr->deadline_ms > 0 ? (uint64_t)(tr->deadline_ms * (double)HS_NS_PER_MS) : 1;
 	d->active_ns = (uint64_t)(tr->active_s * (double)HS_NS_PER_S);
 	d->heartbeat = tr->source && strcmp(tr->source, "heartbeat") == 0;
-	t->dl = d;
 	return HS_OK;
-}
-
-void hs_dl_free(hs_trig *t)
-{
-	if (!t->dl)
-		return;
-	hs_trig_rings_free(&t->dl->r);
-	free(t->dl);
-	t->dl = NULL;
 }
 
 static hs_dl_pid *find(hs_dl_state *d, int pid)
 {
 	for (size_t i = 0; i < HS_TRIGGER_FRAME_PIDS; i++)
-		if (d->pids[i].pid == pid && pid)
+		if (d->pids[i].proc.pid == pid && pid)
 			return &d->pids[i];
 	return NULL;
-}
-
-/* A slot is in use while it has a pid (no process is pid 0 here). */
-static hs_trig_slot_state pid_state(const void *slot, int pid, uint64_t *seen)
-{
-	const hs_dl_pid *p = slot;
-	*seen = p->seen;
-	return !p->pid ? HS_SLOT_FREE : p->pid == pid ? HS_SLOT_MINE : HS_SLOT_OTHER;
-}
-
-/* pid's slot: found, a free one, or the least recently seen one emptied. */
-static hs_dl_pid *slot(hs_dl_state *d, int pid)
-{
-	bool found;
-	hs_dl_pid *p = hs_trig_slot(d->pids, HS_TRIGGER_FRAME_PIDS, sizeof *p, pid, pid_state, &found);
-	if (!found)
-		*p = (hs_dl_pid){.pid = pid}; /* its ring stays (hs_trig_rings) */
-	return p;
 }
 
 static void forget(hs_dl_pid *p)
@@ -64,33 +31,34 @@ static void forget(hs_dl_pid *p)
 }
 
 /* p's ring of frame times (NULL before its first frame). */
-static const uint64_t *starts_of(const hs_dl_state *d, const hs_dl_pid *p)
+static const uint64_t *starts_of(const hs_trig *t, const hs_dl_pid *p)
 {
-	return d->r.rings[p - d->pids];
+	return t->rings.rings[p - t->dl->pids];
 }
 
 /* The median of the intervals between the kept frame times, ms (0: fewer than two). */
-static double median_ms(hs_dl_state *d, const hs_dl_pid *p)
+static double median_ms(hs_trig *t, const hs_dl_pid *p)
 {
-	const uint64_t *starts = starts_of(d, p);
-	size_t cap = d->r.cap, m = 0;
+	const uint64_t *starts = starts_of(t, p);
+	double *scratch = t->rings.scratch;
+	size_t cap = t->rings.cap, m = 0;
 	for (size_t k = 1; k < p->n; k++) {
 		/* Oldest first: the ring's entries from next onwards once it is full. */
 		size_t a = (p->next + cap - p->n + k - 1) % cap, b = (a + 1) % cap;
 		if (starts[b] > starts[a])
-			d->r.scratch[m++] = (double)(starts[b] - starts[a]) / (double)HS_NS_PER_MS;
+			scratch[m++] = (double)(starts[b] - starts[a]) / (double)HS_NS_PER_MS;
 	}
-	return hs_trig_median(d->r.scratch, m);
+	return hs_trig_median(scratch, m);
 }
 
 /* Made active_frames frames in the active_s seconds before its last one:
  * the ring is full and its oldest entry is within active_s of the newest. */
-static bool active(const hs_dl_state *d, const hs_dl_pid *p)
+static bool active(const hs_trig *t, const hs_dl_pid *p)
 {
-	if (p->n < d->r.cap)
+	if (p->n < t->rings.cap)
 		return false;
-	uint64_t oldest = starts_of(d, p)[p->next]; /* full ring: the next slot holds the oldest */
-	return p->last_ns >= oldest && p->last_ns - oldest <= d->active_ns;
+	uint64_t oldest = starts_of(t, p)[p->next]; /* full ring: the next slot holds the oldest */
+	return p->last_ns >= oldest && p->last_ns - oldest <= t->dl->active_ns;
 }
 
 typedef struct {
@@ -106,7 +74,7 @@ static void dl_evidence(const hs_trig *t, const void *ctx, hs_json *j)
 	const dl_hit *h = ctx;
 	const hs_trigger *tr = t->pt->trigger;
 	hs_json_kstr(j, HS_RUNDOC_HIT_PHASE, h->ended_by ? "ended" : "frozen");
-	hs_json_kint(j, "pid", h->p->pid);
+	hs_json_kint(j, "pid", h->p->proc.pid);
 	hs_json_kstr(j, "source", tr->source);
 	if (tr->slice)
 		hs_json_kstr(j, "slice", tr->slice);
@@ -132,7 +100,7 @@ static void dl_evidence(const hs_trig *t, const void *ctx, hs_json *j)
 static void ended(hs_trigger_engine *te, hs_trig *t, hs_dl_pid *p, uint64_t ts, const char *by)
 {
 	if (p->hung && t->pt->trigger->resume_snapshot) {
-		dl_hit h = {.p = p, .ended_by = by, .end_ns = ts, .median_ms = median_ms(t->dl, p)};
+		dl_hit h = {.p = p, .ended_by = by, .end_ns = ts, .median_ms = median_ms(t, p)};
 		hs_trig_hit(te, t, &(hs_hit){.ts = ts, .force = true, .extra = dl_evidence, .ctx = &h});
 	}
 	p->hung = p->done = p->held = false;
@@ -153,12 +121,11 @@ static const char *probe_name(hs_trigger_probe r)
  * (not active), gone, or held by a debugger the rules excuse. */
 static void judge(hs_trigger_engine *te, hs_trig *t, hs_dl_pid *p, uint64_t due, uint64_t now)
 {
-	hs_dl_state *d = t->dl;
-	if (!active(d, p)) {
+	if (!active(t, p)) {
 		p->done = true; /* it was not drawing steadily: no hang to judge */
 		return;
 	}
-	hs_trigger_probe pr = te->probe ? te->probe(te->probe_ctx, p->pid) : HS_PROBE_UNKNOWN;
+	hs_trigger_probe pr = te->probe ? te->probe(te->probe_ctx, p->proc.pid) : HS_PROBE_UNKNOWN;
 	if (pr == HS_PROBE_GONE) {
 		t->st.excused++;
 		forget(p);
@@ -183,7 +150,7 @@ static void judge(hs_trigger_engine *te, hs_trig *t, hs_dl_pid *p, uint64_t due,
 	}
 	p->done = true;
 	p->hung_at_ns = due;
-	dl_hit h = {.p = p, .median_ms = median_ms(d, p), .probe = probe_name(pr)};
+	dl_hit h = {.p = p, .median_ms = median_ms(t, p), .probe = probe_name(pr)};
 	hs_hit_outcome o = hs_trig_hit(te, t, &(hs_hit){.ts = due, .now = now, .extra = dl_evidence, .ctx = &h});
 	p->hung = o == HS_HIT_PENDING || o == HS_HIT_JOINED;
 }
@@ -191,7 +158,7 @@ static void judge(hs_trigger_engine *te, hs_trig *t, hs_dl_pid *p, uint64_t due,
 /* When pid's deadline is judged next (UINT64_MAX: not now). */
 static uint64_t due_of(const hs_dl_state *d, const hs_dl_pid *p)
 {
-	if (!p->pid || !p->last_ns || p->done)
+	if (!p->proc.pid || !p->last_ns || p->done)
 		return UINT64_MAX;
 	return hs_trig_add_sat(p->from_ns, d->deadline_ns);
 }
@@ -222,7 +189,7 @@ void hs_dl_cancel(hs_trig *t, uint64_t ts)
 {
 	for (size_t i = 0; i < HS_TRIGGER_FRAME_PIDS; i++) {
 		hs_dl_pid *p = &t->dl->pids[i];
-		if (p->pid && p->last_ns && p->last_ns <= ts && !p->done) {
+		if (p->proc.pid && p->last_ns && p->last_ns <= ts && !p->done) {
 			p->done = true; /* a loading screen: this stop is expected */
 		}
 	}
@@ -232,11 +199,11 @@ void hs_dl_cancel(hs_trig *t, uint64_t ts)
 static void frame(hs_trigger_engine *te, hs_trig *t, int pid, const char *sys, uint64_t ts)
 {
 	hs_dl_state *d = t->dl;
-	hs_dl_pid *p = slot(d, pid);
-	if (d->r.present && !hs_trig_via(p->system, sizeof p->system, sys))
+	hs_dl_pid *p = hs_trig_slot(d->pids, HS_TRIGGER_FRAME_PIDS, sizeof *p, pid);
+	if (t->rings.present && !hs_trig_via(p->system, sizeof p->system, sys))
 		return;
-	p->seen = ++te->seq;
-	uint64_t *starts = hs_trig_ring(&d->r, (size_t)(p - d->pids), sizeof(*starts));
+	p->proc.seen = ++te->seq;
+	uint64_t *starts = hs_trig_ring(&t->rings, (size_t)(p - d->pids), sizeof(*starts));
 	if (!starts)
 		return;
 	if (p->last_ns && ts < p->last_ns)
@@ -244,7 +211,7 @@ static void frame(hs_trigger_engine *te, hs_trig *t, int pid, const char *sys, u
 	if (p->done || p->held)
 		ended(te, t, p, ts, "frame");
 	hs_trig_clear(t, ts); /* a frame: the condition is clear (another process's hang is a new incident) */
-	starts[hs_trig_ring_push(&d->r, &p->n, &p->next)] = ts;
+	starts[hs_trig_ring_push(&t->rings, &p->n, &p->next)] = ts;
 	p->frames++;
 	p->last_ns = p->from_ns = ts ? ts : 1;
 }
@@ -268,12 +235,12 @@ void hs_dl_feed(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, hs_tr
 	if (role == HS_TRIGGER_ROLE_SUSPEND) {
 		/* Every process stops while the machine sleeps: deadlines restart. */
 		for (size_t i = 0; i < HS_TRIGGER_FRAME_PIDS; i++)
-			if (d->pids[i].pid && d->pids[i].from_ns < ts)
+			if (d->pids[i].proc.pid && d->pids[i].from_ns < ts)
 				d->pids[i].from_ns = ts;
 		return;
 	}
 	int pid = ev->pid;
-	if (!d->r.present && !d->heartbeat) {
+	if (!t->rings.present && !d->heartbeat) {
 		const char *name;
 		if (!hs_trig_slice_begin(t, ev, buf, cap, &pid, &name))
 			return;

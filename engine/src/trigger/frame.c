@@ -9,51 +9,19 @@
 hs_status hs_frame_new(hs_trig *t)
 {
 	const hs_trigger *tr = t->pt->trigger;
-	hs_frame_state *f = calloc(1, sizeof(*f));
-	if (!f)
+	if (!(t->frame = calloc(1, sizeof(*t->frame))) ||
+	    hs_trig_rings_init(&t->rings, tr, tr->median_frames, 1, HS_TRIGGER_MAX_MEDIAN_FRAMES) != HS_OK)
 		return HS_ENOMEM;
-	if (hs_trig_rings_init(&f->r, tr, tr->median_frames, 1, HS_TRIGGER_MAX_MEDIAN_FRAMES) != HS_OK) {
-		free(f);
-		return HS_ENOMEM;
-	}
 	/* A median of half the window is already a fair one; before that the
 	 * process's first frames (loading, warming caches) judge nothing. */
-	f->warm = (f->r.cap + 1) / 2;
-	t->frame = f;
+	t->frame->warm = (t->rings.cap + 1) / 2;
 	return HS_OK;
 }
 
-void hs_frame_free(hs_trig *t)
+static double median(hs_trig_rings *r, const hs_frame_pid *p, const double *ring)
 {
-	if (!t->frame)
-		return;
-	hs_trig_rings_free(&t->frame->r);
-	free(t->frame);
-	t->frame = NULL;
-}
-
-/* A slot is in use once seen (a pid 0 is tracked too). */
-static hs_trig_slot_state pid_state(const void *slot, int pid, uint64_t *seen)
-{
-	const hs_frame_pid *p = slot;
-	*seen = p->seen;
-	return !p->seen ? HS_SLOT_FREE : p->pid == pid ? HS_SLOT_MINE : HS_SLOT_OTHER;
-}
-
-/* The slot of pid: found, a free one, or the least recently seen one emptied. */
-static hs_frame_pid *pid_slot(hs_frame_state *f, int pid)
-{
-	bool found;
-	hs_frame_pid *p = hs_trig_slot(f->pids, HS_TRIGGER_FRAME_PIDS, sizeof *p, pid, pid_state, &found);
-	if (!found)
-		*p = (hs_frame_pid){.pid = pid}; /* its ring stays (hs_trig_rings) */
-	return p;
-}
-
-static double median(hs_frame_state *f, const hs_frame_pid *p, const double *ring)
-{
-	memcpy(f->r.scratch, ring, p->n * sizeof(*ring));
-	return hs_trig_median(f->r.scratch, p->n);
+	memcpy(r->scratch, ring, p->n * sizeof(*ring));
+	return hs_trig_median(r->scratch, p->n);
 }
 
 int hs_frame_feed(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, char *buf, size_t cap,
@@ -61,10 +29,11 @@ int hs_frame_feed(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, cha
 {
 	const hs_trigger *tr = t->pt->trigger;
 	hs_frame_state *f = t->frame;
+	hs_trig_rings *r = &t->rings;
 	int pid;
 	const char *name = NULL;
 	const char *sys = ev->system ? ev->system : "";
-	if (f->r.present) {
+	if (r->present) {
 		/* The plan routes only the catalog's present events here: each is
 		 * one Present call of the process that made it. */
 		if (ev->pid <= 0) {
@@ -75,11 +44,11 @@ int hs_frame_feed(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, cha
 	} else if (!hs_trig_slice_begin(t, ev, buf, cap, &pid, &name)) {
 		return -1;
 	}
-	hs_frame_pid *p = pid_slot(f, pid);
-	if (f->r.present && !hs_trig_via(p->system, sizeof p->system, sys))
+	hs_frame_pid *p = hs_trig_slot(f->pids, HS_TRIGGER_FRAME_PIDS, sizeof *p, pid);
+	if (r->present && !hs_trig_via(p->system, sizeof p->system, sys))
 		return -1; /* the process's frames are measured through another provider */
-	p->seen = ++te->seq;
-	double *ring = hs_trig_ring(&f->r, (size_t)(p - f->pids), sizeof(*ring));
+	p->proc.seen = ++te->seq;
+	double *ring = hs_trig_ring(r, (size_t)(p - f->pids), sizeof(*ring));
 	if (!ring)
 		return -1;
 	bool had_start = p->last_start_ns != 0;
@@ -95,18 +64,18 @@ int hs_frame_feed(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, cha
 	bool hitch = false;
 	double med = 0;
 	if (p->frames >= f->warm && frame_ms > tr->threshold_ms) {
-		med = median(f, p, ring);
+		med = median(r, p, ring);
 		hitch = frame_ms > tr->ratio * med;
 	}
-	ring[hs_trig_ring_push(&f->r, &p->n, &p->next)] = frame_ms;
+	ring[hs_trig_ring_push(r, &p->n, &p->next)] = frame_ms;
 	p->frames++;
 	if (!hitch)
 		return 0;
-	if (f->r.present)
+	if (r->present)
 		snprintf(buf, cap, "%s/%s", sys, ev->name ? ev->name : "?");
 	*hit = (hs_frame_hit){.pid = pid,
 			      .slice = name,
-			      .present = f->r.present ? buf : NULL,
+			      .present = r->present ? buf : NULL,
 			      .frame_ms = frame_ms,
 			      .median_ms = med,
 			      .frames = p->frames};
@@ -126,6 +95,6 @@ void hs_frame_evidence(const hs_trig *t, const hs_frame_hit *hit, hs_json *j)
 	hs_json_kdouble(j, "threshold_ms", tr->threshold_ms, 3);
 	hs_json_kdouble(j, "ratio", tr->ratio, 3);
 	hs_json_kdouble(j, "ceiling_ms", tr->ceiling_ms, 3);
-	hs_json_kuint(j, "median_frames", t->frame->r.cap);
+	hs_json_kuint(j, "median_frames", t->rings.cap);
 	hs_json_kuint(j, "frames", hit->frames);
 }

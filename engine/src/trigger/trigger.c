@@ -17,9 +17,10 @@ static void trig_free(hs_trig *t)
 {
 	hs_regex_free(t->re);
 	hs_regex_free(t->cancel_re);
-	hs_frame_free(t);
-	hs_dl_free(t);
-	hs_ctr_free(t);
+	free(t->frame);
+	free(t->dl);
+	free(t->ctr);
+	hs_trig_rings_free(&t->rings);
 	free(t->fire_times);
 	free(t->pend.evidence_json);
 	for (size_t k = 0; k < t->n_ready; k++)

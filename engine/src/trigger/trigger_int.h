@@ -1,4 +1,4 @@
-/* trigger/trigger_int.h: the trigger engine's private state, shared by trigger.c (behaviour), cond.c (conditions, evidence) and frame.c (frame times). */
+/* trigger/trigger_int.h: the trigger engine's private state, shared by trigger.c (set-up, dispatch), behave.c (behaviour, per-process tables), cond.c (conditions, marker text, evidence) and the kinds (frame.c, deadline.c, counter.c). */
 #ifndef HS_TRIGGER_INT_H
 #define HS_TRIGGER_INT_H
 
@@ -15,7 +15,7 @@
 #define HS_NS_PER_MS 1000000ull
 #define HS_NS_PER_S 1000000000ull
 
-/* frame_time and deadline (behave.c): what their per-process tables share. Slot i's ring of cap values
+/* frame_time and deadline (behave.c, in hs_trig): what their per-process tables share. Slot i's ring of cap values
  * (frame times, frame starts) is rings[i], allocated on first use and kept when the slot goes to another process. */
 typedef struct {
 	size_t cap;
@@ -24,10 +24,15 @@ typedef struct {
 	void *rings[HS_TRIGGER_FRAME_PIDS];
 } hs_trig_rings;
 
+/* The start of every per-process slot (frame_time, deadline, counter), for hs_trig_slot. */
+typedef struct {
+	int pid;
+	uint64_t seen; /* the engine's event sequence when last seen (least recent is evicted); 0: a free slot */
+} hs_trig_proc;
+
 /* One process's frame history for one frame_time trigger. */
 typedef struct {
-	int pid;               /* 0: free slot */
-	uint64_t seen;         /* the engine's event sequence when last seen (least recent is evicted) */
+	hs_trig_proc proc;
 	uint64_t last_start_ns; /* the previous matching slice start; 0: none yet */
 	uint64_t frames;       /* frames measured (below the ceiling) */
 	size_t n, next;        /* its ring's (frame times, ms) filled entries, next write position */
@@ -47,15 +52,15 @@ typedef struct {
 } hs_frame_hit;
 
 typedef struct {
+	/* their rings (frame times, ms) are the trigger's, whose cap is the median window: median_frames, at most
+	 * HS_TRIGGER_MAX_MEDIAN_FRAMES */
 	hs_frame_pid pids[HS_TRIGGER_FRAME_PIDS];
-	hs_trig_rings r; /* cap: the median window, median_frames (at most HS_TRIGGER_MAX_MEDIAN_FRAMES) */
-	size_t warm;     /* frames a process needs before its frames can be hitches */
+	size_t warm; /* frames a process needs before its frames can be hitches */
 } hs_frame_state;
 
 /* deadline: one process's frames or heartbeats (deadline.c). */
 typedef struct {
-	int pid;               /* 0: free slot */
-	uint64_t seen;         /* the engine's event sequence when last seen (least recent is evicted) */
+	hs_trig_proc proc;
 	size_t n, next;        /* its ring's (the newest frame times) */
 	uint64_t frames;       /* frames seen */
 	uint64_t last_ns;      /* the newest frame; 0: none */
@@ -68,17 +73,14 @@ typedef struct {
 } hs_dl_pid;
 
 typedef struct {
-	hs_dl_pid pids[HS_TRIGGER_FRAME_PIDS];
-	hs_trig_rings r; /* cap: active_frames */
+	hs_dl_pid pids[HS_TRIGGER_FRAME_PIDS]; /* their rings: the trigger's, cap active_frames */
 	uint64_t deadline_ns, active_ns;
 	bool heartbeat;
 } hs_dl_state;
 
 /* counter: one series (the machine, a session, or one process; counter.c). */
 typedef struct {
-	int pid;             /* per-process: the process (0: a free slot); else 0 and used */
-	bool used;
-	uint64_t seen;
+	hs_trig_proc proc; /* per-process: the process; else pid 0 */
 	char process[64];
 	uint64_t since[HS_RULES_MAX_THRESHOLDS]; /* when the value went beyond each threshold and stayed; 0: it is not */
 	size_t step;         /* steps already fired in this incident */
@@ -125,6 +127,7 @@ struct hs_trig {
 	hs_frame_state *frame;     /* frame_time only */
 	hs_dl_state *dl;           /* deadline only */
 	hs_ctr_state *ctr;         /* counter only */
+	hs_trig_rings rings;       /* frame_time and deadline */
 	hs_regex *cancel_re;       /* cancel_marker */
 	bool running;              /* arm_while: a matching process runs (true without arm_while) */
 	bool clear_by_samples;     /* re-arms on a reading within the condition (frame, sample), not on silence */
@@ -184,13 +187,12 @@ struct hs_trigger_engine {
 /* Times add up to at most UINT64_MAX ("never"), never wrap. */
 static inline uint64_t hs_trig_add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
-/* behave.c: a per-process table's slot for pid (frame_time, deadline, counter): the one that is pid's, else the first free one, else the least
- * recently seen one (found false: the kind empties it, keeping what it allocated). state says what a slot is. */
-typedef enum { HS_SLOT_FREE, HS_SLOT_MINE, HS_SLOT_OTHER } hs_trig_slot_state;
-typedef hs_trig_slot_state (*hs_trig_slot_fn)(const void *slot, int pid, uint64_t *seen);
-void *hs_trig_slot(void *slots, size_t n, size_t size, int pid, hs_trig_slot_fn state, bool *found);
+/* behave.c: a per-process table's slot for pid (frame_time, deadline, counter; n slots of size bytes, each starting
+ * with an hs_trig_proc): the one that is pid's, else the first free one, else the least recently seen one; a slot
+ * that was not pid's is emptied (zeroed, with pid). */
+void *hs_trig_slot(void *slots, size_t n, size_t size, int pid);
 
-/* behave.c: frame_time's and deadline's rings: cap is want within [lo, hi]; HS_ENOMEM (nothing left to free). */
+/* behave.c: frame_time's and deadline's rings: cap is want within [lo, hi]; HS_ENOMEM (trigger.c frees them). */
 hs_status hs_trig_rings_init(hs_trig_rings *r, const hs_trigger *tr, uint64_t want, uint64_t lo, uint64_t hi);
 void hs_trig_rings_free(hs_trig_rings *r);
 /* Slot i's ring of cap values of `size` bytes, allocated on first use (NULL: out of memory). */
@@ -225,8 +227,8 @@ void hs_trig_cond_evidence(hs_trig *t, const hs_key_event *ev, hs_json *j);
 void hs_trig_evidence_begin(const hs_trigger_engine *te, const hs_trig *t, const hs_key_event *ev, hs_json *j);
 
 /* frame.c */
+/* The kinds' state (trigger.c frees it, and the rings). */
 hs_status hs_frame_new(hs_trig *t);
-void hs_frame_free(hs_trig *t);
 /* Feeds one marker event: returns 1 for a hitch (hit filled; its slice
  * points into buf), 0 for a frame that is not one (the condition is clear),
  * -1 when the event measured no frame. buf: [cap] scratch for the field. */
@@ -236,7 +238,6 @@ void hs_frame_evidence(const hs_trig *t, const hs_frame_hit *hit, hs_json *j);
 
 /* deadline.c */
 hs_status hs_dl_new(hs_trig *t);
-void hs_dl_free(hs_trig *t);
 /* An event routed to the trigger with its role. */
 void hs_dl_feed(hs_trigger_engine *te, hs_trig *t, const hs_key_event *ev, hs_trigger_role role, char *buf, size_t cap);
 /* Time has reached `at` (the clock less the delivery lag): freezes past their deadline are judged. */
@@ -248,7 +249,6 @@ void hs_dl_cancel(hs_trig *t, uint64_t ts);
 
 /* counter.c */
 hs_status hs_ctr_new(hs_trig *t);
-void hs_ctr_free(hs_trig *t);
 void hs_ctr_sample(hs_trigger_engine *te, hs_trig *t, const hs_counter_sample *s, uint64_t now);
 
 #endif
