@@ -1,6 +1,7 @@
 /* tracedat/parts.c: what trace.dat v6 and v7 share: the ring page layout, event formats, saved comms, buffers and their CPU ranges. */
 #if defined(__linux__) /* libtraceevent and libzstd: the trace.dat reader is Linux-only (reader.c has the stubs) */
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,23 @@ static hs_status sized_text(td_file *f, td_cur *c, uint64_t *size, char **text)
 	return no_mem ? td_oom(f) : HS_OK;
 }
 
+/* sized_text that also lists the loss (fmt, a damaged-file problem at where the size stood) when the text is
+ * cut or too large; the caller then only decides what reading does next. */
+static hs_status sized_text_said(td_file *f, td_cur *c, uint64_t *size, char **text, const char *fmt, ...)
+	HS_PRINTF_FMT(5, 6);
+static hs_status sized_text_said(td_file *f, td_cur *c, uint64_t *size, char **text, const char *fmt, ...)
+{
+	uint64_t at = td_cur_at(c);
+	hs_status st = sized_text(f, c, size, text);
+	if (st == HS_OK && !*text) {
+		va_list ap;
+		va_start(ap, fmt);
+		hs_problems_vadd(f->problems, HS_PROBLEM_DAMAGED, at, -1, fmt, ap);
+		va_end(ap);
+	}
+	return st;
+}
+
 /* header_page and header_event: the ring page's layout; the commit field's size is the kernel's long. */
 hs_status td_read_header_info(td_file *f, td_meta *m, td_cur *c)
 {
@@ -154,13 +172,12 @@ static hs_status read_formats(td_file *f, td_meta *m, td_cur *c, const char *sys
 	for (uint32_t i = 0; i < count; i++) {
 		uint64_t at = td_cur_at(c), size;
 		char *text;
-		if (sized_text(f, c, &size, &text) != HS_OK)
+		if (sized_text_said(f, c, &size, &text,
+				    "event format %u of %u of system '%s' is cut or too large: the formats after it are "
+				    "not read",
+				    i + 1, count, system) != HS_OK)
 			return HS_ENOMEM;
 		if (!text) {
-			td_problem(f, HS_PROBLEM_DAMAGED, at, -1,
-				   "event format %u of %u of system '%s' is cut or too large: the formats after it are "
-				   "not read",
-				   i + 1, count, system);
 			c->bad = true;
 			return HS_OK;
 		}
@@ -230,15 +247,13 @@ bool td_skip_sized32(td_cur *c)
 
 hs_status td_read_cmdlines(td_file *f, td_meta *m, td_cur *c)
 {
-	uint64_t at = td_cur_at(c), size;
+	uint64_t size;
 	char *text;
-	if (sized_text(f, c, &size, &text) != HS_OK)
+	if (sized_text_said(f, c, &size, &text, "the saved comms are cut or too large: tasks are named \"<...>\"") !=
+	    HS_OK)
 		return HS_ENOMEM;
-	if (!text) {
-		td_problem(f, HS_PROBLEM_DAMAGED, at, -1,
-			   "the saved comms are cut or too large: tasks are named \"<...>\"");
+	if (!text)
 		return HS_OK;
-	}
 	/* "PID COMM" lines (the kernel's saved_cmdlines), read here rather than by tep_parse_saved_cmdlines,
 	 * whose sscanf("%m[...]") leaked on damaged lines (fuzz:tracedat). A line that is not a pid, blanks and
 	 * a name is skipped, as that parser skips it. */
