@@ -62,7 +62,7 @@ void analyze_free_rules(analyze_rules *r);
  * section for it. Free the plan with hs_plan_free, then the rules. */
 int analyze_load_plan(const analyze_opts *o, hs_platform platform, analyze_rules *rules, hs_plan **plan);
 
-/* ---- trace.c: counts and summary over either format ---- */
+/* ---- trace.c: counts, summary and crash over either format ---- */
 
 /* Opens a trace.dat, printing the reader's problems on failure; returns 0 or an exit code. */
 int analyze_open_tracedat(const char *path, hs_tracedat **out);
@@ -102,7 +102,8 @@ void analyze_format_clock_ns(uint64_t ns, char *buf, size_t cap);
 /* The command's output in sb; 0 or an exit code (said on stderr). */
 int analyze_counts_tracedat(const analyze_opts *o, hs_tracedat *td, hs_strbuf *sb);
 int analyze_summary_tracedat(const analyze_opts *o, const analyze_rules *rules, hs_tracedat *td, hs_strbuf *sb);
-int analyze_crash_tracedat(const analyze_opts *o);
+int analyze_crash_tracedat(const analyze_opts *o, const analyze_rules *rules, const hs_plan *plan, hs_tracedat *td,
+			   hs_strbuf *sb);
 
 /* Subcommands, one file each. Each returns the process exit status. */
 int analyze_counts(const analyze_opts *o);

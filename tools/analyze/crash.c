@@ -96,18 +96,12 @@ static int on_record(const hs_etl_record *r, void *vctx)
 	return 0;
 }
 
-int analyze_crash(const analyze_opts *o)
+/* The .etl's timeline into sb; 0 or an exit code. */
+static int crash_etl(const analyze_opts *o, const analyze_rules *rules, const hs_plan *plan, hs_etl *etl,
+		     hs_strbuf *sb)
 {
-	if (hs_tracedat_sniff(o->file))
-		return analyze_crash_tracedat(o);
-	analyze_rules rules;
-	hs_plan *plan;
-	int rc = analyze_load_plan(o, HS_PLATFORM_WINDOWS, &rules, &plan);
-	if (rc)
-		return rc;
-	hs_etl *etl = NULL;
-	crash_ctx c = {.rules = &rules};
-	hs_strbuf sb = {0};
+	int rc = 0;
+	crash_ctx c = {.rules = rules};
 	hs_json j;
 	size_t total = 0;
 	for (size_t s = 0; s < plan->n_sessions; s++)
@@ -128,21 +122,18 @@ int analyze_crash(const analyze_opts *o)
 							ce && ce->means == HS_MEANS_PROCESS_EXIT};
 			}
 		}
-	rc = analyze_open_etl(o->file, &etl);
-	if (rc)
-		goto out;
-	c.out = &sb;
+	c.out = sb;
 	c.etl = etl;
 	if (o->json) {
-		analyze_json_begin(&j, &sb, o->file, NULL);
+		analyze_json_begin(&j, sb, o->file, NULL);
 		c.json = &j;
-		hs_json_kstr(&j, "rules", rules.path);
+		hs_json_kstr(&j, "rules", rules->path);
 		hs_json_kuint(&j, "whitelisted_ids", c.n);
 		hs_json_key(&j, "timeline");
 		hs_json_arr_begin(&j);
 	} else {
-		hs_sb_printf(&sb, "key events of %s, oldest first (whitelist: %zu ids from %s)\n\n", o->file, c.n,
-			     rules.path);
+		hs_sb_printf(sb, "key events of %s, oldest first (whitelist: %zu ids from %s)\n\n", o->file, c.n,
+			     rules->path);
 	}
 	hs_etl_foreach(etl, HS_ETL_TIME_ORDER, on_record, &c);
 	analyze_progress_done();
@@ -159,21 +150,34 @@ int analyze_crash(const analyze_opts *o)
 		analyze_json_problems(&j, hs_etl_problems(etl));
 		hs_json_obj_end(&j);
 	} else {
-		hs_sb_printf(&sb, "\n%" PRIu64 " key event%s, %" PRIu64 " crash%s", c.shown, c.shown == 1 ? "" : "s",
+		hs_sb_printf(sb, "\n%" PRIu64 " key event%s, %" PRIu64 " crash%s", c.shown, c.shown == 1 ? "" : "s",
 			     c.crashes, c.crashes == 1 ? "" : "es");
 		for (size_t i = 0; hs_alert_names[i] && i < 16; i++)
 			if (c.alerts[i])
-				hs_sb_printf(&sb, ", %" PRIu64 " %s", c.alerts[i], hs_alert_names[i]);
-		hs_sb_putc(&sb, '\n');
+				hs_sb_printf(sb, ", %" PRIu64 " %s", c.alerts[i], hs_alert_names[i]);
+		hs_sb_putc(sb, '\n');
 	}
-	if (hs_sb_write_free(&sb, stdout) != HS_OK)
-		rc = HS_EXIT_USAGE;
-	if (!rc)
-		rc = analyze_report_problems(hs_etl_problems(etl));
 out:
-	hs_sb_free(&sb);
 	free(c.v);
-	hs_etl_close(etl);
+	return rc;
+}
+
+int analyze_crash(const analyze_opts *o)
+{
+	/* A trace.dat's key events are the linux section's whitelists, an .etl's the windows section's. */
+	bool tracedat = hs_tracedat_sniff(o->file);
+	analyze_rules rules;
+	hs_plan *plan;
+	int rc = analyze_load_plan(o, tracedat ? HS_PLATFORM_LINUX : HS_PLATFORM_WINDOWS, &rules, &plan);
+	if (rc)
+		return rc;
+	analyze_trace t;
+	rc = analyze_trace_open(o->file, &t);
+	if (!rc) {
+		hs_strbuf sb = {0};
+		rc = t.td ? analyze_crash_tracedat(o, &rules, plan, t.td, &sb) : crash_etl(o, &rules, plan, t.etl, &sb);
+		rc = analyze_trace_finish(&t, &sb, rc);
+	}
 	hs_plan_free(plan);
 	analyze_free_rules(&rules);
 	return rc;

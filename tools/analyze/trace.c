@@ -1,4 +1,4 @@
-/* analyze/trace.c: what counts and summary share over both formats (opening either, the walk that counts records per identity, writing the result), below them and tracedat.c so no two files call each other. */
+/* analyze/trace.c: what counts, summary and crash share over both formats (opening either, the walk that counts records per identity, writing the result), below them and tracedat.c so no two files call each other. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

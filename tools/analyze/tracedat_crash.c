@@ -201,24 +201,16 @@ static int on_record(const hs_tracedat_record *r, void *vctx)
 	return 0;
 }
 
-int analyze_crash_tracedat(const analyze_opts *o)
+int analyze_crash_tracedat(const analyze_opts *o, const analyze_rules *rules, const hs_plan *plan, hs_tracedat *td,
+			   hs_strbuf *sb)
 {
-	analyze_rules rules;
-	hs_plan *plan;
-	int rc = analyze_load_plan(o, HS_PLATFORM_LINUX, &rules, &plan);
-	if (rc)
-		return rc;
-	hs_tracedat *td = NULL;
+	int rc = 0;
 	crash_ctx *c = calloc(1, sizeof(*c));
-	hs_strbuf sb = {0};
 	hs_json j;
 	if (!c) {
 		rc = HS_EXIT_USAGE;
 		goto out;
 	}
-	rc = analyze_open_tracedat(o->file, &td);
-	if (rc)
-		goto out;
 	/* The whitelist: the events (and filters) of the file-circular sessions. */
 	size_t total = 0;
 	for (size_t s = 0; s < plan->n_sessions; s++)
@@ -252,18 +244,18 @@ int analyze_crash_tracedat(const analyze_opts *o)
 		}
 	}
 	const hs_tracedat_info *info = hs_tracedat_get_info(td);
-	c->out = &sb;
+	c->out = sb;
 	if (o->json) {
-		analyze_json_begin(&j, &sb, o->file, "trace.dat");
+		analyze_json_begin(&j, sb, o->file, "trace.dat");
 		c->json = &j;
-		hs_json_kstr(&j, "rules", rules.path);
+		hs_json_kstr(&j, "rules", rules->path);
 		hs_json_kstr(&j, "clock", info->clock);
 		hs_json_kuint(&j, "whitelisted_events", c->n);
 		hs_json_key(&j, "timeline");
 		hs_json_arr_begin(&j);
 	} else {
-		hs_sb_printf(&sb, "key events of %s, oldest first (times: s of the %s clock; whitelist: %zu events from %s)\n\n",
-			     o->file, info->clock[0] ? info->clock : "trace", c->n, rules.path);
+		hs_sb_printf(sb, "key events of %s, oldest first (times: s of the %s clock; whitelist: %zu events from %s)\n\n",
+			     o->file, info->clock[0] ? info->clock : "trace", c->n, rules->path);
 	}
 	hs_tracedat_foreach(td, on_record, c);
 	if (o->json) {
@@ -281,21 +273,19 @@ int analyze_crash_tracedat(const analyze_opts *o)
 		analyze_json_problem_texts(&j, hs_tracedat_problems(td));
 		hs_json_obj_end(&j);
 	} else {
-		hs_sb_printf(&sb, "\n%" PRIu64 " key event%s, %" PRIu64 " crash%s, %" PRIu64 " killed by signal, %" PRIu64
+		hs_sb_printf(sb, "\n%" PRIu64 " key event%s, %" PRIu64 " crash%s, %" PRIu64 " killed by signal, %" PRIu64
 				  " OOM kill%s",
 			     c->shown, c->shown == 1 ? "" : "s", c->crashes, c->crashes == 1 ? "" : "es", c->kills,
 			     c->oom_kills, c->oom_kills == 1 ? "" : "s");
 		const char *sep = "; alert tags: ";
 		for (size_t i = 0; hs_alert_names[i] && i < 16; i++)
 			if (c->alerts[i]) {
-				hs_sb_printf(&sb, "%s%" PRIu64 " %s", sep, c->alerts[i], hs_alert_names[i]);
+				hs_sb_printf(sb, "%s%" PRIu64 " %s", sep, c->alerts[i], hs_alert_names[i]);
 				sep = ", ";
 			}
-		hs_sb_putc(&sb, '\n');
+		hs_sb_putc(sb, '\n');
 	}
-	rc = hs_sb_write_free(&sb, stdout) == HS_OK ? analyze_report_problems(hs_tracedat_problems(td)) : HS_EXIT_USAGE;
 out:
-	hs_sb_free(&sb);
 	if (c) {
 		for (size_t i = 0; i < c->n; i++)
 			hs_tracedat_filter_free(c->v[i].compiled);
@@ -304,8 +294,5 @@ out:
 		free(c->seen);
 		free(c);
 	}
-	hs_tracedat_close(td);
-	hs_plan_free(plan);
-	analyze_free_rules(&rules);
 	return rc;
 }
