@@ -125,6 +125,35 @@ static void t_contention(void)
 	done();
 }
 
+/* The same, with the switch from the task before (an agent thread, 300) to the hog not in the ring: this machine's
+ * kernel logs no switch-out of its agent's threads, and none between two tasks set_event_notrace_pid leaves out
+ * (the engine's own threads). The hog spinning in user space logs only interrupts over it (with_irqs), or nothing
+ * until its own switch-out (not): either way the CPU's time is the hog's, not the agent's (a CI run named
+ * tokio-rt-worker for a SCHED_FIFO hog's 235 ms). */
+static void t_contention_unlogged(bool with_irqs)
+{
+	const char *name = with_irqs ? "contention, unlogged switch, irqs" : "contention, unlogged switch";
+	begin();
+	m.irq_pid_current = true; /* trace.dat: an interrupt's record names the task it interrupted */
+	game();
+	rec(-140, CM_NEWTASK, 1, 1, 300, 0, 0, 0, 0, 0, "agent", NULL);
+	rec(1, CM_NEWTASK, 0, 100, 200, 0, 0, 0, 0, 0, "hog", NULL);
+	sw(1.5, 0, 100, "game", 120, R_PREEMPT, 300, "agent", 110);
+	rec(1.8, CM_SYSCALL_IN, 0, 300, 7, 0, 3, 0, 0, 0, "read", NULL);
+	/* 2 ms: agent -> hog, not logged */
+	for (int i = 0; with_irqs && i < 9; i++) {
+		rec(4 + i * 10, CM_SOFT_IN, 0, 200, 9, 0, 0, 0, 0, 2, NULL, NULL);
+		rec(4.01 + i * 10, CM_SOFT_OUT, 0, 200, 9, 0, 0, 0, 0, 2, NULL, NULL);
+	}
+	sw(99.5, 0, 200, "hog", 49, 0x10, 100, "game", 120);
+	const hs_cause_reason *top = analyse(100, 0, 100);
+	expect(name, top, "cpu-contention", 0.9, 200);
+	if (top)
+		CHECK(!strcmp(top->culprit.name, "hog") && !strcmp(top->culprit.policy, "real-time"), "%s: culprit %s %s",
+		      name, top->culprit.name, top->culprit.policy);
+	done();
+}
+
 /* The thread sleeps on the timer it armed; the timer's interrupt wakes it. */
 static void t_sleep(void)
 {
@@ -393,6 +422,8 @@ int main(void)
 	}
 	vocab = &rs->causes;
 	t_contention();
+	t_contention_unlogged(true);
+	t_contention_unlogged(false);
 	t_sleep();
 	t_other_timer();
 	t_lock();

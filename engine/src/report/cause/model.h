@@ -108,6 +108,9 @@ typedef struct {
 	int32_t *cpu_task0;   /* [ncpu] the task on each CPU at the first kept record, -1 unknown */
 	uint64_t *cpu_first;  /* [ncpu] each CPU's first record in the files (0: none) */
 	bool has_switch, has_wake, has_irq, has_softirq, has_timer, has_block, has_syscall, has_fault, has_lock;
+	/* an interrupt's record names the task it interrupted, the one on its CPU (ftrace's common_pid is always
+	 * current's); an ETW DPC or ISR record's thread is not reliable enough to place a task on a CPU */
+	bool irq_pid_current;
 	cm_task *tasks;       /* sorted by tid after cm_finish */
 	size_t n_tasks, cap_tasks;
 	/* strings */

@@ -339,6 +339,8 @@ hs_status cm_read_tracedat(cm_model *m, const char *path, bool side, char *why, 
 	const hs_tracedat_info *info = hs_tracedat_get_info(td);
 	if (info && info->cpus && !side)
 		cm_set_cpus(m, info->cpus); /* every CPU of the ring, also one that recorded nothing */
+	if (!side)
+		m->irq_pid_current = true;
 	st = hs_tracedat_foreach(td, on_rec, &c);
 	if (st == HS_OK && c.st == HS_ENOMEM)
 		st = HS_ENOMEM;

@@ -171,9 +171,10 @@ hs_status ca_build_cpus(ca_ctx *c)
 	uint64_t *irq_at = calloc(nc ? nc : 1, sizeof *irq_at), *soft_at = calloc(nc ? nc : 1, sizeof *soft_at);
 	int32_t *irq_num = calloc(nc ? nc : 1, sizeof *irq_num), *soft_vec = calloc(nc ? nc : 1, sizeof *soft_vec);
 	uint32_t *irq_name = calloc(nc ? nc : 1, sizeof *irq_name);
+	uint64_t *seen = calloc(nc ? nc : 1, sizeof *seen); /* each CPU's last record in its current task's name */
 	hs_status st = HS_OK;
 	if (!c->runs || !c->n_runs || !c->irqs || !c->n_irqs || !cap_r || !cap_i || !cur || !irq_at || !soft_at ||
-	    !irq_num || !soft_vec || !irq_name) {
+	    !irq_num || !soft_vec || !irq_name || !seen) {
 		st = HS_ENOMEM;
 		goto done;
 	}
@@ -182,15 +183,21 @@ hs_status ca_build_cpus(ca_ctx *c)
 		int32_t t = m->cpu_task0[k];
 		const cm_task *tk = t >= 0 ? cm_task_find(m, t) : NULL;
 		cur[k] = (ca_run){.t0 = start, .tid = t, .comm = tk ? tk->comm : 0, .prio = tk ? tk->prio : -1};
+		seen[k] = start;
 	}
 	for (size_t i = 0; i < m->n; i++) {
 		const cm_rec *r = &m->recs[i];
 		unsigned k = r->cpu;
 		if (k >= nc)
 			continue;
-		/* a record logged in a task's own context names the task on its CPU: when no switch to it was
-		 * recorded, it is taken to have started there now (the ring loses some switches) */
-		if (r->ctx == CM_CTX_TASK && r->pid >= 0 && cur[k].tid != r->pid && r->kind != CM_SWITCH) {
+		/* a record logged in a task's own context (on trace.dat also an interrupt's, which names the task it
+		 * interrupted) names the task on its CPU: when no switch to it was recorded, it is taken to have
+		 * started there now. Switches go missing: the kernel drops one between two tasks the session leaves
+		 * out (set_event_notrace_pid: the engine's own threads), and others were seen missing here too. */
+		bool names_cur = r->ctx == CM_CTX_TASK || m->irq_pid_current;
+		if (names_cur && r->pid >= 0 && cur[k].tid == r->pid)
+			seen[k] = r->ts;
+		if (names_cur && r->pid >= 0 && cur[k].tid != r->pid && r->kind != CM_SWITCH) {
 			ca_run done = cur[k];
 			done.t1 = r->ts;
 			if (cur[k].tid >= 0 && !push_run(&c->runs[k], &c->n_runs[k], &cap_r[k], done)) {
@@ -199,11 +206,26 @@ hs_status ca_build_cpus(ca_ctx *c)
 			}
 			const cm_task *tk = cm_task_find(m, r->pid);
 			cur[k] = (ca_run){.t0 = r->ts, .tid = r->pid, .comm = tk ? tk->comm : 0, .prio = tk ? tk->prio : -1};
+			seen[k] = r->ts;
 			if (r->pid != 0)
 				c->unrecorded++;
 		}
 		switch ((cm_kind)r->kind) {
 		case CM_SWITCH: {
+			if (cur[k].tid >= 0 && r->a >= 0 && r->a != cur[k].tid) {
+				/* the switch to the task leaving now is not in the ring: the one before ran to its last
+				 * record, this one from there (not from its own switch-in: a task spinning in user space
+				 * logs nothing, and its whole spin would go to the task before it) */
+				ca_run before = cur[k];
+				before.t1 = seen[k];
+				if (!push_run(&c->runs[k], &c->n_runs[k], &cap_r[k], before)) {
+					st = HS_ENOMEM;
+					goto done;
+				}
+				cur[k] = (ca_run){.t0 = seen[k], .tid = r->a, .comm = r->s, .prio = (int32_t)r->y};
+				if (r->a != 0)
+					c->unrecorded++;
+			}
 			ca_run done = cur[k];
 			done.t1 = r->ts;
 			if (done.tid < 0)
@@ -219,6 +241,7 @@ hs_status ca_build_cpus(ca_ctx *c)
 				goto done;
 			}
 			cur[k] = (ca_run){.t0 = r->ts, .tid = r->b, .comm = r->s2, .prio = r->z};
+			seen[k] = r->ts;
 			break;
 		}
 		case CM_IRQ_IN:
@@ -270,6 +293,7 @@ done:
 	free(irq_num);
 	free(soft_vec);
 	free(irq_name);
+	free(seen);
 	return st;
 }
 
