@@ -238,6 +238,48 @@ hs_decoded_kind hs_event_decode_kind(const hs_event *r, const char *alert)
 	return HS_DEC_NONE;
 }
 
+/* What each kind reads before its case in hs_event_decode says the rest: the integer fields into a, b, c and d
+ * (NULL: not read, the variable stays 0), how many of a, b, c are the decoded values v[0..] (copied once the case
+ * accepts the record, after what it changed), and the string field cleaned into the subject. */
+static const struct {
+	const char *ints[4];
+	unsigned nv;
+	const char *subject;
+} reads[] = {
+	[HS_DEC_SIG_DELIVER] = {{"sig", "sa_handler"}, 1, NULL},
+	[HS_DEC_SIG_GENERATE] = {{"sig", "pid", "result"}, 2, NULL},
+	[HS_DEC_OOM_VICTIM] = {{"pid", "anon_rss", "file_rss", "shmem_rss"}, 2, NULL},
+	[HS_DEC_FAULT] = {{"address", "ip"}, 2, NULL},
+	[HS_DEC_EXEC] = {{"pid"}, 1, NULL},
+	[HS_DEC_FORK] = {{"parent_pid", "child_pid"}, 2, "child_comm"},
+	[HS_DEC_EXIT] = {{"pid", "group_dead"}, 2, "comm"},
+	[HS_DEC_EXIT_GROUP] = {{"error_code"}, 0, NULL},
+	[HS_DEC_IO_ERROR] = {{"error", "dev", "sector"}, 2, NULL},
+	[HS_DEC_HANG] = {{"pid"}, 1, "comm"},
+	[HS_DEC_RETRANSMIT] = {{"sport", "dport", "state"}, 3, NULL},
+	[HS_DEC_SWITCH] = {{"prev_pid", "next_pid", "prev_state"}, 3, "next_comm"},
+	[HS_DEC_WAKE] = {{"pid", "target_cpu"}, 2, "comm"},
+	[HS_DEC_IRQ_ENTRY] = {{NULL}, 0, "name"},
+	[HS_DEC_IRQ_EXIT] = {{NULL, "ret"}, 2, NULL},
+	[HS_DEC_SOFTIRQ_ENTRY] = {{"vec"}, 1, NULL},
+	[HS_DEC_SOFTIRQ_EXIT] = {{"vec"}, 1, NULL},
+	[HS_DEC_RECLAIM_BEGIN] = {{"order", "gfp_flags"}, 2, NULL},
+	[HS_DEC_RECLAIM_END] = {{"nr_reclaimed"}, 1, NULL},
+	[HS_DEC_THROTTLE] = {{"usec_timeout", "usec_delayed", "reason"}, 3, NULL},
+	[HS_DEC_DIRTY_PAUSE] = {{"pause", "paused"}, 2, NULL},
+	[HS_DEC_SYSCALL_ENTER] = {{"__syscall_nr"}, 2, NULL},
+	[HS_DEC_SYSCALL_EXIT] = {{"__syscall_nr", "ret"}, 2, NULL},
+	[HS_DEC_TIMER_START] = {{"hrtimer", "function", "expires"}, 2, NULL},
+	[HS_DEC_TIMER_EXPIRE] = {{"hrtimer", "function"}, 2, NULL},
+	[HS_DEC_BLOCK_QUEUE] = {{"dev", "sector"}, 3, NULL},
+	[HS_DEC_RENAME] = {{"pid"}, 1, "newcomm"},
+	[HS_DEC_NEWTASK] = {{"pid", "clone_flags"}, 2, "comm"},
+	[HS_DEC_MIGRATE] = {{"pid", "orig_cpu", "dest_cpu"}, 3, NULL},
+	[HS_DEC_FILE_FAULT] = {{"s_dev", "i_ino", "index"}, 3, NULL},
+	[HS_DEC_LOCK_BEGIN] = {{"lock_addr", "flags"}, 2, NULL},
+	[HS_DEC_LOCK_END] = {{"lock_addr", "ret"}, 2, NULL},
+};
+
 bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, const char *comm, hs_event_decoded *e)
 {
 	int64_t a = 0, b = 0, c = 0, d = 0;
@@ -245,13 +287,20 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 	memset(e, 0, sizeof *e);
 	e->kind = sh;
 	int pid = (int)r->tid;
+	if ((size_t)sh >= sizeof reads / sizeof reads[0])
+		return false; /* not a kind */
+	int64_t *const to[4] = {&a, &b, &c, &d};
+	for (size_t k = 0; k < 4; k++)
+		if (reads[sh].ints[k])
+			hs_event_field_int(r, reads[sh].ints[k], to[k]);
+	if (reads[sh].subject) {
+		hs_event_field_str(r, reads[sh].subject, s2, sizeof s2);
+		hs_utf8_clean(s2, e->subject, sizeof e->subject);
+	}
 	switch (sh) {
 	case HS_DEC_SIG_DELIVER:
-		hs_event_field_int(r, "sig", &a);
-		hs_event_field_int(r, "sa_handler", &b);
 		if (hs_linux_signal_action(a) != HS_SIGACT_CORE && hs_linux_signal_action(a) != HS_SIGACT_TERM)
 			return false;
-		e->v[0] = a;
 		e->v[1] = b == 0; /* SIG_DFL: the default action happens now */
 		detail(e, "%s delivered to %s (pid %d): %s",
 			 hs_linux_signal_name(a, sb, sizeof sb), comm, pid,
@@ -260,91 +309,56 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 					   : "default action, the process is terminated")
 			 : b == 1 ? "ignored"
 				: "its own handler runs");
-		return true;
+		break;
 	case HS_DEC_SIG_GENERATE:
-		hs_event_field_int(r, "sig", &a);
-		hs_event_field_int(r, "pid", &b);
-		hs_event_field_int(r, "result", &c);
 		hs_event_field_str(r, "comm", s2, sizeof s2);
 		if (hs_linux_signal_action(a) != HS_SIGACT_CORE && hs_linux_signal_action(a) != HS_SIGACT_TERM)
 			return false;
 		hs_utf8_clean(s2, s1, 64);
-		e->v[0] = a;
-		e->v[1] = b;
 		detail(e, "%s sent to %s (pid %" PRId64 ") by %s (pid %d)%s",
 			 hs_linux_signal_name(a, sb, sizeof sb), s1, b, comm, pid, c ? " (not delivered)" : "");
-		return true;
+		break;
 	case HS_DEC_OOM_VICTIM:
-		hs_event_field_int(r, "pid", &a);
-		hs_event_field_int(r, "anon_rss", &b);
-		hs_event_field_int(r, "file_rss", &c);
-		hs_event_field_int(r, "shmem_rss", &d);
 		if (!hs_event_field_str(r, "comm", s2, sizeof s2))
 			snprintf(s2, sizeof s2, "?");
 		hs_utf8_clean(s2, e->subject, sizeof e->subject);
-		e->v[0] = a;
-		e->v[1] = b;
 		detail(e,
 			 "OOM killer chose %s (pid %" PRId64 "): anon_rss %" PRId64 " kB, file_rss %" PRId64
 			 " kB, shmem_rss %" PRId64 " kB",
 			 e->subject, a, b, c, d);
-		return true;
+		break;
 	case HS_DEC_FAULT:
-		hs_event_field_int(r, "address", &a);
-		hs_event_field_int(r, "ip", &b);
 		if ((uint64_t)a >= 4096)
 			return false; /* only the NULL page matters to a report */
-		e->v[0] = a;
-		e->v[1] = b;
 		detail(e,
 			 "page fault at 0x%" PRIx64 " (ip 0x%" PRIx64 "): a NULL-pointer access", (uint64_t)a,
 			 (uint64_t)b);
-		return true;
+		break;
 	case HS_DEC_EXEC:
 		hs_event_field_str(r, "filename", s1, sizeof s1);
-		hs_event_field_int(r, "pid", &a);
 		hs_utf8_clean(s1, e->subject, sizeof e->subject);
-		e->v[0] = a;
 		detail(e, "exec %s (pid %" PRId64 ")", e->subject, a);
-		return true;
+		break;
 	case HS_DEC_FORK:
-		hs_event_field_int(r, "parent_pid", &a);
-		hs_event_field_int(r, "child_pid", &b);
-		hs_event_field_str(r, "child_comm", s2, sizeof s2);
-		hs_utf8_clean(s2, e->subject, sizeof e->subject);
-		e->v[0] = a;
-		e->v[1] = b;
 		detail(e, "fork: pid %" PRId64 " made %s (pid %" PRId64 ")", a, e->subject,
 			 b);
-		return true;
+		break;
 	case HS_DEC_EXIT:
-		hs_event_field_int(r, "pid", &a);
-		hs_event_field_int(r, "group_dead", &b);
-		if (hs_event_field_str(r, "comm", s2, sizeof s2))
-			hs_utf8_clean(s2, e->subject, sizeof e->subject);
-		e->v[0] = a;
-		e->v[1] = b;
 		/* the detail is written once every event is sorted: how it ended is known then */
-		return true;
+		break;
 	case HS_DEC_EXIT_GROUP:
-		hs_event_field_int(r, "error_code", &a);
 		e->v[0] = a & 0xff;
 		detail(e, "%s (pid %d) exits with status %" PRId64, comm, pid, a & 0xff);
-		return true;
+		break;
 	case HS_DEC_IO_ERROR:
-		hs_event_field_int(r, "error", &a);
 		if (!a && !alert)
 			return false;
-		hs_event_field_int(r, "dev", &b);
-		hs_event_field_int(r, "sector", &c);
 		hs_event_field_str(r, "rwbs", s2, sizeof s2);
 		hs_utf8_clean(s2, s1, 16);
-		e->v[0] = a;
-		e->v[1] = b;
 		detail(e,
 			 "I/O error %" PRId64 " on dev %" PRId64 ":%" PRId64 " (%s) sector %" PRId64, a,
 			 (b >> 20) & 0xfff, b & 0xfffff, s1, c);
-		return true;
+		break;
 	case HS_DEC_CONSOLE:
 		hs_event_field_str(r, "msg", s1, sizeof s1);
 		hs_utf8_clean(s1, e->detail, sizeof e->detail);
@@ -356,15 +370,11 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 			return false;
 		e->v[0] = s1[0] == 'B';
 		hs_utf8_clean(s1, e->detail, sizeof e->detail);
-		return true;
+		break;
 	case HS_DEC_HANG:
-		if (hs_event_field_str(r, "comm", s2, sizeof s2))
-			hs_utf8_clean(s2, e->subject, sizeof e->subject);
-		hs_event_field_int(r, "pid", &a);
-		e->v[0] = a;
 		detail(e, "%s (pid %" PRId64 ") stuck in uninterruptible sleep (D state)",
 			 e->subject[0] ? e->subject : comm, a);
-		return true;
+		break;
 	case HS_DEC_DISCONNECT:
 		if (hs_event_field_int(r, "sport", &a) && hs_event_field_int(r, "dport", &b)) {
 			e->v[0] = a;
@@ -380,45 +390,25 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 				 "connection reset sent (TCP state %" PRId64 ", reason %" PRId64 ")%s", a, b,
 				 a == 0 ? ": no socket, e.g. a connection to a closed port" : "");
 		}
-		return true;
+		break;
 	case HS_DEC_RETRANSMIT:
-		hs_event_field_int(r, "sport", &a);
-		hs_event_field_int(r, "dport", &b);
-		hs_event_field_int(r, "state", &c);
-		e->v[0] = a;
-		e->v[1] = b;
-		e->v[2] = c;
 		detail(e,
 			 "retransmit: local port %" PRId64 ", remote port %" PRId64 " (TCP state %" PRId64 ")", a, b,
 			 c);
-		return true;
+		break;
 	case HS_DEC_ALERT:
 		detail(e, "%s event (catalog alert)", alert ? alert : "?");
-		return true;
+		break;
 	case HS_DEC_SWITCH: {
 		static const char *const st[] = {"R", "R+", "S", "D", "T", "X", "?"};
-		hs_event_field_int(r, "prev_pid", &a);
-		hs_event_field_int(r, "next_pid", &b);
-		hs_event_field_int(r, "prev_state", &c);
 		hs_event_field_str(r, "prev_comm", s2, sizeof s2);
 		hs_utf8_clean(s2, s1, 64);
-		hs_event_field_str(r, "next_comm", s2, sizeof s2);
-		hs_utf8_clean(s2, e->subject, sizeof e->subject);
-		e->v[0] = a;
-		e->v[1] = b;
-		e->v[2] = c;
 		detail(e,
 			 "%s (pid %" PRId64 ") leaves the CPU [%s] for %s (pid %" PRId64 ")", s1, a,
 			 st[hs_linux_task_state(c)], e->subject, b);
-		return true;
+		break;
 	}
 	case HS_DEC_WAKE:
-		hs_event_field_int(r, "pid", &a);
-		hs_event_field_int(r, "target_cpu", &b);
-		hs_event_field_str(r, "comm", s2, sizeof s2);
-		hs_utf8_clean(s2, e->subject, sizeof e->subject);
-		e->v[0] = a;
-		e->v[1] = b;
 		/* struct trace_entry's flags byte (offset 2, the kernel's fixed record header): a wake-up logged in
 		 * hard or soft interrupt context was made by the interrupt, not by the task it interrupted */
 		c = r->payload && r->payload_len > 2 ? r->payload[2] : 0;
@@ -428,166 +418,103 @@ bool hs_event_decode(const hs_event *r, hs_decoded_kind sh, const char *alert, c
 			 : e->v[2] == 2 ? "a softirq over "
 					: "",
 			 comm, pid, e->subject, a, b);
-		return true;
+		break;
 	case HS_DEC_IRQ_ENTRY:
-		hs_event_field_str(r, "name", s2, sizeof s2);
-		hs_utf8_clean(s2, e->subject, sizeof e->subject);
 		detail(e, "interrupt handler %s starts", e->subject);
-		return true;
+		break;
 	case HS_DEC_IRQ_EXIT:
-		hs_event_field_int(r, "ret", &b);
-		e->v[1] = b;
 		detail(e, "interrupt handler returns (%s)", b ? "handled" : "unhandled");
-		return true;
+		break;
 	case HS_DEC_SOFTIRQ_ENTRY:
 	case HS_DEC_SOFTIRQ_EXIT:
-		hs_event_field_int(r, "vec", &a);
-		e->v[0] = a;
 		snprintf(e->subject, sizeof e->subject, "%s", hs_linux_softirq_name(a, sb, sizeof sb));
 		detail(e, "softirq %s %s", e->subject,
 			 sh == HS_DEC_SOFTIRQ_ENTRY ? "starts" : "ends");
-		return true;
+		break;
 	case HS_DEC_RECLAIM_BEGIN:
-		hs_event_field_int(r, "order", &a);
-		hs_event_field_int(r, "gfp_flags", &b);
-		e->v[0] = a;
-		e->v[1] = b;
 		detail(e,
 			 "%s (pid %d) must reclaim memory itself for an order-%" PRId64 " allocation (gfp 0x%" PRIx64 ")",
 			 comm, pid, a, (uint64_t)b);
-		return true;
+		break;
 	case HS_DEC_RECLAIM_END:
-		hs_event_field_int(r, "nr_reclaimed", &a);
-		e->v[0] = a;
 		detail(e, "%s (pid %d) ends reclaim: %" PRId64 " pages reclaimed", comm, pid,
 			 a);
-		return true;
+		break;
 	case HS_DEC_THROTTLE:
-		hs_event_field_int(r, "usec_timeout", &a);
-		hs_event_field_int(r, "usec_delayed", &b);
-		hs_event_field_int(r, "reason", &c);
-		e->v[0] = a;
-		e->v[1] = b;
-		e->v[2] = c;
 		detail(e,
 			 "%s (pid %d) throttled by reclaim: sleeps up to %" PRId64 " us (reason bits 0x%" PRIx64 "%s)", comm,
 			 pid, a, (uint64_t)c, c & 1 ? ", writeback congested" : "");
-		return true;
+		break;
 	case HS_DEC_DIRTY_PAUSE:
-		hs_event_field_int(r, "pause", &a);
-		hs_event_field_int(r, "paused", &b);
 		hs_event_field_str(r, "bdi", s2, sizeof s2);
 		hs_utf8_clean(s2, s1, 64);
-		e->v[0] = a;
-		e->v[1] = b;
 		detail(e,
 			 "%s (pid %d) paused %" PRId64 " ms writing to %s: too many dirty pages wait for the disk", comm, pid,
 			 a, s1);
-		return true;
+		break;
 	case HS_DEC_SYSCALL_ENTER:
 	case HS_DEC_SYSCALL_EXIT: {
 		const char *call = r->name + (sh == HS_DEC_SYSCALL_ENTER ? 10 : 9);
 		hs_utf8_clean(call, e->subject, sizeof e->subject);
-		hs_event_field_int(r, "__syscall_nr", &a);
-		e->v[0] = a;
 		if (sh == HS_DEC_SYSCALL_EXIT) {
-			hs_event_field_int(r, "ret", &b);
-			e->v[1] = b;
 			detail(e, "%s returns %" PRId64 "%s", e->subject, b,
 				 b < 0 ? " (an error)" : "");
 		} else {
 			/* the sync calls' one argument is the fd */
 			if (!hs_event_field_int(r, "fd", &b))
 				b = -1;
-			e->v[1] = b;
 			if (b >= 0)
 				detail(e, "%s (pid %d) calls %s(fd %" PRId64 ")", comm, pid,
 					 e->subject, b);
 			else
 				detail(e, "%s (pid %d) calls %s", comm, pid, e->subject);
 		}
-		return true;
+		break;
 	}
 	case HS_DEC_TIMER_START:
-	case HS_DEC_TIMER_EXPIRE: {
-		hs_event_field_int(r, "hrtimer", &a);
-		hs_event_field_int(r, "function", &b);
-		e->v[0] = a;
-		e->v[1] = b;
+	case HS_DEC_TIMER_EXPIRE:
 		e->v[2] = 1;
-		if (sh == HS_DEC_TIMER_START) {
-			hs_event_field_int(r, "expires", &c);
+		if (sh == HS_DEC_TIMER_START)
 			detail(e, "%s (pid %d) arms hrtimer 0x%" PRIx64 " (function 0x%" PRIx64 ", expires %" PRId64 ")",
 			       comm, pid, (uint64_t)a, (uint64_t)b, c);
-		} else {
+		else
 			detail(e, "hrtimer 0x%" PRIx64 " fires (function 0x%" PRIx64 ")", (uint64_t)a, (uint64_t)b);
-		}
-		return true;
-	}
+		break;
 	case HS_DEC_BLOCK_QUEUE:
-		hs_event_field_int(r, "dev", &a);
-		hs_event_field_int(r, "sector", &b);
 		if (!hs_event_field_int(r, "bytes", &c) && hs_event_field_int(r, "nr_sector", &c))
 			c *= 512;
 		hs_event_field_str(r, "rwbs", s2, sizeof s2);
 		hs_utf8_clean(s2, e->subject, 16);
-		e->v[0] = a;
-		e->v[1] = b;
-		e->v[2] = c;
 		detail(e, "%s (pid %d) queues %" PRId64 " bytes of block I/O (%s) on dev %" PRId64 ":%" PRId64
 			  " at sector %" PRId64,
 		       comm, pid, c, e->subject, (a >> 20) & 0xfff, a & 0xfffff, b);
-		return true;
+		break;
 	case HS_DEC_RENAME:
-		hs_event_field_int(r, "pid", &a);
-		hs_event_field_str(r, "newcomm", s2, sizeof s2);
-		hs_utf8_clean(s2, e->subject, sizeof e->subject);
 		hs_event_field_str(r, "oldcomm", s2, sizeof s2);
 		hs_utf8_clean(s2, s1, 64);
-		e->v[0] = a;
 		detail(e, "%s (pid %" PRId64 ") renames itself %s", s1, a, e->subject);
-		return true;
+		break;
 	case HS_DEC_NEWTASK:
-		hs_event_field_int(r, "pid", &a);
-		hs_event_field_int(r, "clone_flags", &b);
-		hs_event_field_str(r, "comm", s2, sizeof s2);
-		hs_utf8_clean(s2, e->subject, sizeof e->subject);
-		e->v[0] = a;
-		e->v[1] = b;
 		detail(e, "%s (pid %d) makes %s %s (pid %" PRId64 ")", comm, pid,
 		       (uint64_t)b & 0x00010000u ? "a thread" : "a process", e->subject, a); /* CLONE_THREAD */
-		return true;
+		break;
 	case HS_DEC_MIGRATE:
-		hs_event_field_int(r, "pid", &a);
-		hs_event_field_int(r, "orig_cpu", &b);
-		hs_event_field_int(r, "dest_cpu", &c);
-		e->v[0] = a;
-		e->v[1] = b;
-		e->v[2] = c;
 		detail(e, "pid %" PRId64 " moves from cpu %" PRId64 " to cpu %" PRId64, a, b, c);
-		return true;
+		break;
 	case HS_DEC_FILE_FAULT:
-		hs_event_field_int(r, "s_dev", &a);
-		hs_event_field_int(r, "i_ino", &b);
-		hs_event_field_int(r, "index", &c);
-		e->v[0] = a;
-		e->v[1] = b;
-		e->v[2] = c;
 		detail(e, "%s (pid %d) faults on a mapped file: dev %" PRId64 ":%" PRId64 " inode %" PRId64
 			  " page %" PRId64,
 		       comm, pid, (a >> 20) & 0xfff, a & 0xfffff, b, c);
-		return true;
+		break;
 	case HS_DEC_LOCK_BEGIN:
 	case HS_DEC_LOCK_END:
-		hs_event_field_int(r, "lock_addr", &a);
-		if (!hs_event_field_int(r, sh == HS_DEC_LOCK_BEGIN ? "flags" : "ret", &b))
-			b = 0;
-		e->v[0] = a;
-		e->v[1] = b;
 		detail(e, "%s (pid %d) %s kernel lock 0x%" PRIx64, comm, pid,
 		       sh == HS_DEC_LOCK_BEGIN ? "waits for contended" : "got or gave up", (uint64_t)a);
-		return true;
-	case HS_DEC_NONE: break;
+		break;
+	case HS_DEC_NONE: return false;
 	}
-	return false;
+	const int64_t val[3] = {a, b, c};
+	for (unsigned k = 0; k < reads[sh].nv; k++)
+		e->v[k] = val[k];
+	return true;
 }
