@@ -504,6 +504,37 @@ static void print_text(fleet *f, const bucket *bs, size_t nb, FILE *out)
 		fprintf(out, "\n%zu more bucket%s (--top 0 lists every one)\n", nb - show, nb - show == 1 ? "" : "s");
 }
 
+/* One bucket's object in the JSON (its rows start at b->first). */
+static void put_bucket(hs_json *j, const void *item)
+{
+	const bucket *b = item;
+	const fleet_row *r = b->first;
+	char t0[32], t1[32];
+	fmt_time(b->first_s, t0, sizeof t0);
+	fmt_time(b->last_s, t1, sizeof t1);
+	hs_json_kstr(j, "bucket_id", r->bucket_id);
+	hs_json_kint(j, "sig_version", r->sig_version);
+	hs_json_kstr(j, "signature", r->signature);
+	hs_json_kstr(j, "symptom", r->symptom);
+	hs_json_kuint(j, "count", b->n);
+	hs_json_kdouble(j, "weight", b->weight, 3);
+	hs_json_kuint(j, "machines", b->machines);
+	hs_json_kuint(j, "reports_without_machine", b->unknown_machines);
+	hs_json_kstr(j, "first_seen", t0);
+	hs_json_kstr(j, "last_seen", t1);
+	hs_json_kstr(j, "example", b->example->folder);
+	hs_json_kstr(j, "example_report", b->example->report);
+	hs_json_kstr(j, "verdict", b->example->verdict);
+}
+
+/* One skipped place's object in the JSON. */
+static void put_skip(hs_json *j, const void *item)
+{
+	const fleet_skip *s = item;
+	hs_json_kstr(j, "path", s->path);
+	hs_json_kstr(j, "why", s->why);
+}
+
 static void print_json(fleet *f, const bucket *bs, size_t nb, FILE *out)
 {
 	size_t unknown = 0, machines = distinct_machines(f, &unknown);
@@ -517,42 +548,9 @@ static void print_json(fleet *f, const bucket *bs, size_t nb, FILE *out)
 	hs_json_kuint(&j, "reports_without_machine", unknown);
 	hs_json_kuint(&j, "reported_here", f->built);
 	hs_json_kuint(&j, "run_reports_left_out", f->run_reports);
-	hs_json_key(&j, "buckets");
-	hs_json_arr_begin(&j);
 	size_t show = f->o->top && f->o->top < nb ? f->o->top : nb;
-	for (size_t i = 0; i < show; i++) {
-		const bucket *b = &bs[i];
-		const fleet_row *r = b->first;
-		char t0[32], t1[32];
-		fmt_time(b->first_s, t0, sizeof t0);
-		fmt_time(b->last_s, t1, sizeof t1);
-		hs_json_obj_begin(&j);
-		hs_json_kstr(&j, "bucket_id", r->bucket_id);
-		hs_json_kint(&j, "sig_version", r->sig_version);
-		hs_json_kstr(&j, "signature", r->signature);
-		hs_json_kstr(&j, "symptom", r->symptom);
-		hs_json_kuint(&j, "count", b->n);
-		hs_json_key(&j, "weight");
-		hs_json_double(&j, b->weight, 3);
-		hs_json_kuint(&j, "machines", b->machines);
-		hs_json_kuint(&j, "reports_without_machine", b->unknown_machines);
-		hs_json_kstr(&j, "first_seen", t0);
-		hs_json_kstr(&j, "last_seen", t1);
-		hs_json_kstr(&j, "example", b->example->folder);
-		hs_json_kstr(&j, "example_report", b->example->report);
-		hs_json_kstr(&j, "verdict", b->example->verdict);
-		hs_json_obj_end(&j);
-	}
-	hs_json_arr_end(&j);
-	hs_json_key(&j, "skipped");
-	hs_json_arr_begin(&j);
-	for (size_t i = 0; i < f->n_skips; i++) {
-		hs_json_obj_begin(&j);
-		hs_json_kstr(&j, "path", f->skips[i].path);
-		hs_json_kstr(&j, "why", f->skips[i].why);
-		hs_json_obj_end(&j);
-	}
-	hs_json_arr_end(&j);
+	hs_json_kobjects(&j, "buckets", bs, show, sizeof *bs, put_bucket);
+	hs_json_kobjects(&j, "skipped", f->skips, f->n_skips, sizeof *f->skips, put_skip);
 	hs_json_obj_end(&j);
 	hs_sb_putc(&sb, '\n');
 	hs_sb_write_free(&sb, out);
