@@ -192,11 +192,14 @@ hs_status hs_trig_rings_init(hs_trig_rings *r, const hs_trigger *tr, uint64_t wa
 	return r->scratch ? HS_OK : HS_ENOMEM;
 }
 
-void hs_trig_rings_free(hs_trig_rings *r)
+void hs_trig_kind_free(hs_trig *t)
 {
+	free(t->frame);
+	free(t->dl);
+	free(t->ctr);
 	for (size_t i = 0; i < HS_TRIGGER_FRAME_PIDS; i++)
-		free(r->rings[i]);
-	free(r->scratch);
+		free(t->rings.rings[i]);
+	free(t->rings.scratch);
 }
 
 void *hs_trig_ring(hs_trig_rings *r, size_t i, size_t size)

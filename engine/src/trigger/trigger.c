@@ -17,10 +17,7 @@ static void trig_free(hs_trig *t)
 {
 	hs_regex_free(t->re);
 	hs_regex_free(t->cancel_re);
-	free(t->frame);
-	free(t->dl);
-	free(t->ctr);
-	hs_trig_rings_free(&t->rings);
+	hs_trig_kind_free(t);
 	free(t->fire_times);
 	free(t->pend.evidence_json);
 	for (size_t k = 0; k < t->n_ready; k++)

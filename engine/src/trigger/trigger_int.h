@@ -192,9 +192,10 @@ static inline uint64_t hs_trig_add_sat(uint64_t a, uint64_t b) { return a > UINT
  * that was not pid's is emptied (zeroed, with pid). */
 void *hs_trig_slot(void *slots, size_t n, size_t size, int pid);
 
-/* behave.c: frame_time's and deadline's rings: cap is want within [lo, hi]; HS_ENOMEM (trigger.c frees them). */
+/* behave.c: frame_time's and deadline's rings: cap is want within [lo, hi]; HS_ENOMEM (hs_trig_kind_free frees them). */
 hs_status hs_trig_rings_init(hs_trig_rings *r, const hs_trigger *tr, uint64_t want, uint64_t lo, uint64_t hi);
-void hs_trig_rings_free(hs_trig_rings *r);
+/* What a kind's hs_*_new made, made or not: its state (frame, dl, ctr) and the rings. */
+void hs_trig_kind_free(hs_trig *t);
 /* Slot i's ring of cap values of `size` bytes, allocated on first use (NULL: out of memory). */
 void *hs_trig_ring(hs_trig_rings *r, size_t i, size_t size);
 /* The position to write the ring's next value at (n and next advanced). */
@@ -227,7 +228,7 @@ void hs_trig_cond_evidence(hs_trig *t, const hs_key_event *ev, hs_json *j);
 void hs_trig_evidence_begin(const hs_trigger_engine *te, const hs_trig *t, const hs_key_event *ev, hs_json *j);
 
 /* frame.c */
-/* The kinds' state (trigger.c frees it, and the rings). */
+/* The kinds' state (hs_trig_kind_free frees it). */
 hs_status hs_frame_new(hs_trig *t);
 /* Feeds one marker event: returns 1 for a hitch (hit filled; its slice
  * points into buf), 0 for a frame that is not one (the condition is clear),
