@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bench_tracefs.h"
+#include "late_frames.h"
 
 #define HZ 240
 #define PERIOD_NS (1000000000LL / HZ) /* 4.167 ms */
@@ -325,7 +326,9 @@ static bool fill_ring(hs_backend *b, const char *ring_name, unsigned cpus, doubl
 static void usage(FILE *f)
 {
 	fputs("usage: bench_frame_pacing [--rounds N] [--seconds S] [--fill-sec S] [--rules FILE] [--dir DIR]\n"
-	      "                          [--conditions off,on,snapshot] [-v]\n",
+	      "                          [--conditions off,on,snapshot] [-v] [--why]\n"
+	      "  --why  (with -v) each frame over 2x: what its CPU ran between the loop's wake-up and its run (a tracefs\n"
+	      "         instance of its own records the scheduler in every round)\n",
 	      f);
 }
 
@@ -343,9 +346,9 @@ int main(int argc, char **argv)
 	const char *rules = HS_BENCH_RULES_DIR "/stutter.yaml", *dir = NULL;
 	double secs = 10, fill_s = 30;
 	unsigned rounds = 5;
-	bool verbose = false, want[NCOND] = {true, true, true};
+	bool verbose = false, explain = false, want[NCOND] = {true, true, true};
 	static const struct option lo[] = {{"conditions", 1, 0, 'c'}, {"rounds", 1, 0, 'n'}, {"seconds", 1, 0, 's'}, {"fill-sec", 1, 0, 'f'},
-					   {"rules", 1, 0, 'r'},  {"dir", 1, 0, 'd'},	  {"verbose", 0, 0, 'v'},
+					   {"rules", 1, 0, 'r'},  {"dir", 1, 0, 'd'},	  {"verbose", 0, 0, 'v'}, {"why", 0, 0, 'w'},
 					   {"help", 0, 0, 'h'},	  {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
@@ -368,6 +371,7 @@ int main(int argc, char **argv)
 		case 'r': rules = optarg; break;
 		case 'd': dir = optarg; break;
 		case 'v': verbose = true; break;
+		case 'w': explain = verbose = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -468,8 +472,13 @@ int main(int argc, char **argv)
 			bench_nap(SETTLE_S);
 			if (b)
 				hs_backend_ftrace.poll(b, 0);
+			/* --why: every condition alike (like for like), started after the load and the settle */
+			char why_name[96];
+			snprintf(why_name, sizeof(why_name), "%swhy", g_prefix);
+			late_why *lw = explain && !rc ? late_why_start(why_name) : NULL;
 			double st0, bz0, st1, bz1, rec0 = bench_cpu_s(RUSAGE_SELF), wall0 = bench_now_s();
 			cpu_times(&st0, &bz0);
+			pid_t game = g_frame_pid;
 			if (!rc && !g_stop)
 				rc = run_frames(g_frame_pid, go[1], b, cond == SNAP ? ring_k : SIZE_MAX, &ri);
 			else
@@ -534,10 +543,14 @@ int main(int argc, char **argv)
 			rf->other = (bz1 - bz0 - rec_cpu - (double)rf->n * (double)WORK_NS / 1e9) / (wall * ncpu);
 			printf("; recorder CPU %.2f s, machine busy %.0f%% (other load %.0f%%) of %.0f CPUs, steal %.2f s\n",
 			       rec_cpu, 100.0 * (bz1 - bz0) / (wall * ncpu), 100.0 * rf->other, ncpu, st1 - st0);
-			if (verbose)
+			if (lw)
+				late_why_explain(lw, game, fl->start, fl->n, first, 2 * PERIOD_NS, stdout);
+			else if (verbose)
 				for (size_t i = 0; i < rf->n; i++)
 					if (rf->ms[i] > 2.0 * (double)PERIOD_NS / 1e6)
 						printf("    frame at %.3f s: %.3f ms\n", rf->at[i], rf->ms[i]);
+			late_why_free(lw);
+			lw = NULL;
 			fflush(stdout);
 			free(round.ms);
 			rounds_done = r + 1;
