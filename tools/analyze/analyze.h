@@ -73,11 +73,21 @@ typedef struct {
 	hs_tracedat *td;
 } analyze_trace;
 
-/* Opens path as what its magic says, printing why not; returns 0 or an exit code. */
-int analyze_trace_open(const char *path, analyze_trace *t);
-/* A command's end: when rc is 0, writes sb to stdout and returns the exit code for the
- * trace's problems (printed on stderr); frees sb and closes the trace either way. */
-int analyze_trace_finish(analyze_trace *t, hs_strbuf *sb, int rc);
+/* What a command's walk over a trace is given. */
+typedef struct {
+	const analyze_opts *o;
+	const analyze_rules *rules; /* summary, crash */
+	const hs_plan *plan;        /* crash */
+} analyze_cmd;
+
+/* Writes a command's output for the open trace into sb; returns 0 or an exit code (said on stderr). */
+typedef int (*analyze_cmd_fn)(const analyze_cmd *c, const analyze_trace *t, hs_strbuf *sb);
+
+/* Opens c->o->file as what its magic says (saying why not) and runs fn on it; when fn returns 0,
+ * writes its output to stdout and returns the exit code for the trace's problems (said on stderr). */
+int analyze_trace_run(const analyze_cmd *c, analyze_cmd_fn fn);
+/* "problems": [...] of either format (analyze_json_problems, or _texts for trace.dat). */
+void analyze_json_trace_problems(hs_json *j, const analyze_trace *t);
 
 /* Records per identity (hs_event.key) and the time they span, from one walk. */
 typedef struct {
@@ -86,24 +96,23 @@ typedef struct {
 					     events, the session header left out; trace.dat: trace clock ns) */
 	const hs_tracedat_info *info;     /* trace.dat */
 	uint64_t *per_buffer;             /* trace.dat: events per buffer, in info's instance order ([0]: top) */
-	bool oom;
 } analyze_tally;
 
-/* Walks the .etl in file order (with progress) into t; by_id: the counts format's identity, TraceLogging
- * events by id and without names. False when memory ran out (t is incomplete); free t either way. */
-bool analyze_tally_etl(hs_etl *etl, bool by_id, analyze_tally *t);
-bool analyze_tally_tracedat(hs_tracedat *td, analyze_tally *t);
+/* Walks the trace into t (an .etl in file order, with progress); by_id: the counts format's identity for
+ * .etl, TraceLogging events by id and without names. False when memory ran out (t is incomplete); free t
+ * either way. */
+bool analyze_tally_trace(const analyze_trace *tr, bool by_id, analyze_tally *t);
 void analyze_tally_free(analyze_tally *t);
 
-/* ---- tracedat.c: counts and summary of trace.dat files (tracedat_crash.c: crash) ---- */
+/* ---- tracedat.c: summary of trace.dat files (tracedat_crash.c: crash) ---- */
 
+/* The JSON documents' "format" for a trace.dat (analyze_json_begin). */
+extern const char analyze_tracedat_format[];
 /* "5186.883371000": seconds.nanoseconds of a trace clock. */
 void analyze_format_clock_ns(uint64_t ns, char *buf, size_t cap);
-/* The command's output in sb; 0 or an exit code (said on stderr). */
-int analyze_counts_tracedat(const analyze_opts *o, hs_tracedat *td, hs_strbuf *sb);
-int analyze_summary_tracedat(const analyze_opts *o, const analyze_rules *rules, hs_tracedat *td, hs_strbuf *sb);
-int analyze_crash_tracedat(const analyze_opts *o, const analyze_rules *rules, const hs_plan *plan, hs_tracedat *td,
-			   hs_strbuf *sb);
+/* The trace.dat halves of summary and crash (analyze_cmd_fn). */
+int analyze_summary_tracedat(const analyze_cmd *c, const analyze_trace *t, hs_strbuf *sb);
+int analyze_crash_tracedat(const analyze_cmd *c, const analyze_trace *t, hs_strbuf *sb);
 
 /* Subcommands, one file each. Each returns the process exit status. */
 int analyze_counts(const analyze_opts *o);

@@ -96,10 +96,13 @@ static int on_record(const hs_etl_record *r, void *vctx)
 	return 0;
 }
 
-/* The .etl's timeline into sb; 0 or an exit code. */
-static int crash_etl(const analyze_opts *o, const analyze_rules *rules, const hs_plan *plan, hs_etl *etl,
-		     hs_strbuf *sb)
+/* The .etl's timeline into sb (analyze_cmd_fn). */
+static int crash_etl(const analyze_cmd *cmd, const analyze_trace *t, hs_strbuf *sb)
 {
+	const analyze_opts *o = cmd->o;
+	const analyze_rules *rules = cmd->rules;
+	const hs_plan *plan = cmd->plan;
+	hs_etl *etl = t->etl;
 	int rc = 0;
 	crash_ctx c = {.rules = rules};
 	hs_json j;
@@ -162,6 +165,11 @@ out:
 	return rc;
 }
 
+static int crash(const analyze_cmd *c, const analyze_trace *t, hs_strbuf *sb)
+{
+	return t->td ? analyze_crash_tracedat(c, t, sb) : crash_etl(c, t, sb);
+}
+
 int analyze_crash(const analyze_opts *o)
 {
 	/* A trace.dat's key events are the linux section's whitelists, an .etl's the windows section's. */
@@ -171,13 +179,7 @@ int analyze_crash(const analyze_opts *o)
 	int rc = analyze_load_plan(o, tracedat ? HS_PLATFORM_LINUX : HS_PLATFORM_WINDOWS, &rules, &plan);
 	if (rc)
 		return rc;
-	analyze_trace t;
-	rc = analyze_trace_open(o->file, &t);
-	if (!rc) {
-		hs_strbuf sb = {0};
-		rc = t.td ? analyze_crash_tracedat(o, &rules, plan, t.td, &sb) : crash_etl(o, &rules, plan, t.etl, &sb);
-		rc = analyze_trace_finish(&t, &sb, rc);
-	}
+	rc = analyze_trace_run(&(analyze_cmd){o, &rules, plan}, crash);
 	hs_plan_free(plan);
 	analyze_free_rules(&rules);
 	return rc;

@@ -79,15 +79,18 @@ static void mode_names(uint32_t m, char *buf, size_t cap)
 }
 
 
-/* The .etl's summary into sb; 0 or an exit code (said on stderr). */
-static int summary_etl(const analyze_opts *o, const analyze_rules *rules, hs_etl *etl, hs_strbuf *sb)
+/* The .etl's summary into sb (analyze_cmd_fn). */
+static int summary_etl(const analyze_cmd *cmd, const analyze_trace *tr, hs_strbuf *sb)
 {
+	const analyze_opts *o = cmd->o;
+	const analyze_rules *rules = cmd->rules;
+	hs_etl *etl = tr->etl;
 	char cb[24]; /* an unknown clock's name */
 	int rc = 0;
 	analyze_tally c;
 	line *lines = NULL, **top = NULL;
 	size_t n = 0;
-	if (!analyze_tally_etl(etl, false, &c))
+	if (!analyze_tally_trace(tr, false, &c))
 		goto oom;
 	n = hs_event_counts_len(c.counts);
 	lines = calloc(n + 1, sizeof(*lines));
@@ -195,19 +198,18 @@ out:
 	return rc;
 }
 
+static int summary(const analyze_cmd *c, const analyze_trace *t, hs_strbuf *sb)
+{
+	return t->td ? analyze_summary_tracedat(c, t, sb) : summary_etl(c, t, sb);
+}
+
 int analyze_summary(const analyze_opts *o)
 {
 	analyze_rules rules;
 	int rc = analyze_load_rules(o, &rules);
 	if (rc)
 		return rc;
-	analyze_trace t;
-	rc = analyze_trace_open(o->file, &t);
-	if (!rc) {
-		hs_strbuf sb = {0};
-		rc = t.td ? analyze_summary_tracedat(o, &rules, t.td, &sb) : summary_etl(o, &rules, t.etl, &sb);
-		rc = analyze_trace_finish(&t, &sb, rc);
-	}
+	rc = analyze_trace_run(&(analyze_cmd){o, &rules, NULL}, summary);
 	analyze_free_rules(&rules);
 	return rc;
 }

@@ -1,4 +1,4 @@
-/* analyze/trace.c: what counts, summary and crash share over both formats (opening either, the walk that counts records per identity, writing the result), below them and tracedat.c so no two files call each other. */
+/* analyze/trace.c: what counts, summary and crash share over both formats (opening either and writing the result, the walk that counts records per identity, the problems in JSON), below them and tracedat.c so no two files call each other. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,37 +22,42 @@ int analyze_open_tracedat(const char *path, hs_tracedat **out)
 	return HS_EXIT_USAGE;
 }
 
-int analyze_trace_open(const char *path, analyze_trace *t)
+int analyze_trace_run(const analyze_cmd *c, analyze_cmd_fn fn)
 {
-	memset(t, 0, sizeof(*t));
-	if (hs_tracedat_sniff(path))
-		return analyze_open_tracedat(path, &t->td);
-	return analyze_open_etl(path, &t->etl);
-}
-
-int analyze_trace_finish(analyze_trace *t, hs_strbuf *sb, int rc)
-{
+	analyze_trace t = {0};
+	int rc = hs_tracedat_sniff(c->o->file) ? analyze_open_tracedat(c->o->file, &t.td)
+					       : analyze_open_etl(c->o->file, &t.etl);
 	if (rc)
-		hs_sb_free(sb);
-	else if (hs_sb_write_free(sb, stdout) != HS_OK)
+		return rc;
+	hs_strbuf sb = {0};
+	rc = fn(c, &t, &sb);
+	if (rc)
+		hs_sb_free(&sb);
+	else if (hs_sb_write_free(&sb, stdout) != HS_OK)
 		rc = HS_EXIT_USAGE;
 	else
-		rc = analyze_report_problems(t->td ? hs_tracedat_problems(t->td) : hs_etl_problems(t->etl));
-	hs_tracedat_close(t->td);
-	hs_etl_close(t->etl);
+		rc = analyze_report_problems(t.td ? hs_tracedat_problems(t.td) : hs_etl_problems(t.etl));
+	hs_tracedat_close(t.td);
+	hs_etl_close(t.etl);
 	return rc;
 }
 
-/* One record of either format: counted under k (named from e, may be NULL), and its time when it has one. */
+void analyze_json_trace_problems(hs_json *j, const analyze_trace *t)
+{
+	if (t->td)
+		analyze_json_problem_texts(j, hs_tracedat_problems(t->td));
+	else
+		analyze_json_problems(j, hs_etl_problems(t->etl));
+}
+
+/* One record of either format: counted under k (named from e, may be NULL), and its time when it has one.
+ * Out of memory stops the walk; the table remembers it (hs_event_counts_failed). */
 static int tally(analyze_tally *t, const hs_event_key *k, const hs_event *e, bool timed, uint64_t time)
 {
-	if (!hs_event_counts_add(t->counts, k, e)) {
-		t->oom = true;
-		return 1;
-	}
-	if (timed)
+	hs_event_count *n = hs_event_counts_add(t->counts, k, e);
+	if (n && timed)
 		hs_event_count_time(&t->all, time);
-	return 0;
+	return !n;
 }
 
 typedef struct {
@@ -89,25 +94,22 @@ static int on_tracedat(const hs_tracedat_record *r, void *vctx)
 	return 0;
 }
 
-bool analyze_tally_etl(hs_etl *etl, bool by_id, analyze_tally *t)
+bool analyze_tally_trace(const analyze_trace *tr, bool by_id, analyze_tally *t)
 {
 	memset(t, 0, sizeof(*t));
-	etl_walk w = {t, etl, by_id};
-	if (hs_event_counts_new(&t->counts) == HS_OK)
-		hs_etl_foreach(etl, HS_ETL_FILE_ORDER, on_etl, &w);
-	analyze_progress_done();
-	return t->counts && !t->oom && !hs_event_counts_failed(t->counts);
-}
-
-bool analyze_tally_tracedat(hs_tracedat *td, analyze_tally *t)
-{
-	memset(t, 0, sizeof(*t));
-	t->info = hs_tracedat_get_info(td);
-	t->per_buffer = calloc(t->info->n_instances + 1, sizeof(*t->per_buffer));
-	if (!t->per_buffer || hs_event_counts_new(&t->counts) != HS_OK)
-		return false;
-	hs_tracedat_foreach(td, on_tracedat, t);
-	return !t->oom && !hs_event_counts_failed(t->counts);
+	if (tr->td) {
+		t->info = hs_tracedat_get_info(tr->td);
+		t->per_buffer = calloc(t->info->n_instances + 1, sizeof(*t->per_buffer));
+		if (!t->per_buffer || hs_event_counts_new(&t->counts) != HS_OK)
+			return false;
+		hs_tracedat_foreach(tr->td, on_tracedat, t);
+	} else {
+		etl_walk w = {t, tr->etl, by_id};
+		if (hs_event_counts_new(&t->counts) == HS_OK)
+			hs_etl_foreach(tr->etl, HS_ETL_FILE_ORDER, on_etl, &w);
+		analyze_progress_done();
+	}
+	return t->counts && !hs_event_counts_failed(t->counts);
 }
 
 void analyze_tally_free(analyze_tally *t)

@@ -1,4 +1,4 @@
-/* analyze/tracedat.c: what `analyze counts` and `summary` print for trace.dat files (the walk is trace.c's), and the trace clock's text the trace.dat subcommands share. */
+/* analyze/tracedat.c: what `analyze summary` prints for trace.dat files (the walk is trace.c's), and the trace clock's text the trace.dat subcommands share. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +8,8 @@
 #include "hindsight/event.h"
 #include "hindsight/event_counts.h"
 #include "hindsight/event_names.h"
+
+const char analyze_tracedat_format[] = "trace.dat";
 
 void analyze_format_clock_ns(uint64_t ns, char *buf, size_t cap)
 {
@@ -45,9 +47,9 @@ static int cmp_row_count(const void *a, const void *b)
 }
 
 /* Walks the file into t; returns its entries sorted by (system, name) in *rows. */
-static int tally_file(hs_tracedat *td, analyze_tally *t, hs_event_count ***rows, size_t *n_rows)
+static int tally_file(const analyze_trace *tr, analyze_tally *t, hs_event_count ***rows, size_t *n_rows)
 {
-	if (!analyze_tally_tracedat(td, t))
+	if (!analyze_tally_trace(tr, false, t))
 		goto oom;
 	size_t n = hs_event_counts_len(t->counts);
 	*rows = calloc(n + 1, sizeof(**rows));
@@ -63,49 +65,17 @@ oom:
 	return HS_EXIT_USAGE;
 }
 
-int analyze_counts_tracedat(const analyze_opts *o, hs_tracedat *td, hs_strbuf *sb)
-{
-	analyze_tally t;
-	hs_event_count **rows = NULL;
-	size_t n = 0;
-	int rc = tally_file(td, &t, &rows, &n);
-	if (rc)
-		goto out;
-	if (o->json) {
-		hs_json j;
-		analyze_json_begin(&j, sb, o->file, "trace.dat");
-		hs_json_kuint(&j, "events", hs_event_counts_total(t.counts));
-		hs_json_key(&j, "counts");
-		hs_json_arr_begin(&j);
-		for (size_t i = 0; i < n; i++) {
-			hs_json_obj_begin(&j);
-			hs_json_kstr(&j, "system", sys_of(rows[i]));
-			hs_json_kstr(&j, "event", name_of(rows[i]));
-			hs_json_kuint(&j, "count", rows[i]->count);
-			hs_json_obj_end(&j);
-		}
-		hs_json_arr_end(&j);
-		analyze_json_problem_texts(&j, hs_tracedat_problems(td));
-		hs_json_obj_end(&j);
-	} else {
-		for (size_t i = 0; i < n; i++)
-			hs_sb_printf(sb, "%s\tevent=%s\t%" PRIu64 "\n", sys_of(rows[i]), name_of(rows[i]), rows[i]->count);
-		hs_sb_printf(sb, "TOTAL\t%" PRIu64 "\n", hs_event_counts_total(t.counts));
-	}
-out:
-	free(rows);
-	analyze_tally_free(&t);
-	return rc;
-}
-
 enum { TOP_EVENTS = 15 };
 
-int analyze_summary_tracedat(const analyze_opts *o, const analyze_rules *rules, hs_tracedat *td, hs_strbuf *sb)
+int analyze_summary_tracedat(const analyze_cmd *c, const analyze_trace *tr, hs_strbuf *sb)
 {
+	const analyze_opts *o = c->o;
+	const analyze_rules *rules = c->rules;
+	hs_tracedat *td = tr->td;
 	analyze_tally t;
 	hs_event_count **rows = NULL, **top = NULL;
 	size_t n = 0;
-	int rc = tally_file(td, &t, &rows, &n);
+	int rc = tally_file(tr, &t, &rows, &n);
 	if (rc)
 		goto out;
 	top = calloc(n + 1, sizeof(*top));
@@ -126,7 +96,7 @@ int analyze_summary_tracedat(const analyze_opts *o, const analyze_rules *rules, 
 
 	if (o->json) {
 		hs_json j;
-		analyze_json_begin(&j, sb, o->file, "trace.dat");
+		analyze_json_begin(&j, sb, o->file, analyze_tracedat_format);
 		hs_json_kuint(&j, "bytes", info->file_size);
 		hs_json_kstr(&j, "rules", rules->path);
 		hs_json_kuint(&j, "version", info->version);

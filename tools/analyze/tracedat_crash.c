@@ -201,9 +201,12 @@ static int on_record(const hs_tracedat_record *r, void *vctx)
 	return 0;
 }
 
-int analyze_crash_tracedat(const analyze_opts *o, const analyze_rules *rules, const hs_plan *plan, hs_tracedat *td,
-			   hs_strbuf *sb)
+int analyze_crash_tracedat(const analyze_cmd *cmd, const analyze_trace *t, hs_strbuf *sb)
 {
+	const analyze_opts *o = cmd->o;
+	const analyze_rules *rules = cmd->rules;
+	const hs_plan *plan = cmd->plan;
+	hs_tracedat *td = t->td;
 	int rc = 0;
 	crash_ctx *c = calloc(1, sizeof(*c));
 	hs_json j;

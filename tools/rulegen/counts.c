@@ -371,19 +371,16 @@ static bool parse_text(rg_counts *c, const char *path, char *text, size_t len, c
 typedef struct {
 	hs_event_counts *counts;
 	hs_event_count all; /* the whole trace as one entry: its first..last (trace.dat: trace clock ns; ETL: FILETIME) */
-	bool oom;
 } trace_ctx;
 
-/* Counts one record of either format under k (names from e, may be NULL); `timed`: ts is its time. */
+/* Counts one record of either format under k (names from e, may be NULL); `timed`: ts is its time. Out of
+ * memory stops the walk; the table remembers it (hs_event_counts_failed). */
 static int count(trace_ctx *t, const hs_event_key *k, const hs_event *e, uint64_t ts, bool timed)
 {
-	if (!hs_event_counts_add(t->counts, k, e)) {
-		t->oom = true;
-		return 1;
-	}
-	if (timed)
+	hs_event_count *n = hs_event_counts_add(t->counts, k, e);
+	if (n && timed)
 		hs_event_count_time(&t->all, ts);
-	return 0;
+	return !n;
 }
 
 static int on_td(const hs_tracedat_record *r, void *vctx)
@@ -424,8 +421,8 @@ static bool push_counts(rg_counts *c, const hs_event_counts *counts)
 /* Adds the walk's rows, seconds and total to c, or says why not. `ticks_per_s`: the trace clock's rate. */
 static bool add_trace(rg_counts *c, trace_ctx *t, const char *path, double ticks_per_s, hs_pos at, hs_diags *d)
 {
-	bool ok = !t->oom && !hs_event_counts_failed(t->counts) && push_counts(c, t->counts);
-	uint64_t total = hs_event_counts_total(t->counts);
+	bool ok = t->counts && !hs_event_counts_failed(t->counts) && push_counts(c, t->counts);
+	uint64_t total = t->counts ? hs_event_counts_total(t->counts) : 0;
 	hs_event_counts_free(t->counts);
 	t->counts = NULL;
 	if (!ok) {
@@ -470,8 +467,6 @@ static bool count_tracedat(rg_counts *c, const char *path, hs_pos at, hs_diags *
 	trace_ctx t = {0};
 	if (hs_event_counts_new(&t.counts) == HS_OK)
 		hs_tracedat_foreach(td, on_td, &t);
-	else
-		t.oom = true;
 	say_problems(path, hs_tracedat_problems(td));
 	hs_tracedat_close(td);
 	return add_trace(c, &t, path, 1e9, at, d);
@@ -489,8 +484,6 @@ static bool count_etl(rg_counts *c, const char *path, hs_pos at, hs_diags *d)
 	trace_ctx t = {0};
 	if (hs_event_counts_new(&t.counts) == HS_OK)
 		hs_etl_foreach(etl, HS_ETL_FILE_ORDER, on_etl, &t);
-	else
-		t.oom = true;
 	say_problems(path, hs_etl_problems(etl));
 	hs_etl_close(etl);
 	return add_trace(c, &t, path, 1e7, at, d); /* FILETIME: 100 ns */
