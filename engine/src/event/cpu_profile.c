@@ -591,55 +591,40 @@ static void on_stack_def(cpu *c, const hs_etl_record *r)
 	}
 }
 
+static void on_image_id(cpu *c, const hs_etl_record *r)
+{
+	hs_etl_image_id id;
+	if (hs_etl_decode_image_id(r, &id))
+		on_image_names(c, id.pid, id.base, hs_path_base(id.original_file_name), NULL);
+	else
+		c->undecodable++;
+}
+
+static void on_dbgid(cpu *c, const hs_etl_record *r)
+{
+	hs_etl_dbgid id;
+	if (hs_etl_decode_dbgid(r, &id))
+		on_image_names(c, id.pid, id.base, NULL, hs_path_base(id.pdb_file_name));
+	else
+		c->undecodable++;
+}
+
+/* What each kind of kernel record adds to the profile (HS_ETLK_OTHER and a kind without a row: nothing). */
+static void (*const on_kind[])(cpu *c, const hs_etl_record *r) = {
+	[HS_ETLK_PROCESS] = on_process,       [HS_ETLK_THREAD] = on_thread,       [HS_ETLK_IMAGE] = on_image,
+	[HS_ETLK_SAMPLE] = on_sample,         [HS_ETLK_INTERVAL] = on_interval,   [HS_ETLK_STACK] = on_stack,
+	[HS_ETLK_STACK_KEY] = on_stack_key,   [HS_ETLK_STACK_DEF] = on_stack_def, [HS_ETLK_IMAGE_ID] = on_image_id,
+	[HS_ETLK_DBGID_RSDS] = on_dbgid,
+};
+
 static int on_record(const hs_etl_record *r, void *ctx)
 {
 	cpu *c = ctx;
 	if (c->progress)
 		c->progress(c->etl, r, c->progress_ctx);
-	switch (hs_etlk_classify(r)) {
-	case HS_ETLK_PROCESS:
-		on_process(c, r);
-		break;
-	case HS_ETLK_THREAD:
-		on_thread(c, r);
-		break;
-	case HS_ETLK_IMAGE:
-		on_image(c, r);
-		break;
-	case HS_ETLK_SAMPLE:
-		on_sample(c, r);
-		break;
-	case HS_ETLK_INTERVAL:
-		on_interval(c, r);
-		break;
-	case HS_ETLK_STACK:
-		on_stack(c, r);
-		break;
-	case HS_ETLK_STACK_KEY:
-		on_stack_key(c, r);
-		break;
-	case HS_ETLK_STACK_DEF:
-		on_stack_def(c, r);
-		break;
-	case HS_ETLK_IMAGE_ID: {
-		hs_etl_image_id id;
-		if (hs_etl_decode_image_id(r, &id))
-			on_image_names(c, id.pid, id.base, hs_path_base(id.original_file_name), NULL);
-		else
-			c->undecodable++;
-		break;
-	}
-	case HS_ETLK_DBGID_RSDS: {
-		hs_etl_dbgid id;
-		if (hs_etl_decode_dbgid(r, &id))
-			on_image_names(c, id.pid, id.base, NULL, hs_path_base(id.pdb_file_name));
-		else
-			c->undecodable++;
-		break;
-	}
-	case HS_ETLK_OTHER:
-		break;
-	}
+	hs_etlk_kind k = hs_etlk_classify(r);
+	if ((size_t)k < sizeof on_kind / sizeof on_kind[0] && on_kind[k])
+		on_kind[k](c, r);
 	return c->oom;
 }
 
