@@ -1,4 +1,4 @@
-/* hindsight/text.h: small text helpers shared by the loader and the tools (file reading, edit distance, paths). */
+/* hindsight/text.h: small text helpers shared by the loader and the tools (file reading, edit distance, paths, directory listings). */
 #ifndef HINDSIGHT_TEXT_H
 #define HINDSIGHT_TEXT_H
 

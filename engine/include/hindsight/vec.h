@@ -1,4 +1,4 @@
-/* hindsight/vec.h: one growable array for the library and tools: elements of one size, contiguous, doubling. */
+/* hindsight/vec.h: one growable array for the library and tools: elements of one size, contiguous, doubling; and a lower bound over sorted arrays. */
 #ifndef HINDSIGHT_VEC_H
 #define HINDSIGHT_VEC_H
 

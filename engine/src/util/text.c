@@ -1,4 +1,4 @@
-/* util/text.c: file reading, edit distance and path helpers; see text.h. */
+/* util/text.c: file reading, edit distance, path and directory-listing helpers; see text.h. */
 #include "util/text.h"
 
 #include <dirent.h>

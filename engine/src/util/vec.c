@@ -1,4 +1,4 @@
-/* util/vec.c: the growable array (see vec.h). */
+/* util/vec.c: the growable array and the lower bound (see vec.h). */
 #include "util/vec.h"
 
 #include <stdint.h>
