@@ -336,6 +336,8 @@ void hs_rpt_thread_build(hs_report *r);
 bool hs_rpt_tasks_load(hs_report *r, const char *dir);
 size_t hs_rpt_tasks_tgids(const hs_report *r, int32_t (*out)[2], size_t cap);
 void hs_rpt_tasks_join(hs_report *r);
+/* true when tasks.json lists thread tid's CPU cgroup and every one above it, none with a CPU quota */
+bool hs_rpt_tasks_no_cpu_quota(const hs_report *r, int32_t tid);
 /* model.c: a shipped rules file (name, found as every rules file is found) loaded, for a part the report's own rules lack;
  * NULL when it is not found or does not load. *diags gets the load's diagnostics (NULL when not found; the caller
  * frees them, and the rules). */

@@ -105,6 +105,34 @@ static void memory(char *buf, size_t cap, const char *path, const hs_ynode *cg)
 		snprintf(buf + o, cap - o, ", hit %lld times", fail);
 }
 
+bool hs_rpt_tasks_no_cpu_quota(const hs_report *r, int32_t tid)
+{
+	const hs_ynode *tasks = r->tasks_root ? hs_ymap_get(r->tasks_root, "tasks") : NULL;
+	const hs_ynode *cgs = r->tasks_root ? hs_ymap_get(r->tasks_root, "cgroups") : NULL;
+	const hs_ynode *me = task_of(tasks, tid);
+	const char *cpu = me ? str_of(me, "cpu_cgroup") : NULL;
+	if (!cpu || cpu[0] != '/')
+		return false;
+	char p[256];
+	snprintf(p, sizeof p, "%s", cpu);
+	for (;;) {
+		const hs_ynode *cg = cgroup_of(cgs, "cpu", p);
+		char q[16] = "";
+		if (!cg)
+			return false; /* a level not seen (tasks.json before its parents were written): not known */
+		quota(q, sizeof q, p, cg);
+		if (q[0])
+			return false;
+		char *slash = strrchr(p, '/');
+		if (!strcmp(p, "/"))
+			return true;
+		if (slash == p)
+			p[1] = '\0';
+		else
+			*slash = '\0';
+	}
+}
+
 /* Reads DIR/tasks.json into r (kept until the report is freed); false when there is none. */
 bool hs_rpt_tasks_load(hs_report *r, const char *dir)
 {

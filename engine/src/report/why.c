@@ -162,7 +162,8 @@ static void why_build(hs_report *r, const hs_ruleset *rules)
 			     .tid = t->pid,
 			     .w0 = t->w0,
 			     .w1 = t->w1,
-			     .vocab = voc};
+			     .vocab = voc,
+			     .no_cpu_quota = have_tasks && hs_rpt_tasks_no_cpu_quota(r, t->pid)};
 	/* a frame hitch against the thread's own normal frames: the newest run of them before the long one (frames
 	 * late already are part of the incident, not the usual) */
 	if (t->basis && !strcmp(t->basis, "frame-hitch") && r->trig.median_ms > 0) {

@@ -218,6 +218,31 @@ static const char *policy_name(int p)
 	}
 }
 
+/* A cgroup and every one above it, each once: a parent's quota or limit holds its children too, and a report can
+ * only say "no quota" when it saw every level. */
+static void add_cgroup(char (*cgs)[2][256], size_t *ncg, size_t max, const char *ctrl, const char *rel)
+{
+	char p[256];
+	snprintf(p, sizeof p, "%s", rel);
+	for (;;) {
+		bool seen = false;
+		for (size_t i = 0; i < *ncg && !seen; i++)
+			seen = !strcmp(cgs[i][0], ctrl) && !strcmp(cgs[i][1], p);
+		if (seen || *ncg >= max)
+			return; /* its parents are there already */
+		snprintf(cgs[*ncg][0], 256, "%s", ctrl);
+		snprintf(cgs[*ncg][1], 256, "%s", p);
+		(*ncg)++;
+		char *slash = strrchr(p, '/');
+		if (!slash || !strcmp(p, "/"))
+			return;
+		if (slash == p)
+			p[1] = '\0';
+		else
+			*slash = '\0';
+	}
+}
+
 hs_status hs_tasks_write(const char *path, uint64_t trace_ns)
 {
 	mounts mt;
@@ -249,18 +274,9 @@ hs_status hs_tasks_write(const char *path, uint64_t trace_ns)
 		char cpu[256], mem[256], v2[256];
 		proc_cgroups(de->d_name, cpu, mem, v2);
 		const char *cg[3][2] = {{"cpu", cpu}, {"memory", mem}, {"v2", v2}};
-		for (int c = 0; c < 3; c++) {
-			if (!cg[c][1][0])
-				continue;
-			bool seen = false;
-			for (size_t i = 0; i < ncg && !seen; i++)
-				seen = !strcmp(cgs[i][0], cg[c][0]) && !strcmp(cgs[i][1], cg[c][1]);
-			if (!seen && ncg < MAXCG) {
-				snprintf(cgs[ncg][0], 256, "%s", cg[c][0]);
-				snprintf(cgs[ncg][1], 256, "%s", cg[c][1]);
-				ncg++;
-			}
-		}
+		for (int c = 0; c < 3; c++)
+			if (cg[c][1][0])
+				add_cgroup(cgs, &ncg, MAXCG, cg[c][0], cg[c][1]);
 		char tdir[300];
 		snprintf(tdir, sizeof tdir, "/proc/%s/task", de->d_name);
 		DIR *td = opendir(tdir);

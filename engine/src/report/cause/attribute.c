@@ -229,7 +229,7 @@ hs_status ca_analyse_model(cm_model *m, const hs_cause_input *in, hs_cause_resul
 			 "the ring has no scheduler switch records: where the thread's time went cannot be told");
 		return HS_OK;
 	}
-	ca_ctx c = {.m = m, .vocab = in->vocab, .tid = in->tid, .run_all = run_all};
+	ca_ctx c = {.m = m, .vocab = in->vocab, .tid = in->tid, .run_all = run_all, .no_cpu_quota = in->no_cpu_quota};
 	c.tgid = cm_tgid(m, in->tid);
 	/* where the records can be trusted: from the kept records' start, and on a ring that wrapped or lost events
 	 * from the latest first record of its CPUs (each CPU's older records are gone) */

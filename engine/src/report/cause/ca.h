@@ -64,6 +64,7 @@ struct ca_ctx {
 	const hs_cause_vocab *vocab;
 	int32_t tid, tgid;
 	uint64_t cov0, cov1;
+	bool no_cpu_quota; /* hs_cause_input's: the thread's cgroups have no CPU quota */
 	int depth; /* 0: the thread; 1..: a waker in its chain */
 	/* each CPU's tasks and interrupts (shared by a chain's contexts) */
 	ca_run **runs;

@@ -124,6 +124,10 @@ typedef struct {
 	uint64_t baseline_ns;
 	double baseline_units;
 	uint64_t baseline_end_ns; /* the baseline ends here (its last unit's end), 0: at w0 */
+	/* The system said (tasks.json) that neither the thread's CPU cgroup nor any above it has a CPU quota: a task
+	 * of no higher priority keeping its CPU is then contention (many tasks, group weights), not a spent quota.
+	 * false: not known. */
+	bool no_cpu_quota;
 } hs_cause_input;
 
 /* HS_OK with out->analysed or out->why saying why not; HS_ENOMEM. */

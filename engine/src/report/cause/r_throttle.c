@@ -39,6 +39,9 @@ static void classify(ca_ctx *c, const ca_seg *s, const hs_cause_def *def)
 	 * the thread was not eligible. Then every such task's time in the stretch is the hold-back. */
 	if (my_prio < 100)
 		return; /* real-time threads are not bandwidth-throttled this way; their waits are contention */
+	if (c->no_cpu_quota && !c->depth)
+		return; /* no quota on its cgroup path (tasks.json): dozens of equal tasks or a busier cgroup's weight
+			 * keep it waiting that long too, which cpu-contention names by the tasks */
 	enum { MAXT = 32 };
 	int32_t tids[MAXT];
 	uint64_t ns[MAXT];
