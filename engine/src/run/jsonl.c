@@ -62,14 +62,17 @@ static uint64_t mono_ms(void)
  * once did in the drops, and written + dropped exceeded the key events seen). */
 static void account(hs_jsonl *j, const char *p, size_t n, bool written)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (p[i] == RECORD_MARK) {
+	const char *end = p + n;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *stop = nl ? nl : end;
+		if (!j->in_record && memchr(p, RECORD_MARK, (size_t)(stop - p)))
 			j->in_record = true;
-		} else if (p[i] == '\n') {
-			if (!j->in_record)
-				(*(written ? &j->lines : &j->dropped))++;
-			j->in_record = false;
-		}
+		if (!nl)
+			break;
+		if (!j->in_record)
+			(*(written ? &j->lines : &j->dropped))++;
+		j->in_record = false;
+		p = nl + 1;
 	}
 }
 
