@@ -245,6 +245,14 @@
  * instead of two per 4 KB page cut the drain of a 128 MB CPU ring from 0.17 s
  * of CPU to 0.03-0.05 s here (docs/snapshots.md). */
 #define HS_LINUX_SNAPSHOT_PIPE_BYTES (1u << 20)
+/* Linux 6.12+: the snapshot threads ask the fair scheduler for this slice
+ * (sched_attr.sched_runtime; the kernel takes 0.1 to 100 ms). A running task
+ * keeps its CPU for its slice before a waking task of any weight preempts it
+ * (EEVDF's run-to-parity), and this kernel preempts in the kernel only at
+ * ticks (PREEMPT_NONE, 250 Hz): with the default 3 ms slice a nice-19 drain
+ * thread held a 240 Hz game's CPU up to ~4 ms after the game woke, a frame of
+ * 2x its period (bench_frame_pacing --why). The shortest slice there is. */
+#define HS_LINUX_SNAPSHOT_SLICE_NS 100000u
 
 /* Linux: the next snapshot's .dat headers (0.35-0.49 s of one CPU: formats,
  * kernel symbols, printk formats) are written this long after a snapshot, in
