@@ -50,6 +50,13 @@ events_in() { trace-cmd report "$1" 2>/dev/null | grep -cE '^ *\S.*\[[0-9]+\] +[
 start_engine out1.txt
 for _ in $(seq 20); do /bin/true; done
 segv_child
+# A real-time signal's default action ends a process too; the kernel delivers such a fatal signal as SIGKILL
+# (complete_signal's group exit), and analyze crash must flag the kill either way.
+sleep 30 &
+rt_pid=$!
+for _ in $(seq 200); do [[ $(cat "/proc/$rt_pid/comm" 2>/dev/null) == sleep ]] && break; sleep 0.01; done
+kill -s RTMIN+3 "$rt_pid"
+wait "$rt_pid" 2>/dev/null
 dd if=/dev/zero of=data bs=64k count=32 conv=fsync status=none
 mkdir "$cg" || fail "cannot create memory cgroup $cg"
 if [[ -f $cg/memory.limit_in_bytes ]]; then echo 32M >"$cg/memory.limit_in_bytes"; else echo 32M >"$cg/memory.max"; fi
@@ -87,6 +94,8 @@ if [[ -n $analyze ]]; then
 	grep -q 'CRASH: ' crash1.txt || fail "analyze crash does not flag the SIGSEGV"
 	grep -qE 'mark_victim|OOM' crash1.txt || fail "analyze crash does not show the OOM kill"
 	grep -q 'The OOM killer chose' crash1.txt || fail "analyze crash lacks the OOM kill's story"
+	grep -q "KILLED: sleep (pid $rt_pid) was killed by" crash1.txt ||
+		fail "analyze crash does not flag sleep (pid $rt_pid) killed by a real-time signal: $(grep -A1 -E "pid $rt_pid\b" crash1.txt | head -4)"
 	echo "analyze crash on keyevents.dat: $(grep -c 'CRASH' crash1.txt) crash line(s)"
 fi
 

@@ -106,10 +106,10 @@ static int on_record(const hs_tracedat_record *r, void *vctx)
 	case DEC_SIGNAL_DELIVER:
 		if (!hs_event_field_int(&e, "sig", &sig) || !hs_event_field_int(&e, "sa_handler", &handler))
 			break;
-		/* sa_handler 0 is SIG_DFL: the kernel applies the default action now. Signals 1-31 only, as
-		 * this timeline has always judged them (a real-time signal's default action terminates too:
-		 * hs_linux_signal_action says so, this timeline does not yet). */
-		hs_sig_action act = sig > 0 && sig < 32 ? hs_linux_signal_action(sig) : HS_SIGACT_IGNORE;
+		/* sa_handler 0 is SIG_DFL: the kernel applies the default action now; a real-time signal's
+		 * (34-64) terminates the process too (it was judged ignored here once, while the engine's report
+		 * said killed) */
+		hs_sig_action act = hs_linux_signal_action(sig);
 		const char *sname = hs_linux_signal_name(sig, sbuf, sizeof sbuf);
 		if (handler == 0 && (act == HS_SIGACT_CORE || act == HS_SIGACT_TERM)) {
 			crash = act == HS_SIGACT_CORE;
