@@ -217,13 +217,19 @@ uint32_t hs_cpu_thread_for_tid(cpu *c, uint32_t tid)
 
 /* ---- events ---- */
 
+/* Whether a handler's decoder read its record (ok); a record it refuses is counted as undecodable. */
+static bool decoded(cpu *c, bool ok)
+{
+	if (!ok)
+		c->undecodable++;
+	return ok;
+}
+
 static void on_process(cpu *c, const hs_etl_record *r)
 {
 	hs_etl_process p;
-	if (!hs_etl_decode_process(r, &p)) {
-		c->undecodable++;
+	if (!decoded(c, hs_etl_decode_process(r, &p)))
 		return;
-	}
 	uint32_t idx = hs_cpu_map_get(&c->pid_proc, p.pid, 0);
 	if (p.opcode == HS_ETLK_OP_START || idx == NONE)
 		idx = hs_cpu_restart_pid(c, p.pid); /* a start is a new process even when the pid was used before */
@@ -243,10 +249,8 @@ static void on_process(cpu *c, const hs_etl_record *r)
 static void on_thread(cpu *c, const hs_etl_record *r)
 {
 	hs_etl_thread t;
-	if (!hs_etl_decode_thread(r, &t)) {
-		c->undecodable++;
+	if (!decoded(c, hs_etl_decode_thread(r, &t)))
 		return;
-	}
 	uint32_t ti = hs_cpu_thread_for_tid(c, t.tid);
 	if (ti == NONE)
 		return;
@@ -289,10 +293,8 @@ static void apply_pending_id(cpu *c, image *im)
 static void on_image(cpu *c, const hs_etl_record *r)
 {
 	hs_etl_image im;
-	if (!hs_etl_decode_image(r, &im)) {
-		c->undecodable++;
+	if (!decoded(c, hs_etl_decode_image(r, &im)))
 		return;
-	}
 	uint32_t *slot = hs_cpu_map_put(&c->pid_base_image, im.pid, im.base);
 	if (!slot) {
 		c->oom = true;
@@ -357,10 +359,8 @@ static void on_image_names(cpu *c, uint32_t pid, uint64_t base, const char *orig
 static void on_interval(cpu *c, const hs_etl_record *r)
 {
 	hs_etl_interval iv;
-	if (!hs_etl_decode_interval(r, &iv)) {
-		c->undecodable++;
+	if (!decoded(c, hs_etl_decode_interval(r, &iv)))
 		return;
-	}
 	if (iv.source != 0) /* other sources are hardware counters, not the timer */
 		return;
 	/* The interval at collection start is the one samples were taken at
@@ -387,10 +387,8 @@ static void on_interval(cpu *c, const hs_etl_record *r)
 static void on_sample(cpu *c, const hs_etl_record *r)
 {
 	hs_etl_sample s;
-	if (!hs_etl_decode_sample(r, &s)) {
-		c->undecodable++;
+	if (!decoded(c, hs_etl_decode_sample(r, &s)))
 		return;
-	}
 	uint32_t ti = hs_cpu_map_get(&c->tid_thread, s.tid, 0);
 	sample sm = {
 		.ts = r->timestamp,
@@ -507,10 +505,8 @@ static void user_fragment(cpu *c, uint32_t tid, sample *target, bool have_part, 
 static void on_stack(cpu *c, const hs_etl_record *r)
 {
 	hs_etl_stack st;
-	if (!hs_etl_decode_stack(r, &st)) {
-		c->undecodable++;
+	if (!decoded(c, hs_etl_decode_stack(r, &st)))
 		return;
-	}
 	bool p64 = st.frames.ptr64;
 	bool first_k = hs_etl_kernel_address(hs_etl_stack_frame(&st.frames, 0), p64);
 	bool last_k = hs_etl_kernel_address(hs_etl_stack_frame(&st.frames, st.frames.count - 1), p64);
@@ -542,10 +538,8 @@ static void on_stack(cpu *c, const hs_etl_record *r)
 static void on_stack_key(cpu *c, const hs_etl_record *r)
 {
 	hs_etl_stack_key k;
-	if (!hs_etl_decode_stack_key(r, &k)) {
-		c->undecodable++;
+	if (!decoded(c, hs_etl_decode_stack_key(r, &k)))
 		return;
-	}
 	sample *t = stack_target(c, k.tid, k.pid, k.event_ts);
 	if (k.user) {
 		user_fragment(c, k.tid, t, false, (part){0, 0}, k.key);
@@ -562,10 +556,8 @@ static void on_stack_key(cpu *c, const hs_etl_record *r)
 static void on_stack_def(cpu *c, const hs_etl_record *r)
 {
 	hs_etl_stack_def d;
-	if (!hs_etl_decode_stack_def(r, &d)) {
-		c->undecodable++;
+	if (!decoded(c, hs_etl_decode_stack_def(r, &d)))
 		return;
-	}
 	/* A kernel and a user stack can share a key at the same time; the
 	 * frames say which one this is. */
 	bool kernel = hs_etl_kernel_address(hs_etl_stack_frame(&d.frames, d.frames.count - 1), d.frames.ptr64);
@@ -594,19 +586,15 @@ static void on_stack_def(cpu *c, const hs_etl_record *r)
 static void on_image_id(cpu *c, const hs_etl_record *r)
 {
 	hs_etl_image_id id;
-	if (hs_etl_decode_image_id(r, &id))
+	if (decoded(c, hs_etl_decode_image_id(r, &id)))
 		on_image_names(c, id.pid, id.base, hs_path_base(id.original_file_name), NULL);
-	else
-		c->undecodable++;
 }
 
 static void on_dbgid(cpu *c, const hs_etl_record *r)
 {
 	hs_etl_dbgid id;
-	if (hs_etl_decode_dbgid(r, &id))
+	if (decoded(c, hs_etl_decode_dbgid(r, &id)))
 		on_image_names(c, id.pid, id.base, NULL, hs_path_base(id.pdb_file_name));
-	else
-		c->undecodable++;
 }
 
 /* What each kind of kernel record adds to the profile (HS_ETLK_OTHER and a kind without a row: nothing). */
