@@ -253,6 +253,17 @@
  * thread held a 240 Hz game's CPU up to ~4 ms after the game woke, a frame of
  * 2x its period (bench_frame_pacing --why). The shortest slice there is. */
 #define HS_LINUX_SNAPSHOT_SLICE_NS 100000u
+/* Linux: the most one read() takes out of that pipe. Each page read is copied
+ * and given back to the ring's allocator inside the call, and a 1 MB read
+ * stayed 4.8 ms in this PREEMPT_NONE kernel while a 240 Hz game waited for
+ * the CPU (bench_frame_pacing --why, system call 0); 16 pages a call return to
+ * user space, where the scheduler can switch, every few tens of us. The drain
+ * makes 16 reads where it made one (a few ms more for a 256 MB ring). */
+#define HS_LINUX_SNAPSHOT_READ_BYTES (64u << 10)
+/* Linux: the most one write of a snapshot's compressed CPU data puts in the
+ * file: a CPU's whole 10-15 MB in one pwrite stayed 5-7 ms in the kernel
+ * (system call 18 in bench_frame_pacing --why); 256 KB a call is ~0.1 ms. */
+#define HS_LINUX_SNAPSHOT_WRITE_BYTES (256u << 10)
 
 /* Linux: the next snapshot's .dat headers (0.35-0.49 s of one CPU: formats,
  * kernel symbols, printk formats) are written this long after a snapshot, in

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,8 @@ static void be_gentle(void)
 	_Static_assert(sizeof attr == 48, "struct sched_attr version 0 is 48 bytes");
 	if (syscall(SYS_sched_setattr, 0, &attr, 0) != 0)
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+	else
+		sched_yield(); /* the slice it runs on now was set when it was picked (a new thread's: the default) */
 	/* ioprio_set(IOPRIO_WHO_PROCESS, this thread, IOPRIO_CLASS_BE << 13 | 7) */
 	syscall(SYS_ioprio_set, 1, 0, 2 << 13 | 7);
 }
@@ -160,6 +163,8 @@ static bool drain_splice(cpu_job *j, int fd)
 			break;
 		for (ssize_t got = 0; got < n && !j->err && j->zst == HS_OK;) {
 			size_t want = (size_t)(n - got) < size - j->fill ? (size_t)(n - got) : size - j->fill;
+			if (want > HS_LINUX_SNAPSHOT_READ_BYTES)
+				want = HS_LINUX_SNAPSHOT_READ_BYTES;
 			ssize_t r = read(p[0], j->chunk + j->fill, want);
 			if (r < 0 && errno == EINTR)
 				continue;
@@ -221,6 +226,13 @@ static void *cpu_thread(void *arg)
 	char file[64];
 	int fd = -1;
 	be_gentle();
+	/* The chunk buffer's pages first touched here, one fault at a time from user space: a fault taken inside
+	 * read()'s copy stays in the kernel, and a PREEMPT_NONE kernel lets no waking task onto this CPU until the call
+	 * returns. 256 first-touched pages (~20 us each in this VM) made a 6.3 ms read() that turned a 240 Hz game's
+	 * frame into 11 ms (bench_frame_pacing --why). */
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	for (size_t o = 0; pg && o < subbuf * HS_LINUX_DAT_CHUNK_PAGES; o += pg)
+		((volatile char *)j->chunk)[o] = 0;
 	if ((j->zst = hs_datz_begin(&j->z, HS_LINUX_DAT_ZSTD_LEVEL)) != HS_OK)
 		goto out;
 	snprintf(file, sizeof(file), "per_cpu/cpu%u/trace_pipe_raw", j->cpu);
