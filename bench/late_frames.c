@@ -20,7 +20,7 @@ struct late_why {
 static const char *const why_events[][2] = {
 	{"sched", "sched_switch"},       {"sched", "sched_wakeup"},  {"sched", "sched_migrate_task"},
 	{"irq", "irq_handler_entry"},    {"irq", "irq_handler_exit"}, {"irq", "softirq_entry"},
-	{"irq", "softirq_exit"},
+	{"irq", "softirq_exit"},         {"raw_syscalls", "sys_enter"}, {"raw_syscalls", "sys_exit"},
 };
 
 late_why *late_why_start(const char *name)
@@ -215,12 +215,43 @@ static void explain_one(const char *text, pid_t game, int64_t t0, int64_t t1, in
 	if (cur >= 0 && end > (since > from ? since : from))
 		add_time(tt, &nt, cur, cur_prio, cur_comm, end - (since > from ? since : from));
 	qsort(tt, nt, sizeof tt[0], by_ns);
+	/* the task that held the CPU longest: its longest system call inside [from, end) (this kernel preempts a task
+	 * in the kernel only where the code lets it), or none: user space */
+	long top_nr = -1;
+	int64_t top_in = 0, open_at = 0;
+	long open_nr = -1;
+	if (nt && (dup = strdup(text))) {
+		for (char *s = dup, *nl; s && *s; s = nl) {
+			nl = strchr(s, '\n');
+			if (nl)
+				*nl++ = 0;
+			line l;
+			if (s[0] == '#' || !parse(s, &l) || l.pid != tt[0].pid || l.ns >= end)
+				continue;
+			if (!strcmp(l.ev, "sys_enter")) {
+				open_at = l.ns;
+				open_nr = field(l.fields, "NR ");
+			} else if (!strcmp(l.ev, "sys_exit") && open_at) {
+				int64_t a = open_at > from ? open_at : from, in = l.ns - a;
+				if (in > top_in)
+					top_in = in, top_nr = open_nr;
+				open_at = 0;
+			}
+		}
+		free(dup);
+		if (open_at && end - (open_at > from ? open_at : from) > top_in)
+			top_in = end - (open_at > from ? open_at : from), top_nr = open_nr;
+	}
 	fprintf(out, ": woke %s%.3f ms into it (CPU %d), ran %s%.3f ms; CPU %d from the wake-up:",
 		woke ? "" : "(not seen) ", (double)(from - t0) / 1e6, cpu, ran > from ? "" : "(not seen) ",
 		(double)(end - t0) / 1e6, cpu);
 	for (size_t i = 0; i < nt && i < 6; i++)
 		fprintf(out, " %s (pid %d, prio %d) %.3f ms;", tt[i].comm, tt[i].pid, tt[i].prio, (double)tt[i].ns / 1e6);
-	fprintf(out, " interrupts %.3f ms\n", (double)irq_ns / 1e6);
+	fprintf(out, " interrupts %.3f ms", (double)irq_ns / 1e6);
+	if (nt && top_nr >= 0)
+		fprintf(out, "; %s's longest system call in it: NR %ld, %.3f ms\n", tt[0].comm, top_nr, (double)top_in / 1e6);
+	else
+		fprintf(out, "%s\n", nt ? "; no system call of the first in it (user space)" : "");
 }
 
 void late_why_explain(late_why *w, pid_t game, const int64_t *start, uint64_t n, int64_t first_ns, int64_t late_ns,

@@ -8,8 +8,8 @@
 
 typedef struct late_why late_why;
 
-/* Creates instance `name` (sched_switch, sched_wakeup, sched_migrate_task, hard and soft interrupts; mono clock,
- * so its times are CLOCK_MONOTONIC like the frame log's) and starts it. NULL, said on stderr, when it cannot. The
+/* Creates instance `name` (sched_switch, sched_wakeup, sched_migrate_task, hard and soft interrupts, system
+ * calls; mono clock, so its times are CLOCK_MONOTONIC like the frame log's) and starts it. NULL, said on stderr, when it cannot. The
  * caller owns the result and frees it with late_why_free, which removes the instance. */
 late_why *late_why_start(const char *name);
 
