@@ -638,7 +638,8 @@ static void run_loop(run *R)
 			break;
 		}
 		if (ops->finished && ops->finished(R->b)) {
-			hs_msg_say(R->msg, HS_MSG_INFO, "run", "the input has ended");
+			hs_msg_say(R->msg, HS_MSG_INFO, "run", "the input has ended, %" PRIu64 " ms into the recording loop",
+				   hs_os_monotonic_ms() - R->began);
 			take_due_snapshots(R, true);
 			break;
 		}
