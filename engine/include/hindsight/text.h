@@ -53,6 +53,9 @@ char *hs_path_sibling(const char *base, const char *rel);
 /* "dir/name", with no second separator when dir already ends in '/' or '\\'.
  * New string, caller frees; NULL when out of memory. */
 char *hs_path_join(const char *dir, const char *name);
+/* Cuts an absolute '/'-separated path (a cgroup's) to its parent in place ("/a/b" -> "/a", "/a" -> "/"); false,
+ * unchanged, at "/" or for a path without '/'. */
+bool hs_path_up(char *path);
 /* True when path names an existing directory / regular file (stat, links followed). */
 bool hs_path_is_dir(const char *path);
 bool hs_path_is_file(const char *path);

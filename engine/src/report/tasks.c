@@ -6,6 +6,7 @@
 
 #include "hindsight/arena.h"
 #include "hindsight/limits.h"
+#include "hindsight/text.h"
 #include "hindsight/diag.h"
 #include "hindsight/ynode.h"
 #include "report/model.h"
@@ -69,18 +70,26 @@ static void policy(hs_cause_culprit *c, const hs_ynode *t)
 }
 
 /* "its cgroup /hs-game has a CPU quota of 5.0 ms per 100.0 ms and was throttled 123 times" */
+/* A cgroup's CPU quota per period, in us (v1 cfs_quota_us / cfs_period_us, or v2 cpu.max); false: none. */
+static bool quota_of(const hs_ynode *cg, long long *q, long long *p)
+{
+	*q = -1;
+	*p = 0;
+	int_of(cg, "cfs_quota_us", q);
+	int_of(cg, "cfs_period_us", p);
+	const char *max = str_of(cg, "cpu_max"); /* v2: "5000 100000" or "max 100000" */
+	if (max && *q < 0 && strncmp(max, "max", 3) != 0)
+		sscanf(max, "%lld %lld", q, p);
+	return *q > 0 && *p > 0;
+}
+
 static void quota(char *buf, size_t cap, const char *path, const hs_ynode *cg)
 {
-	long long q = -1, p = 0, thr = -1;
-	int_of(cg, "cfs_quota_us", &q);
-	int_of(cg, "cfs_period_us", &p);
-	const char *max = str_of(cg, "cpu_max"); /* v2: "5000 100000" or "max 100000" */
-	if (max && q < 0 && strncmp(max, "max", 3) != 0)
-		sscanf(max, "%lld %lld", &q, &p);
+	long long q, p, thr = -1;
 	const hs_ynode *st = hs_ymap_get(cg, "cpu_stat");
 	if (st)
 		int_of(st, "nr_throttled", &thr);
-	if (q <= 0 || p <= 0)
+	if (!quota_of(cg, &q, &p))
 		return;
 	size_t o = (size_t)snprintf(buf, cap, "its cgroup %s has a CPU quota of %.1f ms per %.1f ms", path, (double)q / 1e3,
 				    (double)p / 1e3);
@@ -115,22 +124,15 @@ bool hs_rpt_tasks_no_cpu_quota(const hs_report *r, int32_t tid)
 		return false;
 	char p[256];
 	snprintf(p, sizeof p, "%s", cpu);
-	for (;;) {
+	do {
 		const hs_ynode *cg = cgroup_of(cgs, "cpu", p);
-		char q[16] = "";
+		long long q, per;
 		if (!cg)
 			return false; /* a level not seen (tasks.json before its parents were written): not known */
-		quota(q, sizeof q, p, cg);
-		if (q[0])
+		if (quota_of(cg, &q, &per))
 			return false;
-		char *slash = strrchr(p, '/');
-		if (!strcmp(p, "/"))
-			return true;
-		if (slash == p)
-			p[1] = '\0';
-		else
-			*slash = '\0';
-	}
+	} while (hs_path_up(p));
+	return true;
 }
 
 /* Reads DIR/tasks.json into r (kept until the report is freed); false when there is none. */

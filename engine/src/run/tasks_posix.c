@@ -233,13 +233,8 @@ static void add_cgroup(char (*cgs)[2][256], size_t *ncg, size_t max, const char 
 		snprintf(cgs[*ncg][0], 256, "%s", ctrl);
 		snprintf(cgs[*ncg][1], 256, "%s", p);
 		(*ncg)++;
-		char *slash = strrchr(p, '/');
-		if (!slash || !strcmp(p, "/"))
+		if (!hs_path_up(p))
 			return;
-		if (slash == p)
-			p[1] = '\0';
-		else
-			*slash = '\0';
 	}
 }
 

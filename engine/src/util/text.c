@@ -218,6 +218,18 @@ const char *hs_path_base(const char *path)
 	return b;
 }
 
+bool hs_path_up(char *path)
+{
+	char *slash = strrchr(path, '/');
+	if (!slash || !strcmp(path, "/"))
+		return false;
+	if (slash == path)
+		path[1] = '\0';
+	else
+		*slash = '\0';
+	return true;
+}
+
 char *hs_path_join(const char *dir, const char *name)
 {
 	size_t l = strlen(dir), n = strlen(name);
