@@ -7,6 +7,8 @@
 #include <string.h>
 #include <tracefs.h>
 
+#include "hindsight/vec.h"
+
 /* 8 MB a CPU holds a 10 s round of a quiet machine's scheduler events many times over; the round starts after the
  * snapshot rounds' load has stopped. */
 #define WHY_BUFFER_KB "8192"
@@ -149,20 +151,14 @@ static int by_ns(const void *a, const void *b)
 }
 
 /* What the CPU the loop waits on ran in [t0, t1): each task's time (switches), and interrupts'. */
-static void explain_one(const char *text, pid_t game, int64_t t0, int64_t t1, int64_t late_ns, FILE *out)
+static void explain_one(const line *lines, size_t nl, pid_t game, int64_t t0, int64_t t1, int64_t late_ns, FILE *out)
 {
 	int cpu = -1;
 	int64_t woke = 0, ran = 0;
 	/* first pass: when the loop woke (its last wake-up before t1 after its last sleep) and where it ran */
-	char *dup = strdup(text);
-	if (!dup)
-		return;
-	for (char *s = dup, *nl; s && *s; s = nl) {
-		nl = strchr(s, '\n');
-		if (nl)
-			*nl++ = 0;
-		line l;
-		if (s[0] == '#' || !parse(s, &l) || l.ns >= t1 || l.ns < t0 - late_ns)
+	for (size_t i = 0; i < nl; i++) {
+		line l = lines[i];
+		if (l.ns >= t1 || l.ns < t0 - late_ns)
 			continue;
 		if (!strcmp(l.ev, "sched_wakeup") && field(l.fields, " pid=") == game) {
 			woke = l.ns;
@@ -172,7 +168,6 @@ static void explain_one(const char *text, pid_t game, int64_t t0, int64_t t1, in
 			cpu = l.cpu;
 		}
 	}
-	free(dup);
 	if (cpu < 0) {
 		fprintf(out, " (no scheduler record of the loop in it)\n");
 		return;
@@ -183,14 +178,9 @@ static void explain_one(const char *text, pid_t game, int64_t t0, int64_t t1, in
 	int64_t irq_ns = 0, irq_at = 0, soft_at = 0, since = 0;
 	int cur = -1, cur_prio = -1;
 	char cur_comm[24] = "?";
-	if (!(dup = strdup(text)))
-		return;
-	for (char *s = dup, *nl; s && *s; s = nl) {
-		nl = strchr(s, '\n');
-		if (nl)
-			*nl++ = 0;
-		line l;
-		if (s[0] == '#' || !parse(s, &l) || l.cpu != cpu || l.ns >= end)
+	for (size_t i = 0; i < nl; i++) {
+		line l = lines[i];
+		if (l.cpu != cpu || l.ns >= end)
 			continue;
 		if (!strcmp(l.ev, "sched_switch")) {
 			if (cur >= 0 && l.ns > from)
@@ -211,7 +201,6 @@ static void explain_one(const char *text, pid_t game, int64_t t0, int64_t t1, in
 			soft_at = 0;
 		}
 	}
-	free(dup);
 	if (cur >= 0 && end > (since > from ? since : from))
 		add_time(tt, &nt, cur, cur_prio, cur_comm, end - (since > from ? since : from));
 	qsort(tt, nt, sizeof tt[0], by_ns);
@@ -220,13 +209,10 @@ static void explain_one(const char *text, pid_t game, int64_t t0, int64_t t1, in
 	long top_nr = -1;
 	int64_t top_in = 0, open_at = 0;
 	long open_nr = -1;
-	if (nt && (dup = strdup(text))) {
-		for (char *s = dup, *nl; s && *s; s = nl) {
-			nl = strchr(s, '\n');
-			if (nl)
-				*nl++ = 0;
-			line l;
-			if (s[0] == '#' || !parse(s, &l) || l.pid != tt[0].pid || l.ns >= end)
+	if (nt) {
+		for (size_t i = 0; i < nl; i++) {
+			line l = lines[i];
+			if (l.pid != tt[0].pid || l.ns >= end)
 				continue;
 			if (!strcmp(l.ev, "sys_enter")) {
 				open_at = l.ns;
@@ -238,7 +224,6 @@ static void explain_one(const char *text, pid_t game, int64_t t0, int64_t t1, in
 				open_at = 0;
 			}
 		}
-		free(dup);
 		if (open_at && end - (open_at > from ? open_at : from) > top_in)
 			top_in = end - (open_at > from ? open_at : from), top_nr = open_nr;
 	}
@@ -266,11 +251,31 @@ void late_why_explain(late_why *w, pid_t game, const int64_t *start, uint64_t n,
 		fprintf(out, "    --why: cannot read the instance's trace\n");
 		return;
 	}
+	/* the text parsed once, each line's fields cut in place, for every late frame */
+	line *lines = NULL;
+	size_t nl = 0, cap = 0;
+	for (char *s = w->text, *next; s && *s; s = next) {
+		next = strchr(s, '\n');
+		if (next)
+			*next++ = 0;
+		line l;
+		if (s[0] == '#' || !parse(s, &l))
+			continue;
+		line *v = hs_array_grow(lines, sizeof *v, nl, &cap, 4096);
+		if (!v) {
+			fprintf(out, "    --why: out of memory reading the instance's trace\n");
+			free(lines);
+			return;
+		}
+		lines = v;
+		lines[nl++] = l;
+	}
 	for (uint64_t k = 1; k < n; k++) {
 		if (start[k] - start[k - 1] <= late_ns)
 			continue;
 		fprintf(out, "    why: frame at %.3f s, %.3f ms", (double)(start[k - 1] - first_ns) / 1e9,
 			(double)(start[k] - start[k - 1]) / 1e6);
-		explain_one(w->text, game, start[k - 1], start[k], late_ns, out);
+		explain_one(lines, nl, game, start[k - 1], start[k], late_ns, out);
 	}
+	free(lines);
 }
