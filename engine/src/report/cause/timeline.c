@@ -193,7 +193,8 @@ hs_status ca_build_cpus(ca_ctx *c)
 		/* a record logged in a task's own context (on trace.dat also an interrupt's, which names the task it
 		 * interrupted) names the task on its CPU: when no switch to it was recorded, it is taken to have
 		 * started there now. Switches go missing: the kernel drops one between two tasks the session leaves
-		 * out (set_event_notrace_pid: the engine's own threads), and others were seen missing here too. */
+		 * out (set_event_notrace_pid: the engine's own threads), and a VM's kernel was seen to log no switch-out of its
+		 * agent's threads at all. */
 		bool names_cur = r->ctx == CM_CTX_TASK || m->irq_pid_current;
 		if (names_cur && r->pid >= 0 && cur[k].tid == r->pid)
 			seen[k] = r->ts;
