@@ -71,6 +71,11 @@
  * with the session's name, as the session's own instance does (and is locked
  * with it, /run/hindsight/<name>.lock). */
 #define HS_LINUX_DETECT_SUFFIX "_trg"
+/* Linux: the engine writes its thread list to set_event_notrace_pid, lists its
+ * threads again and rewrites until the list holds still (a thread started in
+ * between is not inherited through event-fork); a handful of tries, as the
+ * engine starts a few threads at most while it sets up. */
+#define HS_LINUX_NOTRACE_TRIES 8
 /* Its per-CPU ring, not overwriting (a detection lost is counted, not hidden).
  * It holds only the watched events between two wake-ups (50 ms): 256 KB is
  * about 2,600 signal_deliver-sized events per CPU per wake-up, over 50k
