@@ -24,7 +24,7 @@ option(HS_SANITIZE_SCENARIOS "In a sanitizer build, also run the long root scena
 set(HS_CI_MACHINE
   "^perf:(engine_launch|launch_hot|launch_crash|launch_timeout|launch_args)$ :: perf_event_open sampling as root; sample counts and the launch timeout are timed"
   "^ftrace:catalog_sync$ :: reads every event format under tracefs as root"
-  "^estimate:tracedat$ :: records the scheduler into a tracefs instance of its own as root and checks the ring lost nothing: a root test beside it (or load) made it undercount once"
+  "^estimate:tracedat$ :: records its own process tree into a tracefs instance of its own as root and checks the ring lost nothing (it recorded every task once, and load wrapped the ring)"
 )
 
 # Long root scenarios not repeated in a sanitizer build: "name regex :: why" (measured times in docs/ci.md).
