@@ -102,7 +102,13 @@ server_state() {
 	echo "no wineserver ran for $WINEPREFIX"
 }
 
-"$wine" "$@" >"$tmp/out" 2>"$tmp/err"
+# In the background and waited for, so that a run that goes wrong can name its process: the loader's pid is the
+# program's (it execs the preloader), which is what a trace of the machine (exits, signals) is searched for.
+# (A background command's stdin would be /dev/null: the caller's is passed on through fd 3.)
+exec 3<&0
+"$wine" "$@" <&3 3<&- >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+wait "$pid"
 rc=$?
 # Exit status 1 with nothing on stdout or stderr is not a way our programs end:
 # each failure says why on stderr (DEVELOPERS.md). Under load (the CI's three
@@ -114,7 +120,7 @@ rc=$?
 # run once more, and the first outcome is said on stderr, where the test log
 # keeps it. HS_WINE_NO_RERUN=1 turns this off to hunt the cause.
 if ((rc == 1)) && [[ ! -s $tmp/out && ! -s $tmp/err && -z ${HS_WINE_NO_RERUN:-} ]]; then
-	first="wine-run.sh: ${1##*/} exited 1 with no output at all ($(server_state)); ran it again"
+	first="wine-run.sh: ${1##*/} (pid $pid) exited 1 with no output at all ($(server_state)); ran it again"
 	"$wine" "$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	echo "$first" >>"$tmp/err"
