@@ -39,7 +39,8 @@ static volatile sig_atomic_t g_stop;
 static char g_dir[4096];
 static char g_prefix[64];
 static pid_t g_load_pgid; /* a load generator's process group, 0 when none runs */
-static FILE *g_log;       /* the backend's messages: shown only on failure or with -v */
+static FILE *g_log;       /* the backend's messages (a temporary file the bench reads back): shown on failure */
+static bool g_verbose;    /* -v: each message on stderr too, as it comes */
 static bool g_keep;       /* --keep: the run directory and its files stay */
 
 static void on_signal(int sig)
@@ -180,9 +181,21 @@ static void cleanup(void)
 		remove_dir();
 }
 
+/* The backend's messages into the log, which the bench reads its numbers back from, and with -v to stderr too
+ * (-v had sent them to stderr only, and the snapshot's time split printed as -1). */
+static void log_msg(void *ctx, hs_msg_level level, const char *source, const char *text)
+{
+	hs_msg_file_fn(ctx, level, source, text);
+	if (g_verbose && ((hs_msg_file *)ctx)->f != stderr) {
+		hs_msg_file echo = *(hs_msg_file *)ctx;
+		echo.f = stderr;
+		hs_msg_file_fn(&echo, level, source, text);
+	}
+}
+
 static void dump_log(void)
 {
-	if (!g_log || g_log == stderr)
+	if (!g_log || g_log == stderr || g_verbose)
 		return;
 	fflush(g_log);
 	rewind(g_log);
@@ -371,7 +384,7 @@ static hs_backend *start(one_session *o)
 	/* The backend's messages as the engine prints them, into the log; static:
 	 * the backend borrows the sink until it is freed. */
 	static hs_msg_file sink;
-	static hs_msg msg = {hs_msg_file_fn, &sink};
+	static hs_msg msg = {log_msg, &sink};
 	sink = (hs_msg_file){.f = g_log, .prefix = "engine"};
 	hs_backend_opts opts = {.msg = &msg, .interrupts = NULL};
 	if (hs_backend_ftrace.start(&o->plan, g_dir, &opts, &b) != HS_OK) {
@@ -1122,7 +1135,8 @@ int main(int argc, char **argv)
 		g_dir[0] = 0;
 		goto done;
 	}
-	g_log = verbose ? stderr : tmpfile();
+	g_verbose = verbose;
+	g_log = tmpfile();
 	if (!g_log)
 		g_log = stderr;
 	struct sigaction sa = {.sa_handler = on_signal};

@@ -601,6 +601,10 @@ static void *snapshot_thread(void *arg)
 		bytes += j->bytes;
 		cpu_read += j->cpu_read;
 		cpu_zip += j->cpu_zip;
+		/* How evenly the CPUs' threads shared the work: the snapshot ends with the slowest. */
+		hs_ftrace_say(b, HS_MSG_DEBUG,
+			      "%s: CPU %u: %.1f MB done %.3f s after the start; CPU reading %.3f s, compression %.3f s",
+			      name, c, (double)j->bytes / 1048576.0, j->t_done, j->cpu_read, j->cpu_zip);
 		char why[256];
 		if (hs_dat_check_cpu_bytes(j->bytes, why, sizeof(why)) != HS_OK)
 			hs_ftrace_say(b, HS_MSG_WARN, "%s: CPU %u holds %s", name, c, why);
