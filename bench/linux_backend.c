@@ -385,7 +385,7 @@ static hs_backend *start(one_session *o)
 	 * the backend borrows the sink until it is freed. */
 	static hs_msg_file sink;
 	static hs_msg msg = {log_msg, &sink};
-	sink = (hs_msg_file){.f = g_log, .prefix = "engine"};
+	sink = (hs_msg_file){.f = g_log, .prefix = "engine", .debug = true};
 	hs_backend_opts opts = {.msg = &msg, .interrupts = NULL};
 	if (hs_backend_ftrace.start(&o->plan, g_dir, &opts, &b) != HS_OK) {
 		fprintf(stderr, "bench: cannot start session %s\n", o->name);

@@ -58,7 +58,8 @@ static void usage(FILE *f)
 	      "  --live            show the status and the key events as they come (the default on a terminal):\n"
 	      "                    full screen where the build has ncurses (p pauses, / filters), else plain lines\n"
 	      "  --quiet           no live view on a terminal\n"
-	      "  --verbose         print the whole plan on the terminal too (it always goes to main.log)\n"
+	      "  --verbose         print the whole plan on the terminal too (it always goes to main.log), and the\n"
+	      "                    backend's debug lines (a snapshot's time per CPU)\n"
 	      "  --events-jsonl P  write every key event as one JSON line to file P, or stdout for '-'\n"
 	      "                    (docs/live.md); a slow reader loses lines (counted), never the recording\n"
 	      "\n"
@@ -429,7 +430,7 @@ int main(int argc, char **argv)
 	}
 	/* With --events-jsonl - stdout carries only the events: the messages go to stderr. */
 	hs_msg_file run_sink = {.f = jsonl_stdout ? stderr : stdout, .err = stderr, .prefix = ENGINE_PREFIX};
-	hs_msg_file backend_sink = {.f = jsonl_stdout ? stderr : stdout, .prefix = ENGINE_PREFIX};
+	hs_msg_file backend_sink = {.f = jsonl_stdout ? stderr : stdout, .prefix = ENGINE_PREFIX, .debug = verbose};
 	hs_msg run_msg = {hs_msg_file_fn, &run_sink}, backend_msg = {hs_msg_file_fn, &backend_sink};
 	/* A terminal gets a short header instead of the plan and, when someone is
 	 * at it (stdin too), the live view; anything else gets today's lines,

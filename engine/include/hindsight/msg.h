@@ -3,6 +3,7 @@
 #define HINDSIGHT_MSG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "hindsight/status.h"
@@ -48,11 +49,13 @@ void hs_msg_vsay(const hs_msg *m, hs_msg_level level, const char *source, const 
 /* A ready-made sink for programs: "prefix: text\n" on f, one whole line at a
  * time under the stream's lock and flushed, so lines from several threads
  * never mix. ERROR messages go to err instead when it is not NULL (the engine:
- * progress on stdout, failures on stderr). A NULL prefix prints the source. */
+ * progress on stdout, failures on stderr). A NULL prefix prints the source.
+ * DEBUG messages are dropped unless debug is set (the engine's --verbose). */
 typedef struct {
 	FILE *f;
 	FILE *err;
 	const char *prefix;
+	bool debug;
 } hs_msg_file;
 /* ctx: an hs_msg_file, borrowed for as long as the hs_msg that holds it. */
 void hs_msg_file_fn(void *ctx, hs_msg_level level, const char *source, const char *text);

@@ -68,6 +68,8 @@ void hs_msg_say(const hs_msg *m, hs_msg_level level, const char *source, const c
 void hs_msg_file_fn(void *ctx, hs_msg_level level, const char *source, const char *text)
 {
 	const hs_msg_file *s = ctx;
+	if (level == HS_MSG_DEBUG && !(s && s->debug))
+		return;
 	FILE *f = s && s->f ? s->f : stderr;
 	if (s && s->err && level == HS_MSG_ERROR)
 		f = s->err;
