@@ -294,7 +294,7 @@ hs_backend *bench_backend_start(const bench_plan *o)
 	/* The backend's messages as the engine prints them, into the log; static:
 	 * the backend borrows the sink until it is freed. */
 	static hs_msg_file sink;
-	static hs_msg msg = {hs_msg_file_fn, &sink};
+	static hs_msg msg = {.fn = hs_msg_file_fn, .ctx = &sink};
 	sink = (hs_msg_file){.f = g_log, .prefix = "engine"};
 	hs_backend_opts opts = {.msg = &msg, .interrupts = NULL};
 	if (hs_backend_ftrace.start(&o->plan, g_dir, &opts, &b) != HS_OK) {

@@ -384,8 +384,8 @@ static hs_backend *start(one_session *o)
 	/* The backend's messages as the engine prints them, into the log; static:
 	 * the backend borrows the sink until it is freed. */
 	static hs_msg_file sink;
-	static hs_msg msg = {log_msg, &sink};
-	sink = (hs_msg_file){.f = g_log, .prefix = "engine", .debug = true};
+	static hs_msg msg = {.fn = log_msg, .ctx = &sink, .debug = true};
+	sink = (hs_msg_file){.f = g_log, .prefix = "engine"};
 	hs_backend_opts opts = {.msg = &msg, .interrupts = NULL};
 	if (hs_backend_ftrace.start(&o->plan, g_dir, &opts, &b) != HS_OK) {
 		fprintf(stderr, "bench: cannot start session %s\n", o->name);

@@ -129,7 +129,7 @@ static int run_launch(const hs_plan *plan, const char *prog, const char *args, c
 	hs_launch_opts o = {.prog = prog, .cwd = cwd, .out = out, .timeout_sec = timeout_sec,
 			    .interrupts = hs_os_stop_requests(), .detail = log};
 	hs_msg_file sink = {.f = log, .prefix = LAUNCH_PREFIX};
-	hs_msg msg = {hs_msg_file_fn, &sink};
+	hs_msg msg = {.fn = hs_msg_file_fn, .ctx = &sink};
 	hs_launch_result res;
 	if (!log) {
 		perror("engine: capture log");
@@ -195,7 +195,7 @@ int main(int argc, char **argv)
 	/* engine ctl ...: a client of a running engine (ctl_main.c), with options of its own. */
 	if (argc > 1 && !strcmp(argv[1], "ctl")) {
 		hs_msg_file ctl_sink = {.f = stdout, .err = stderr, .prefix = ENGINE_PREFIX};
-		hs_msg ctl_msg = {hs_msg_file_fn, &ctl_sink};
+		hs_msg ctl_msg = {.fn = hs_msg_file_fn, .ctx = &ctl_sink};
 		return hs_ctl_main(argc - 2, argv + 2, argv[0], &ctl_msg);
 	}
 #endif
@@ -424,14 +424,15 @@ int main(int argc, char **argv)
 	if (estimate_sec) {
 		/* stdout is the report's: every message goes to stderr. */
 		hs_msg_file est_sink = {.f = stderr, .prefix = ENGINE_PREFIX};
-		hs_msg est_msg = {hs_msg_file_fn, &est_sink};
+		hs_msg est_msg = {.fn = hs_msg_file_fn, .ctx = &est_sink};
 		rc = hs_estimate_live(rs, plan, path, (unsigned)estimate_sec, json, &est_msg, &est_msg);
 		goto out;
 	}
 	/* With --events-jsonl - stdout carries only the events: the messages go to stderr. */
 	hs_msg_file run_sink = {.f = jsonl_stdout ? stderr : stdout, .err = stderr, .prefix = ENGINE_PREFIX};
-	hs_msg_file backend_sink = {.f = jsonl_stdout ? stderr : stdout, .prefix = ENGINE_PREFIX, .debug = verbose};
-	hs_msg run_msg = {hs_msg_file_fn, &run_sink}, backend_msg = {hs_msg_file_fn, &backend_sink};
+	hs_msg_file backend_sink = {.f = jsonl_stdout ? stderr : stdout, .prefix = ENGINE_PREFIX};
+	hs_msg run_msg = {.fn = hs_msg_file_fn, .ctx = &run_sink};
+	hs_msg backend_msg = {.fn = hs_msg_file_fn, .ctx = &backend_sink, .debug = verbose};
 	/* A terminal gets a short header instead of the plan and, when someone is
 	 * at it (stdin too), the live view; anything else gets today's lines,
 	 * which scripts and the tests read. */

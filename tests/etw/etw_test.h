@@ -37,7 +37,7 @@ static FILE *msg_open(void)
 static const hs_msg *msg_sink(FILE *f)
 {
 	static hs_msg_file sink;
-	static hs_msg m = {hs_msg_file_fn, &sink};
+	static hs_msg m = {.fn = hs_msg_file_fn, .ctx = &sink};
 	sink = (hs_msg_file){.f = f, .prefix = "engine"};
 	return &m;
 }

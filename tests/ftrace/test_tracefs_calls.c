@@ -47,7 +47,7 @@ static run_result run_backend(const hs_plan *plan, run_opts ro)
 		fprintf(stderr, "cannot make %s/%s\n", workdir, RUN_DIR);
 	FILE *mf = tmpfile();
 	hs_msg_file sink = {.f = mf, .prefix = "engine"};
-	hs_msg m = {hs_msg_file_fn, &sink};
+	hs_msg m = {.fn = hs_msg_file_fn, .ctx = &sink};
 	hs_backend_opts o = {.msg = &m};
 	const hs_backend_ops *ops = &hs_backend_ftrace;
 	hs_backend *b = NULL;

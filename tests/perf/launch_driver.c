@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 		o.argv = av;
 	}
 	hs_msg_file sink = {.f = log, .prefix = "launch"}; /* as engine --launch prints it */
-	hs_msg msg = {hs_msg_file_fn, &sink};
+	hs_msg msg = {.fn = hs_msg_file_fn, .ctx = &sink};
 	hs_status st = hs_launch_run(plan, &o, &msg, &res);
 	if (st != HS_OK) {
 		fprintf(log, "launch: %s\n", hs_strerror(st));

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "hindsight/msg.h"
 #include "hindsight/rules.h"
 #include "util/arena.h"
 #include "util/json.h"
@@ -151,6 +152,52 @@ static void test_regex(void)
 	hs_regex_free(NULL);
 }
 
+/* DEBUG reaches a sink only through an hs_msg that asks for it; the other levels always do. */
+typedef struct {
+	int n;
+	hs_msg_level last;
+} msg_count;
+
+static void count_msg(void *ctx, hs_msg_level level, const char *source, const char *text)
+{
+	(void)source;
+	(void)text;
+	msg_count *c = ctx;
+	c->n++;
+	c->last = level;
+}
+
+static void test_msg(void)
+{
+	msg_count c = {0};
+	hs_msg quiet = {.fn = count_msg, .ctx = &c}, verbose = {.fn = count_msg, .ctx = &c, .debug = true};
+	hs_msg_say(&quiet, HS_MSG_DEBUG, "t", "dropped %d", 1);
+	CHECK_EQ_INT(c.n, 0);
+	hs_msg_say(&quiet, HS_MSG_INFO, "t", "kept");
+	CHECK_EQ_INT(c.n, 1);
+	hs_msg_say(&verbose, HS_MSG_DEBUG, "t", "kept %d", 2);
+	CHECK_EQ_INT(c.n, 2);
+	CHECK_EQ_INT(c.last, HS_MSG_DEBUG);
+	hs_msg_say(NULL, HS_MSG_DEBUG, "t", "not on stderr without a sink that asks");
+}
+
+/* hs_path_up walks a cgroup path to "/" and stops there. */
+static void test_path_up(void)
+{
+	char p[32] = "/a/bc/d";
+	CHECK(hs_path_up(p));
+	CHECK_EQ_STR(p, "/a/bc");
+	CHECK(hs_path_up(p));
+	CHECK_EQ_STR(p, "/a");
+	CHECK(hs_path_up(p));
+	CHECK_EQ_STR(p, "/");
+	CHECK(!hs_path_up(p));
+	CHECK_EQ_STR(p, "/");
+	char rel[8] = "name";
+	CHECK(!hs_path_up(rel));
+	CHECK_EQ_STR(rel, "name");
+}
+
 int main(void)
 {
 	test_strbuf();
@@ -160,5 +207,7 @@ int main(void)
 	test_guid();
 	test_arena();
 	test_regex();
+	test_msg();
+	test_path_up();
 	return hs_test_done("test_util");
 }

@@ -182,7 +182,7 @@ static fleet_row_status read_report(fleet *f, const char *path, fleet_row *r, ch
 static void build_snapshot(fleet *f, const char *dir, const char *report_path)
 {
 	hs_msg_file mf = {.f = stderr, .prefix = "analyze: fleet"};
-	hs_msg msg = {hs_msg_file_fn, &mf};
+	hs_msg msg = {.fn = hs_msg_file_fn, .ctx = &mf};
 	build_progress bp = {f, dir};
 	hs_report_opts ro = {
 		.input = dir,

@@ -36,7 +36,7 @@ static void on_progress(void *ctx, const char *file, double fraction, bool done)
 int analyze_report(const analyze_opts *o)
 {
 	hs_msg_file mf = {.f = stderr, .prefix = "analyze"};
-	hs_msg msg = {hs_msg_file_fn, &mf};
+	hs_msg msg = {.fn = hs_msg_file_fn, .ctx = &mf};
 	progress_state ps = {.start = clock(), .tty = -1};
 	hs_report_opts ro = {
 		.input = o->file,

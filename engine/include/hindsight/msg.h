@@ -34,9 +34,12 @@ typedef enum { HS_MSG_DEBUG, HS_MSG_INFO, HS_MSG_WARN, HS_MSG_ERROR } hs_msg_lev
  * the component ("ftrace", "etw", "replay", "run", "launch", "trigger"). */
 typedef void (*hs_msg_fn)(void *ctx, hs_msg_level level, const char *source, const char *text);
 
+/* debug: DEBUG messages reach fn only when set (the engine's --verbose); hs_msg_vsay drops them otherwise, before
+ * formatting, whatever the sink (a file, the live view, main.log) or none. A wrapper passes its inner's on. */
 typedef struct hs_msg {
 	hs_msg_fn fn;
 	void *ctx;
+	bool debug;
 } hs_msg;
 
 /* Formats and hands one message to m. A NULL m (or m->fn) writes
@@ -49,13 +52,11 @@ void hs_msg_vsay(const hs_msg *m, hs_msg_level level, const char *source, const 
 /* A ready-made sink for programs: "prefix: text\n" on f, one whole line at a
  * time under the stream's lock and flushed, so lines from several threads
  * never mix. ERROR messages go to err instead when it is not NULL (the engine:
- * progress on stdout, failures on stderr). A NULL prefix prints the source.
- * DEBUG messages are dropped unless debug is set (the engine's --verbose). */
+ * progress on stdout, failures on stderr). A NULL prefix prints the source. */
 typedef struct {
 	FILE *f;
 	FILE *err;
 	const char *prefix;
-	bool debug;
 } hs_msg_file;
 /* ctx: an hs_msg_file, borrowed for as long as the hs_msg that holds it. */
 void hs_msg_file_fn(void *ctx, hs_msg_level level, const char *source, const char *text);

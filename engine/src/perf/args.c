@@ -98,7 +98,7 @@ static void quiet(void *ctx, hs_msg_level level, const char *source, const char 
 
 const hs_msg *hs_launch_msg(const hs_msg *msg)
 {
-	static const hs_msg silent = {quiet, NULL};
+	static const hs_msg silent = {.fn = quiet, .ctx = NULL};
 	return msg ? msg : &silent;
 }
 

@@ -489,8 +489,11 @@ static int run_prepare(run *R)
 		}
 		R->run_ls = (live_sink){.inner = R->msg, .live = R->live};
 		R->backend_ls = (live_sink){.inner = o->backend_msg, .live = R->live};
-		R->run_live_msg = (hs_msg){live_sink_fn, &R->run_ls};
-		R->backend_live_msg = (hs_msg){live_sink_fn, &R->backend_ls};
+		/* a wrapper passes its inner sink's debug on (hs_msg_vsay drops DEBUG before any sink sees it) */
+		R->run_live_msg = (hs_msg){.fn = live_sink_fn, .ctx = &R->run_ls, .debug = R->msg && R->msg->debug};
+		R->backend_live_msg = (hs_msg){.fn = live_sink_fn,
+					       .ctx = &R->backend_ls,
+					       .debug = o->backend_msg && o->backend_msg->debug};
 		R->msg = &R->run_live_msg;
 		R->backend_msg = &R->backend_live_msg;
 	}

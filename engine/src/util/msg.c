@@ -33,6 +33,8 @@ static void write_line(FILE *f, const char *prefix, const char *text)
 
 void hs_msg_vsay(const hs_msg *m, hs_msg_level level, const char *source, const char *fmt, va_list ap)
 {
+	if (level == HS_MSG_DEBUG && !(m && m->debug))
+		return;
 	char stack[HS_MSG_STACK_CHARS];
 	char *text = stack;
 	va_list again;
@@ -68,8 +70,6 @@ void hs_msg_say(const hs_msg *m, hs_msg_level level, const char *source, const c
 void hs_msg_file_fn(void *ctx, hs_msg_level level, const char *source, const char *text)
 {
 	const hs_msg_file *s = ctx;
-	if (level == HS_MSG_DEBUG && !(s && s->debug))
-		return;
 	FILE *f = s && s->f ? s->f : stderr;
 	if (s && s->err && level == HS_MSG_ERROR)
 		f = s->err;
