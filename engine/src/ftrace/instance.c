@@ -439,6 +439,30 @@ static hs_status enable_event(struct tracefs_instance *inst, struct tep_handle *
 	return add_glob(ev, sys, name);
 }
 
+/* The engine's thread ids, space-separated, into *out (malloc'd; the same text for the same threads: hs_dir_list
+ * sorts them): HS_ENOENT, errno saying why, when /proc/self/task cannot be read. */
+static hs_status thread_list(char **out)
+{
+	char **tids;
+	size_t n;
+	*out = NULL;
+	hs_status st = hs_dir_list("/proc/self/task", NULL, NULL, 0, &tids, &n);
+	int err = errno;
+	hs_strbuf sb = {0};
+	for (size_t i = 0; i < n; i++)
+		hs_sb_printf(&sb, "%s%s", i ? " " : "", tids[i]);
+	hs_dir_list_free(tids, n);
+	if (st == HS_OK && (sb.oom || !sb.buf))
+		st = sb.oom ? HS_ENOMEM : HS_ENOENT;
+	if (st != HS_OK) {
+		hs_sb_free(&sb);
+		errno = err;
+		return st;
+	}
+	*out = sb.buf;
+	return HS_OK;
+}
+
 /* The engine's own syscalls and exits must not fill the sessions it runs (its
  * fsyncs and its exit would be recorded as if the machine did them). Every
  * thread is listed by its id (the kernel matches tasks, not processes), and
@@ -446,26 +470,6 @@ static hs_status enable_event(struct tracefs_instance *inst, struct tep_handle *
  * the snapshot writer's workers, say. A session scoped by set_event_pid (launch
  * mode) already leaves the engine out; there the exclusion is not written, so
  * it can never swallow the launched tree, whenever that tree was forked. */
-/* The engine's thread ids, space-separated, into *out (malloc'd): HS_EIO when /proc/self/task cannot be read. */
-static hs_status thread_list(char **out)
-{
-	*out = NULL;
-	DIR *d = opendir("/proc/self/task");
-	if (!d)
-		return HS_EIO;
-	hs_strbuf sb = {0};
-	for (struct dirent *e; (e = readdir(d));)
-		if (hs_all_digits(e->d_name))
-			hs_sb_printf(&sb, "%s%s", sb.len ? " " : "", e->d_name);
-	closedir(d);
-	if (sb.oom) {
-		hs_sb_free(&sb);
-		return HS_ENOMEM;
-	}
-	*out = sb.buf ? sb.buf : strdup("");
-	return *out ? HS_OK : HS_ENOMEM;
-}
-
 static hs_status exclude_self(struct tracefs_instance *inst, const char *iname, const char *who, const hs_msg *msg)
 {
 	char *scope = hs_tracefs_api_get()->instance_file_read(inst, "set_event_pid", NULL);
@@ -480,9 +484,9 @@ static hs_status exclude_self(struct tracefs_instance *inst, const char *iname, 
 		    iname);
 		return HS_OK;
 	}
-	char *list = NULL, *again = NULL;
+	char *list = NULL;
 	hs_status st = thread_list(&list);
-	if (st == HS_EIO) {
+	if (st == HS_ENOENT) {
 		say(who, msg, HS_MSG_WARN,
 		    "%s: cannot list the engine's threads (/proc/self/task: %s): its own events are recorded too",
 		    iname, strerror(errno));
@@ -494,15 +498,15 @@ static hs_status exclude_self(struct tracefs_instance *inst, const char *iname, 
 		goto refused;
 	/* A thread started between the listing and the write has a parent not yet listed, so event-fork did not
 	 * add it (ftrace:notrace saw one missing under load): list again until the list holds still. */
-	for (int tries = 0;; tries++) {
+	for (int tries = 1;; tries++) {
 		if (hs_tracefs_api_get()->instance_file_write(inst, "set_event_notrace_pid", list) < 0)
 			goto refused;
-		if (tries + 1 >= HS_LINUX_NOTRACE_TRIES || (st = thread_list(&again)) != HS_OK)
+		char *now;
+		if (tries == HS_LINUX_NOTRACE_TRIES || (st = thread_list(&now)) != HS_OK)
 			break; /* the list written stands */
-		bool same = !strcmp(again, list);
+		bool same = !strcmp(now, list);
 		free(list);
-		list = again;
-		again = NULL;
+		list = now;
 		if (same)
 			break;
 	}
