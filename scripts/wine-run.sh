@@ -104,9 +104,8 @@ server_state() {
 
 # In the background and waited for, so that a run that goes wrong can name its process: the loader's pid is the
 # program's (it execs the preloader), which is what a trace of the machine (exits, signals) is searched for.
-# (A background command's stdin would be /dev/null: the caller's is passed on through fd 3.)
-exec 3<&0
-"$wine" "$@" <&3 3<&- >"$tmp/out" 2>"$tmp/err" &
+# (<&0: without a redirection of its own, a background command's stdin would be /dev/null.)
+"$wine" "$@" <&0 >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 wait "$pid"
 rc=$?

@@ -69,7 +69,6 @@ static void policy(hs_cause_culprit *c, const hs_ynode *t)
 		}
 }
 
-/* "its cgroup /hs-game has a CPU quota of 5.0 ms per 100.0 ms and was throttled 123 times" */
 /* A cgroup's CPU quota per period, in us (v1 cfs_quota_us / cfs_period_us, or v2 cpu.max); false: none. */
 static bool quota_of(const hs_ynode *cg, long long *q, long long *p)
 {
@@ -83,6 +82,7 @@ static bool quota_of(const hs_ynode *cg, long long *q, long long *p)
 	return *q > 0 && *p > 0;
 }
 
+/* "its cgroup /hs-game has a CPU quota of 5.0 ms per 100.0 ms and was throttled 123 times" */
 static void quota(char *buf, size_t cap, const char *path, const hs_ynode *cg)
 {
 	long long q, p, thr = -1;
