@@ -118,6 +118,66 @@ static int same(const char *a, const char *b)
 	return system(cmd);
 }
 
+static bool same_index(const hs_datz *a, const hs_datz *b)
+{
+	for (size_t i = 0; i < a->n && i < b->n; i++) {
+		const hs_datz_chunk *x = &a->chunks[i], *y = &b->chunks[i];
+		if (x->off != y->off || x->zlen != y->zlen || x->raw != y->raw || x->events != y->events ||
+		    x->first_ts != y->first_ts || x->last_ts != y->last_ts)
+			return false;
+	}
+	return a->n == b->n;
+}
+
+/* The same pages compressed chunk by chunk by two compressors taking turns
+ * (hs_datz_pack) and appended in order (hs_datz_put), as a snapshot's CPU
+ * threads share a ring's chunks, must equal `z` (hs_datz_add's) byte for
+ * byte, index included; a chunk whose header does not match is refused. */
+static int packed_same(const char *tag, int cpu, const unsigned char *pages, uint64_t bytes, size_t subbuf,
+		       const hs_datz *z)
+{
+	hs_datz ctx[2] = {{0}}, t = {0};
+	size_t chunk = subbuf * HS_LINUX_DAT_CHUNK_PAGES, cap = hs_datz_bound(chunk);
+	unsigned char *out = malloc(cap);
+	int fails = 0;
+	hs_status st = out ? hs_datz_begin(&ctx[0], HS_LINUX_DAT_ZSTD_LEVEL) : HS_ENOMEM;
+	if (st == HS_OK)
+		st = hs_datz_begin(&ctx[1], HS_LINUX_DAT_ZSTD_LEVEL);
+	size_t k = 0;
+	for (uint64_t off = 0; st == HS_OK && off < bytes; off += chunk, k++) {
+		size_t n = bytes - off < chunk ? (size_t)(bytes - off) : chunk;
+		hs_datz_chunk c;
+		st = hs_datz_pack(&ctx[k % 2], pages + off, n, subbuf, out, cap, &c);
+		if (st == HS_OK && k == 0) {
+			hs_datz_chunk bad = c;
+			bad.zlen++;
+			if (hs_datz_put(&t, out, &bad) != HS_EINVAL || t.n != 0) {
+				fprintf(stderr, "FAIL: %s: CPU %d: hs_datz_put took a chunk whose header differs\n", tag,
+					cpu);
+				fails++;
+			}
+		}
+		if (st == HS_OK)
+			st = hs_datz_put(&t, out, &c);
+	}
+	if (st != HS_OK) {
+		fprintf(stderr, "FAIL: %s: CPU %d: packing chunk %zu: %s\n", tag, cpu, k, hs_strerror(st));
+		fails++;
+	} else if (t.len != z->len || t.n != z->n || t.raw != z->raw || t.events != z->events ||
+		   (t.len && memcmp(t.data, z->data, t.len)) || !same_index(&t, z)) {
+		fprintf(stderr,
+			"FAIL: %s: CPU %d: packed in turns and appended: %zu bytes, %zu chunks, %" PRIu64
+			" events; compressed in one: %zu bytes, %zu chunks, %" PRIu64 " events (or the bytes differ)\n",
+			tag, cpu, t.len, t.n, t.events, z->len, z->n, z->events);
+		fails++;
+	}
+	hs_datz_free(&ctx[0]);
+	hs_datz_free(&ctx[1]);
+	hs_datz_free(&t);
+	free(out);
+	return fails;
+}
+
 /* Writes `fds` both ways under DIR/<tag>-{lib,own}.dat and compares them. */
 static int compare(const char *dir, const char *tag, int cpus, const int *fds, const uint64_t *bytes, size_t subbuf,
 		   uint64_t want)
@@ -137,6 +197,7 @@ static int compare(const char *dir, const char *tag, int cpus, const int *fds, c
 			fprintf(stderr, "FAIL: %s: cannot compress CPU %d\n", tag, c);
 			return 1;
 		}
+		fails += packed_same(tag, c, map, bytes[c], subbuf, &z[c]);
 		if (map)
 			munmap(map, bytes[c]);
 	}

@@ -250,6 +250,15 @@
  * instead of two per 4 KB page cut the drain of a 128 MB CPU ring from 0.17 s
  * of CPU to 0.03-0.05 s here (docs/snapshots.md). */
 #define HS_LINUX_SNAPSHOT_PIPE_BYTES (1u << 20)
+/* Linux: chunks (HS_LINUX_DAT_CHUNK_PAGES each) a CPU's snapshot thread may
+ * hold between its ring and its compressed data: the one being drained, the
+ * newest drained (left for a thread whose own ring is done), one it
+ * compresses, one another thread compresses; more only make a thread wait
+ * less. Each costs a chunk of raw pages and one of its compressed bound per
+ * CPU for the snapshot's length (8 MB per CPU at 4). The two CPUs of this VM
+ * compressed their equal rings in 0.187 and 0.139 s of CPU: the thread done
+ * first now takes chunks of the other (docs/snapshots.md). */
+#define HS_LINUX_SNAPSHOT_SLOTS 4u
 /* Linux 6.12+: the snapshot threads ask the fair scheduler for this slice
  * (sched_attr.sched_runtime; the kernel takes 0.1 to 100 ms). A running task
  * keeps its CPU for its slice before a waking task of any weight preempts it

@@ -393,6 +393,11 @@ hs_status hs_dat_put_cpu(hs_dat_file *f, unsigned cpu, const hs_datz *z)
 		pthread_mutex_unlock(&f->mu);
 		return HS_EIO; /* the errno is kept for hs_dat_close */
 	}
+	/* Its writeback starts now, while the other CPUs are compressed: the
+	 * final fdatasync then waits for what came after (the last CPU and the
+	 * end), not for the whole file. The same writes, only earlier; a file
+	 * system without it loses nothing. */
+	sync_file_range(f->keep, (off64_t)off, (off64_t)(4 + kept), SYNC_FILE_RANGE_WRITE);
 	f->cpu_off[cpu] = off;
 	f->cpu_size[cpu] = kept; /* libtracecmd's size leaves out the chunk count */
 	return HS_OK;

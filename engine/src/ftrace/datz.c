@@ -26,9 +26,12 @@
  */
 
 /* The compressed data lives in its own mapping, grown with mremap: no copy
- * when it grows, and the new part asked for huge pages and populated in one
- * call. Page faults one 4 KB page at a time cost ~20 us each in this VM (0.65 s
- * of CPU for 128 MB), as much as compressing the data they hold. */
+ * when it grows. Its pages fault in as zstd writes them, only those used (a
+ * tenth of the raw data: ~10 MB for a 128 MB CPU ring). Asking for huge pages
+ * and populating each doubling in one call, as before, cost a CPU thread up
+ * to 38 ms of a 0.17 s snapshot on the 2026-12 VM (huge pages come from memory
+ * the host had not backed yet), and populated pages never used (16 MB for
+ * 10); 4 KB faults cost ~1.3 us each there (docs/snapshots.md). */
 static int grow(hs_datz *z, size_t need)
 {
 	if (z->len + need <= z->cap)
@@ -40,13 +43,6 @@ static int grow(hs_datz *z, size_t need)
 			  : mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (d == MAP_FAILED)
 		return -1;
-#ifdef MADV_HUGEPAGE
-	madvise(d, cap, MADV_HUGEPAGE);
-#endif
-#ifdef MADV_POPULATE_WRITE
-	/* Best effort: without it (before Linux 5.14) the pages fault in. */
-	madvise((unsigned char *)d + z->cap, cap - z->cap, MADV_POPULATE_WRITE);
-#endif
 	z->data = d;
 	z->cap = cap;
 	return 0;
@@ -173,18 +169,22 @@ static bool page_event_ts(struct kbuffer *kb, const unsigned char *page, bool la
 	return any;
 }
 
-hs_status hs_datz_add(hs_datz *z, const unsigned char *pages, size_t bytes, size_t subbuf)
+size_t hs_datz_bound(size_t bytes)
 {
-	size_t bound = ZSTD_compressBound(bytes);
-	if (!z->cctx || !z->kb || !bytes || bytes % subbuf)
+	return 8 + ZSTD_compressBound(bytes);
+}
+
+/* Compresses `pages` into `out` (8-byte chunk header, then the frame) with
+ * ctx's compressor and fills *c but its offset. */
+static hs_status pack(hs_datz *ctx, const unsigned char *pages, size_t bytes, size_t subbuf, unsigned char *out,
+		      size_t cap, hs_datz_chunk *c)
+{
+	if (!ctx->cctx || !ctx->kb || !bytes || bytes % subbuf || bytes > UINT32_MAX || cap < hs_datz_bound(bytes))
 		return HS_EINVAL;
-	if (grow(z, 8 + bound) || grow_index(z))
-		return HS_ENOMEM;
-	size_t n = ZSTD_compress2(z->cctx, z->data + z->len + 8, bound, pages, bytes);
+	size_t n = ZSTD_compress2(ctx->cctx, out + 8, cap - 8, pages, bytes);
 	if (ZSTD_isError(n))
 		return HS_EIO;
-	hs_datz_chunk *c = &z->chunks[z->n++];
-	*c = (hs_datz_chunk){.off = z->len, .zlen = (uint32_t)n, .raw = (uint32_t)bytes};
+	*c = (hs_datz_chunk){.zlen = (uint32_t)n, .raw = (uint32_t)bytes};
 	/* Counted after the compression read the pages: they are in the cache. */
 	size_t first = bytes, last = 0;
 	for (size_t p = 0; p < bytes; p += subbuf) {
@@ -195,13 +195,50 @@ hs_status hs_datz_add(hs_datz *z, const unsigned char *pages, size_t bytes, size
 			last = p;
 		c->events += e;
 	}
-	if (c->events && page_event_ts(z->kb, pages + first, false, &c->first_ts))
-		page_event_ts(z->kb, pages + last, true, &c->last_ts);
-	z->events += c->events;
-	z->raw += bytes;
-	put_u32(z->data + z->len, (uint32_t)n);
-	put_u32(z->data + z->len + 4, (uint32_t)bytes);
-	z->len += 8 + n;
+	if (c->events && page_event_ts(ctx->kb, pages + first, false, &c->first_ts))
+		page_event_ts(ctx->kb, pages + last, true, &c->last_ts);
+	put_u32(out, (uint32_t)n);
+	put_u32(out + 4, (uint32_t)bytes);
+	return HS_OK;
+}
+
+/* The chunk at z->len (its header and frame written there) joins the index. */
+static void index_add(hs_datz *z, hs_datz_chunk c)
+{
+	c.off = z->len;
+	z->chunks[z->n++] = c;
+	z->events += c.events;
+	z->raw += c.raw;
+	z->len += 8 + c.zlen;
+}
+
+hs_status hs_datz_add(hs_datz *z, const unsigned char *pages, size_t bytes, size_t subbuf)
+{
+	hs_datz_chunk c;
+	if (!z->cctx || !z->kb || !bytes || bytes % subbuf)
+		return HS_EINVAL;
+	if (grow(z, hs_datz_bound(bytes)) || grow_index(z))
+		return HS_ENOMEM;
+	hs_status st = pack(z, pages, bytes, subbuf, z->data + z->len, z->cap - z->len, &c);
+	if (st == HS_OK)
+		index_add(z, c);
+	return st;
+}
+
+hs_status hs_datz_pack(hs_datz *ctx, const unsigned char *pages, size_t bytes, size_t subbuf, unsigned char *out,
+		       size_t cap, hs_datz_chunk *c)
+{
+	return pack(ctx, pages, bytes, subbuf, out, cap, c);
+}
+
+hs_status hs_datz_put(hs_datz *z, const unsigned char *packed, const hs_datz_chunk *c)
+{
+	if (get_u32(packed) != c->zlen || get_u32(packed + 4) != c->raw)
+		return HS_EINVAL;
+	if (grow(z, 8 + (size_t)c->zlen) || grow_index(z))
+		return HS_ENOMEM;
+	memcpy(z->data + z->len, packed, 8 + (size_t)c->zlen);
+	index_add(z, *c);
 	return HS_OK;
 }
 

@@ -60,6 +60,16 @@ hs_status hs_datz_begin(hs_datz *z, int level);
  * at most HS_LINUX_DAT_CHUNK_PAGES of them but for a last, shorter one), and
  * counts its events (hs_dat_page_events). One thread per hs_datz. */
 hs_status hs_datz_add(hs_datz *z, const unsigned char *pages, size_t bytes, size_t subbuf);
+/* The same in two steps, for a CPU whose chunks several threads compress
+ * (snapshot.c): hs_datz_pack compresses a chunk as hs_datz_add would, with
+ * ctx's compressor (an hs_datz begun by, and used only in, the calling
+ * thread), into `out` (cap at least hs_datz_bound(bytes)): its 8-byte header,
+ * then the frame; *c gets its index entry but the offset. hs_datz_put appends
+ * such a chunk to `z` (in the CPU's order; `z`'s own compressor unused). */
+size_t hs_datz_bound(size_t bytes);
+hs_status hs_datz_pack(hs_datz *ctx, const unsigned char *pages, size_t bytes, size_t subbuf, unsigned char *out,
+		       size_t cap, hs_datz_chunk *c);
+hs_status hs_datz_put(hs_datz *z, const unsigned char *packed, const hs_datz_chunk *c);
 /* hs_datz_begin, then `bytes` of ring pages in chunks of HS_LINUX_DAT_CHUNK_PAGES. */
 hs_status hs_datz_compress(const unsigned char *pages, uint64_t bytes, size_t subbuf, int level, hs_datz *z);
 /* Compressed bytes (chunk headers included, the count not), raw bytes and

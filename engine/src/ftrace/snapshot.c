@@ -29,12 +29,16 @@
  * for the whole file, libtracecmd's headers 0.35-0.49 s (5 MB of
  * /proc/kallsyms read twice and compressed).
  * Now each CPU's thread moves its ring through a pipe with splice, 1 MB per
- * call, into one reused 1 MB buffer, compresses that chunk at once and counts
- * its events with datz.c's own page walk (0.011 s): the raw ring never needs
- * its size in fresh memory, only the compressed data does (a tenth of it).
- * The headers were written ahead of time (hs_dat_prep, dat.c). The ring stays
- * frozen until every CPU is through: the drain goes at the compression's pace;
- * the thread of the last CPU drained turns recording back on at once.
+ * call, into a few reused 1 MB chunk buffers (HS_LINUX_SNAPSHOT_SLOTS), and
+ * the chunks are compressed as they come and their events counted with
+ * datz.c's own page walk (0.011 s): the raw ring never needs its size in
+ * fresh memory, only the compressed data does (a tenth of it). Any CPU's
+ * thread compresses any CPU's chunks, appended in each ring's order: equal
+ * rings do not take equal time (in one run on this VM the two CPUs' threads
+ * spent 0.187 and 0.139 s compressing 128.5 MB each), and the snapshot ends
+ * with the slowest. The headers were written ahead of time (hs_dat_prep, dat.c). The
+ * ring stays frozen until every CPU is drained; the thread of the last one
+ * turns recording back on at once.
  * While the CPU threads work, this thread starts the file (the prepared
  * headers, the comms), and each CPU thread writes its compressed data into it
  * as soon as it is done, so what is left after the drain is the end of the
@@ -45,8 +49,9 @@
  * every CPU's chunks.
  */
 
-/* The ring is frozen until the last CPU is drained and compressed, no longer:
- * that CPU's thread turns recording back on, before anything is written. */
+/* The ring is frozen until the last CPU is drained, no longer: that CPU's
+ * thread turns recording back on, before its last chunks are compressed and
+ * anything is written. */
 typedef struct {
 	struct tracefs_instance *inst;
 	bool resume;      /* not a final snapshot */
@@ -55,33 +60,71 @@ typedef struct {
 	double t_drained; /* s after the snapshot's start when the last CPU was */
 } drain_state;
 
-/* The file the CPU threads write into as each finishes (when the disk has room
- * for the whole ring: no cut is possible). */
+/* The file the CPU threads write into as each CPU is done (when the disk has
+ * room for the whole ring: no cut is possible). */
 enum { EARLY_PENDING, EARLY_OPEN, EARLY_OFF };
 typedef struct {
 	pthread_mutex_t mu;
 	int state; /* EARLY_*: the file is being started, open, or not used */
 	hs_dat_file *file;
-	bool *waiting; /* [cpus]: compressed before the file was open: this thread writes it */
+	bool *waiting; /* [cpus]: done before the file was open: the thread that opens it writes it */
 } early_file;
 
-/* One CPU: its ring, compressed. */
+/* A chunk of one CPU's ring on its way: drained into `raw` by that CPU's
+ * thread, compressed into `out` by whichever thread is free, appended to the
+ * CPU's data in the ring's order. */
+enum { SLOT_FILLING, SLOT_FULL, SLOT_BUSY, SLOT_PACKED };
 typedef struct {
+	unsigned char *raw; /* HS_LINUX_DAT_CHUNK_PAGES sub-buffers, filled to `fill` */
+	size_t fill;
+	unsigned char *out; /* hs_datz_bound(raw's size) */
+	hs_datz_chunk c;    /* out's index entry */
+	hs_status st;       /* the compression's */
+	int state;          /* SLOT_*; a slot outside [put, pushed] of its CPU is free */
+} slot;
+
+typedef struct cpu_job cpu_job;
+
+/* What the CPU threads share: the chunks drained and not yet compressed. One
+ * lock for all (taken a few times per 1 MB chunk); nothing slow runs under it. */
+typedef struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* a chunk drained, compressed or appended; a ring empty */
+	cpu_job *jobs;
+	unsigned cpus;
+	unsigned draining; /* CPUs whose ring is not empty yet */
+	unsigned idle;     /* threads waiting for a chunk to compress */
+	size_t out_cap;    /* each slot's out */
+} work;
+
+/* One CPU: its ring, its chunks on their way, its compressed data; and the
+ * thread that drains it, which compresses any CPU's chunks. */
+struct cpu_job {
 	hs_backend *b;
 	session *s;
 	unsigned cpu;
-	unsigned char *chunk; /* HS_LINUX_DAT_CHUNK_PAGES sub-buffers, filled to `fill` */
-	size_t fill;
+	bool helps;           /* a thread of its own: waits for the other CPUs' chunks once its ring is empty */
+	bool zips;            /* its compressor is ready: it can compress any CPU's chunks */
+	slot slots[HS_LINUX_SNAPSHOT_SLOTS]; /* chunk k in slots[k % HS_LINUX_SNAPSHOT_SLOTS] */
+	slot *cur;            /* being drained into (this CPU's thread only) */
+	uint64_t pushed, taken, put; /* chunks drained, handed to a compressor, appended (under work.mu) */
+	bool appending;       /* a thread is appending this CPU's chunks (under work.mu) */
+	bool ring_done, finished; /* ring empty; every chunk appended and the CPU written early (under work.mu) */
 	uint64_t bytes;       /* drained (whole sub-buffers) */
-	hs_datz z;
+	hs_datz z;            /* the CPU's data; its compressor is this CPU's thread's, for any CPU's chunks */
 	int err;              /* errno of the drain */
-	hs_status zst;        /* the compression's */
+	hs_status zst;        /* the compression's (under work.mu until the threads are joined) */
 	double t0;            /* the snapshot's start (hs_ftrace_now_s) */
-	double t_done;        /* s after t0 when this CPU was done (drained, compressed, written early) */
-	double cpu_read, cpu_zip; /* this thread's CPU s reading the ring and compressing */
+	double t_ring;        /* s after t0 when its ring was empty */
+	double t_done;        /* s after t0 when this CPU was done (compressed, appended, written early) */
+	double cpu_read, cpu_zip; /* this thread's CPU s reading the ring and compressing (any CPU's chunks) */
+	double cpu_all, t_wait;   /* this thread's CPU s in all; s it waited for the others */
+	unsigned zipped, zipped_other; /* chunks this thread compressed, and of them other CPUs' */
 	drain_state *ds;
-	early_file *ef;           /* NULL: written after the drain */
-} cpu_job;
+	early_file *ef;       /* NULL: written after the drain */
+	work *w;
+	unsigned char *mem;   /* the slots' buffers */
+};
 
 /* Snapshot work runs beside the game it records: the lowest CPU weight of the
  * normal class (not SCHED_IDLE, which starves for seconds under load and keeps
@@ -118,76 +161,16 @@ static double thread_cpu_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Compresses the chunk buffer when it is full (or, `last`, whatever it holds). */
-static void chunk_done(cpu_job *j, bool last)
+/* With work.mu held: waits for the other threads, counting the time. */
+static void wait_others(cpu_job *self)
 {
-	size_t size = j->b->subbuf * HS_LINUX_DAT_CHUNK_PAGES;
-	if (!j->fill || (!last && j->fill < size) || j->zst != HS_OK)
-		return;
-	double c0 = thread_cpu_s();
-	j->zst = hs_datz_add(&j->z, j->chunk, j->fill, j->b->subbuf);
-	j->cpu_zip += thread_cpu_s() - c0;
-	j->fill = 0;
+	double t = hs_ftrace_now_s();
+	pthread_cond_wait(&self->w->cv, &self->w->mu);
+	self->t_wait += hs_ftrace_now_s() - t;
 }
 
-/* Whole sub-buffers through a pipe: splice moves up to a pipe's worth of full
- * pages per call (the kernel hands its pages to the pipe), and reads copy
- * them into the chunk. Returns false when splice cannot be used here (the
- * caller then reads sub-buffer by sub-buffer); stops at the partly filled
- * page, which splice never returns (EAGAIN). */
-static bool drain_splice(cpu_job *j, int fd)
-{
-	int p[2];
-	size_t size = j->b->subbuf * HS_LINUX_DAT_CHUNK_PAGES;
-	if (j->b->subbuf != (size_t)getpagesize() || pipe2(p, O_CLOEXEC))
-		return false;
-	fcntl(p[1], F_SETPIPE_SZ, HS_LINUX_SNAPSHOT_PIPE_BYTES); /* the default 64 KB when refused */
-	int psz = fcntl(p[1], F_GETPIPE_SZ);
-	bool used = psz >= (int)j->b->subbuf;
-	while (used && !j->err && j->zst == HS_OK) {
-		double c0 = thread_cpu_s();
-		ssize_t n = splice(fd, NULL, p[1], NULL, (size_t)psz, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			break;
-		if (n < 0) {
-			/* Refused before any page moved: the read path takes it all. */
-			if (!j->bytes && (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP))
-				used = false;
-			else
-				j->err = errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		for (ssize_t got = 0; got < n && !j->err && j->zst == HS_OK;) {
-			size_t want = (size_t)(n - got) < size - j->fill ? (size_t)(n - got) : size - j->fill;
-			if (want > HS_LINUX_SNAPSHOT_READ_BYTES)
-				want = HS_LINUX_SNAPSHOT_READ_BYTES;
-			ssize_t r = read(p[0], j->chunk + j->fill, want);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0) {
-				j->err = r < 0 ? errno : EIO;
-				break;
-			}
-			got += r;
-			j->fill += (size_t)r;
-			j->bytes += (uint64_t)r;
-			j->cpu_read += thread_cpu_s() - c0;
-			chunk_done(j, false);
-			c0 = thread_cpu_s();
-		}
-		j->cpu_read += thread_cpu_s() - c0;
-	}
-	close(p[0]);
-	close(p[1]);
-	return used;
-}
-
-/* CPU j is drained: the last one resumes recording (a CPU that failed too:
- * recording goes on whatever happened to the snapshot). */
+/* CPU j's ring is empty: the last one resumes recording (a CPU that failed
+ * too: recording goes on whatever happened to the snapshot). */
 static void drained(cpu_job *j)
 {
 	drain_state *ds = j->ds;
@@ -218,36 +201,251 @@ static void done_early(cpu_job *j)
 		put_early(j);
 }
 
-/* Drains CPU j's frozen ring and compresses it as it comes: one thread per CPU. */
+/* With work.mu held (released meanwhile): when CPU j's ring is empty and its
+ * last chunk appended, it is done, and the thread that sees it so writes it
+ * into the early file. */
+static void finish(cpu_job *j)
+{
+	if (j->finished || !j->ring_done || j->put != j->pushed || j->appending)
+		return;
+	j->finished = true;
+	bool write = !j->err && j->zst == HS_OK && j->ef;
+	pthread_mutex_unlock(&j->w->mu);
+	if (write)
+		done_early(j);
+	j->t_done = hs_ftrace_now_s() - j->t0;
+	pthread_mutex_lock(&j->w->mu);
+}
+
+/* With work.mu held (released meanwhile): appends CPU j's compressed chunks
+ * that are next in the ring's order, one thread at a time per CPU. */
+static void append(cpu_job *j)
+{
+	work *w = j->w;
+	if (j->appending)
+		return; /* that thread appends this one too when it is next */
+	j->appending = true;
+	for (;;) {
+		slot *sl = &j->slots[j->put % HS_LINUX_SNAPSHOT_SLOTS];
+		if (j->put == j->taken || sl->state != SLOT_PACKED)
+			break;
+		pthread_mutex_unlock(&w->mu);
+		hs_status st = sl->st == HS_OK ? hs_datz_put(&j->z, sl->out, &sl->c) : sl->st;
+		pthread_mutex_lock(&w->mu);
+		if (st != HS_OK && j->zst == HS_OK)
+			j->zst = st;
+		j->put++; /* the slot is free */
+		pthread_cond_broadcast(&w->cv);
+	}
+	j->appending = false;
+	finish(j);
+}
+
+/* With work.mu held (released meanwhile): compresses CPU j's oldest drained
+ * chunk with self's compressor, then appends what is in order. */
+static void zip_one(cpu_job *self, cpu_job *j)
+{
+	work *w = self->w;
+	uint64_t seq = j->taken++;
+	slot *sl = &j->slots[seq % HS_LINUX_SNAPSHOT_SLOTS];
+	/* Its own CPU's next chunk in order (the usual case) goes straight into
+	 * the CPU's data: no copy. */
+	bool direct = j == self && seq == j->put && !j->appending;
+	sl->state = SLOT_BUSY;
+	j->appending |= direct;
+	pthread_mutex_unlock(&w->mu);
+	double c0 = thread_cpu_s();
+	if (direct)
+		sl->st = hs_datz_add(&j->z, sl->raw, sl->fill, self->b->subbuf);
+	else
+		sl->st = hs_datz_pack(&self->z, sl->raw, sl->fill, self->b->subbuf, sl->out, w->out_cap, &sl->c);
+	self->cpu_zip += thread_cpu_s() - c0;
+	self->zipped++;
+	self->zipped_other += j != self;
+	pthread_mutex_lock(&w->mu);
+	if (direct) {
+		if (sl->st != HS_OK && j->zst == HS_OK)
+			j->zst = sl->st;
+		j->put++;
+		j->appending = false;
+		pthread_cond_broadcast(&w->cv);
+	} else {
+		sl->state = SLOT_PACKED;
+	}
+	append(j);
+}
+
+/* The chunk being drained is full (or, `last`, the ring is empty): it waits
+ * for a compressor, and the drain goes on into a free slot. A CPU's thread
+ * drains on while another thread waits for chunks, else leaves it its newest
+ * drained chunk and compresses the older ones itself, so the CPUs whose rings
+ * compress slower (or whose CPU the host gives less) share their work with
+ * the others.
+ * Returns false when the CPU's compression failed: its drain stops. */
+static bool chunk_done(cpu_job *j, bool last)
+{
+	work *w = j->w;
+	slot *cur = j->cur;
+	if (!last && cur->fill < j->b->subbuf * HS_LINUX_DAT_CHUNK_PAGES)
+		return true;
+	pthread_mutex_lock(&w->mu);
+	if (cur->fill) {
+		cur->state = SLOT_FULL;
+		j->pushed++;
+		pthread_cond_broadcast(&w->cv);
+	}
+	if (last) {
+		j->ring_done = true;
+		w->draining--;
+		pthread_cond_broadcast(&w->cv);
+		finish(j); /* an empty ring */
+	}
+	while (!last && j->zst == HS_OK) {
+		uint64_t waiting = j->pushed - j->taken;
+		bool room = j->pushed - j->put < HS_LINUX_SNAPSHOT_SLOTS;
+		if ((waiting >= 2 && !w->idle) || (waiting && !room))
+			zip_one(j, j);
+		else if (!room)
+			wait_others(j); /* its chunks are all in other threads' hands */
+		else
+			break;
+	}
+	bool ok = j->zst == HS_OK;
+	if (!last) {
+		j->cur = &j->slots[j->pushed % HS_LINUX_SNAPSHOT_SLOTS];
+		j->cur->fill = 0;
+		j->cur->state = SLOT_FILLING;
+	}
+	pthread_mutex_unlock(&w->mu);
+	return ok;
+}
+
+/* After its ring: compresses what is waiting, its own CPU's first, else the
+ * CPU with the most waiting; a thread of its own waits for more while any
+ * ring is still being drained. */
+static void help(cpu_job *self)
+{
+	work *w = self->w;
+	if (!self->zips)
+		return;
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		cpu_job *j = self->pushed > self->taken ? self : NULL;
+		for (unsigned c = 0; !j && c < w->cpus; c++) {
+			cpu_job *o = &w->jobs[c];
+			if (o->pushed > o->taken && (!j || o->pushed - o->taken > j->pushed - j->taken))
+				j = o;
+		}
+		if (j)
+			zip_one(self, j);
+		else if (w->draining && self->helps) {
+			w->idle++;
+			wait_others(self);
+			w->idle--;
+		}
+		else
+			break;
+	}
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Whole sub-buffers through a pipe: splice moves up to a pipe's worth of full
+ * pages per call (the kernel hands its pages to the pipe), and reads copy
+ * them into the chunk. Returns false when splice cannot be used here (the
+ * caller then reads sub-buffer by sub-buffer); stops at the partly filled
+ * page, which splice never returns (EAGAIN). */
+static bool drain_splice(cpu_job *j, int fd, bool *ok)
+{
+	int p[2];
+	size_t size = j->b->subbuf * HS_LINUX_DAT_CHUNK_PAGES;
+	if (j->b->subbuf != (size_t)getpagesize() || pipe2(p, O_CLOEXEC))
+		return false;
+	fcntl(p[1], F_SETPIPE_SZ, HS_LINUX_SNAPSHOT_PIPE_BYTES); /* the default 64 KB when refused */
+	int psz = fcntl(p[1], F_GETPIPE_SZ);
+	bool used = psz >= (int)j->b->subbuf;
+	while (used && !j->err && *ok) {
+		double c0 = thread_cpu_s();
+		ssize_t n = splice(fd, NULL, p[1], NULL, (size_t)psz, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n < 0) {
+			/* Refused before any page moved: the read path takes it all. */
+			if (!j->bytes && (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP))
+				used = false;
+			else
+				j->err = errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		for (ssize_t got = 0; got < n && !j->err && *ok;) {
+			slot *cur = j->cur;
+			size_t want = (size_t)(n - got) < size - cur->fill ? (size_t)(n - got) : size - cur->fill;
+			if (want > HS_LINUX_SNAPSHOT_READ_BYTES)
+				want = HS_LINUX_SNAPSHOT_READ_BYTES;
+			ssize_t r = read(p[0], cur->raw + cur->fill, want);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				j->err = r < 0 ? errno : EIO;
+				break;
+			}
+			got += r;
+			cur->fill += (size_t)r;
+			j->bytes += (uint64_t)r;
+			j->cpu_read += thread_cpu_s() - c0;
+			*ok = chunk_done(j, false);
+			c0 = thread_cpu_s();
+		}
+		j->cpu_read += thread_cpu_s() - c0;
+	}
+	close(p[0]);
+	close(p[1]);
+	return used;
+}
+
+/* Drains CPU j's frozen ring, handing its chunks on as they fill, then helps
+ * compress: one thread per CPU. */
 static void *cpu_thread(void *arg)
 {
 	cpu_job *j = arg;
 	size_t subbuf = j->b->subbuf;
 	char file[64];
 	int fd = -1;
+	bool ok = true;
+	double c_start = thread_cpu_s();
 	be_gentle();
-	/* The chunk buffer's pages first touched here, one fault at a time from user space: a fault taken inside
+	/* The chunk buffers' pages first touched here, one fault at a time from user space: a fault taken inside
 	 * read()'s copy stays in the kernel, and a PREEMPT_NONE kernel lets no waking task onto this CPU until the call
-	 * returns. 256 first-touched pages (~20 us each in this VM) made a 6.3 ms read() that turned a 240 Hz game's
-	 * frame into 11 ms (bench_frame_pacing --why). */
+	 * returns. 256 first-touched pages (~20 us each in that VM) made a 6.3 ms read() that turned a 240 Hz game's
+	 * frame into 11 ms (bench_frame_pacing --why). (zstd writes the compressed chunks in user space.) */
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-	for (size_t o = 0; pg && o < subbuf * HS_LINUX_DAT_CHUNK_PAGES; o += pg)
-		((volatile char *)j->chunk)[o] = 0;
-	if ((j->zst = hs_datz_begin(&j->z, HS_LINUX_DAT_ZSTD_LEVEL)) != HS_OK)
+	for (unsigned k = 0; pg && k < HS_LINUX_SNAPSHOT_SLOTS; k++) {
+		for (size_t o = 0; o < subbuf * HS_LINUX_DAT_CHUNK_PAGES; o += pg)
+			((volatile unsigned char *)j->slots[k].raw)[o] = 0;
+	}
+	j->cur = &j->slots[0];
+	if ((j->zst = hs_datz_begin(&j->z, HS_LINUX_DAT_ZSTD_LEVEL)) != HS_OK) {
+		ok = false;
 		goto out;
+	}
+	j->zips = true;
 	snprintf(file, sizeof(file), "per_cpu/cpu%u/trace_pipe_raw", j->cpu);
 	if ((fd = hs_tracefs_api_get()->instance_file_open(j->s->inst, file, O_RDONLY | O_NONBLOCK)) < 0) {
 		j->err = errno ? errno : EIO;
 		goto out;
 	}
-	drain_splice(j, fd);
+	drain_splice(j, fd, &ok);
 	/* The rest (all of it without splice): read returns one sub-buffer, the
 	 * writer's last, partly filled page too: the newest events, the moment we
 	 * are after. A page is a page in the .dat; the bytes past its commit are
 	 * not events to readers. */
-	while (!j->err && j->zst == HS_OK) {
+	while (!j->err && ok) {
 		double c0 = thread_cpu_s();
-		ssize_t n = read(fd, j->chunk + j->fill, subbuf);
+		slot *cur = j->cur;
+		ssize_t n = read(fd, cur->raw + cur->fill, subbuf);
 		j->cpu_read += thread_cpu_s() - c0;
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -256,26 +454,21 @@ static void *cpu_thread(void *arg)
 		if (n <= 0)
 			break;
 		if ((size_t)n < subbuf)
-			memset(j->chunk + j->fill + n, 0, subbuf - (size_t)n);
-		j->fill += subbuf;
+			memset(cur->raw + cur->fill + n, 0, subbuf - (size_t)n);
+		cur->fill += subbuf;
 		j->bytes += subbuf;
-		chunk_done(j, false);
+		ok = chunk_done(j, false);
 	}
-	if (!j->err)
-		chunk_done(j, true);
-	if (fd >= 0)
-		close(fd);
-	fd = -1;
-	drained(j);
-	if (!j->err && j->zst == HS_OK && j->ef)
-		done_early(j);
-	j->t_done = hs_ftrace_now_s() - j->t0;
-	return NULL;
 out:
 	if (fd >= 0)
 		close(fd);
+	if (j->err || !ok)
+		j->cur->fill = 0; /* a failed CPU hands on no partial chunk */
+	chunk_done(j, true);
+	j->t_ring = hs_ftrace_now_s() - j->t0;
 	drained(j);
-	j->t_done = hs_ftrace_now_s() - j->t0;
+	help(j);
+	j->cpu_all = thread_cpu_s() - c_start;
 	return NULL;
 }
 
@@ -470,8 +663,12 @@ typedef struct {
 /* Starts every CPU's thread; started[c] false for one that could not start. */
 static void cpus_start(cpu_job *jobs, unsigned cpus, pthread_t *tids, bool *started)
 {
-	for (unsigned c = 0; c < cpus; c++)
-		started[c] = tids && started && !pthread_create(&tids[c], NULL, cpu_thread, &jobs[c]);
+	for (unsigned c = 0; c < cpus; c++) {
+		jobs[c].helps = tids && started; /* before the thread reads it */
+		started[c] = jobs[c].helps && !pthread_create(&tids[c], NULL, cpu_thread, &jobs[c]);
+		if (!started[c])
+			jobs[c].helps = false; /* no thread reads it */
+	}
 }
 
 /* Runs here the CPUs whose thread did not start and waits for all: the ring
@@ -550,14 +747,26 @@ static void *snapshot_thread(void *arg)
 	atomic_init(&ds.resumed, false);
 	hs_dat_opts o = {.clock = s->ps->session->clock, .events = s->ev.list, .kallsyms = true, .compress = true,
 			 .quiet_enospc = true, .msg = b->msg, .page_size = subbuf, .zcpu = z};
+	size_t chunk = subbuf * HS_LINUX_DAT_CHUNK_PAGES;
+	work w = {.jobs = jobs, .cpus = b->cpus, .draining = b->cpus, .out_cap = hs_datz_bound(chunk)};
+	bool w_made = !pthread_mutex_init(&w.mu, NULL);
+	if (w_made && pthread_cond_init(&w.cv, NULL)) {
+		pthread_mutex_destroy(&w.mu);
+		w_made = false;
+	}
 	be_gentle();
-	if (!jobs || !z)
+	if (!jobs || !z || !w_made)
 		goto out;
 	for (unsigned c = 0; c < b->cpus; c++) {
 		cpu_job *j = &jobs[c];
-		*j = (cpu_job){.b = b, .s = s, .cpu = c, .t0 = t0, .zst = HS_OK, .ds = &ds, .ef = early ? &ef : NULL};
-		if (!(j->chunk = malloc(subbuf * HS_LINUX_DAT_CHUNK_PAGES)))
+		*j = (cpu_job){.b = b, .s = s, .cpu = c, .t0 = t0, .zst = HS_OK, .ds = &ds, .ef = early ? &ef : NULL,
+			       .w = &w, .mem = malloc(HS_LINUX_SNAPSHOT_SLOTS * (chunk + w.out_cap))};
+		if (!j->mem)
 			goto out;
+		for (unsigned k = 0; k < HS_LINUX_SNAPSHOT_SLOTS; k++) {
+			j->slots[k].raw = j->mem + k * chunk;
+			j->slots[k].out = j->mem + HS_LINUX_SNAPSHOT_SLOTS * chunk + k * w.out_cap;
+		}
 	}
 	ef.state = early ? EARLY_PENDING : EARLY_OFF;
 	cpus_start(jobs, b->cpus, tids, started);
@@ -603,8 +812,10 @@ static void *snapshot_thread(void *arg)
 		cpu_zip += j->cpu_zip;
 		/* How evenly the CPUs' threads shared the work: the snapshot ends with the slowest. */
 		hs_ftrace_say(b, HS_MSG_DEBUG,
-			      "%s: CPU %u: %.1f MB done %.3f s after the start; CPU reading %.3f s, compression %.3f s",
-			      name, c, (double)j->bytes / 1048576.0, j->t_done, j->cpu_read, j->cpu_zip);
+			      "%s: CPU %u: %.1f MB drained by %.3f s, done %.3f s after the start; its thread's CPU: "
+			      "reading %.3f s, compressing %.3f s (%u chunks, %u of them other CPUs'), in all %.3f s; waited %.3f s",
+			      name, c, (double)j->bytes / 1048576.0, j->t_ring, j->t_done, j->cpu_read, j->cpu_zip,
+			      j->zipped, j->zipped_other, j->cpu_all, j->t_wait);
 		char why[256];
 		if (hs_dat_check_cpu_bytes(j->bytes, why, sizeof(why)) != HS_OK)
 			hs_ftrace_say(b, HS_MSG_WARN, "%s: CPU %u holds %s", name, c, why);
@@ -747,8 +958,12 @@ out:
 	free(tids);
 	free(started);
 	for (unsigned c = 0; jobs && c < b->cpus; c++) {
-		free(jobs[c].chunk);
+		free(jobs[c].mem);
 		hs_datz_free(&jobs[c].z);
+	}
+	if (w_made) {
+		pthread_cond_destroy(&w.cv);
+		pthread_mutex_destroy(&w.mu);
 	}
 	free(jobs);
 	free(z);
