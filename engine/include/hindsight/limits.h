@@ -255,9 +255,10 @@
  * newest drained (left for a thread whose own ring is done), one it
  * compresses, one another thread compresses; more only make a thread wait
  * less. Each costs a chunk of raw pages and one of its compressed bound per
- * CPU for the snapshot's length (8 MB per CPU at 4). The two CPUs of this VM
- * compressed their equal rings in 0.187 and 0.139 s of CPU: the thread done
- * first now takes chunks of the other (docs/snapshots.md). */
+ * CPU for the snapshot's length (at 4: 8 MB per CPU, of it the 4 MB of raw
+ * chunks touched). When the host gave one of this VM's CPUs less, the other
+ * thread compressed 21 of its 129 chunks instead of waiting
+ * (docs/snapshots.md). */
 #define HS_LINUX_SNAPSHOT_SLOTS 4u
 /* Linux 6.12+: the snapshot threads ask the fair scheduler for this slice
  * (sched_attr.sched_runtime; the kernel takes 0.1 to 100 ms). A running task
