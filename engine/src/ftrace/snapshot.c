@@ -89,7 +89,8 @@ typedef struct cpu_job cpu_job;
  * lock for all (taken a few times per 1 MB chunk); nothing slow runs under it. */
 typedef struct {
 	pthread_mutex_t mu;
-	pthread_cond_t cv; /* a chunk drained, compressed or appended; a ring empty */
+	pthread_cond_t work; /* a chunk drained, or every ring empty: for threads with nothing to compress */
+	pthread_cond_t room; /* a chunk appended (its slot free): for a CPU's thread with all its slots taken */
 	cpu_job *jobs;
 	unsigned cpus;
 	unsigned draining; /* CPUs whose ring is not empty yet */
@@ -161,11 +162,11 @@ static double thread_cpu_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* With work.mu held: waits for the other threads, counting the time. */
-static void wait_others(cpu_job *self)
+/* With work.mu held: waits on `cv` for the other threads, counting the time. */
+static void wait_others(cpu_job *self, pthread_cond_t *cv)
 {
 	double t = hs_ftrace_now_s();
-	pthread_cond_wait(&self->w->cv, &self->w->mu);
+	pthread_cond_wait(cv, &self->w->mu);
 	self->t_wait += hs_ftrace_now_s() - t;
 }
 
@@ -235,7 +236,7 @@ static void append(cpu_job *j)
 		if (st != HS_OK && j->zst == HS_OK)
 			j->zst = st;
 		j->put++; /* the slot is free */
-		pthread_cond_broadcast(&w->cv);
+		pthread_cond_broadcast(&w->room);
 	}
 	j->appending = false;
 	finish(j);
@@ -268,7 +269,7 @@ static void zip_one(cpu_job *self, cpu_job *j)
 			j->zst = sl->st;
 		j->put++;
 		j->appending = false;
-		pthread_cond_broadcast(&w->cv);
+		pthread_cond_broadcast(&w->room);
 	} else {
 		sl->state = SLOT_PACKED;
 	}
@@ -292,12 +293,12 @@ static bool chunk_done(cpu_job *j, bool last)
 	if (cur->fill) {
 		cur->state = SLOT_FULL;
 		j->pushed++;
-		pthread_cond_broadcast(&w->cv);
+		pthread_cond_signal(&w->work); /* one chunk: one thread (not all of a many-CPU machine) */
 	}
 	if (last) {
 		j->ring_done = true;
-		w->draining--;
-		pthread_cond_broadcast(&w->cv);
+		if (!--w->draining)
+			pthread_cond_broadcast(&w->work); /* nothing more comes: they all stop */
 		finish(j); /* an empty ring */
 	}
 	while (!last && j->zst == HS_OK) {
@@ -306,7 +307,7 @@ static bool chunk_done(cpu_job *j, bool last)
 		if ((waiting >= 2 && !w->idle) || (waiting && !room))
 			zip_one(j, j);
 		else if (!room)
-			wait_others(j); /* its chunks are all in other threads' hands */
+			wait_others(j, &w->room); /* its chunks are all in other threads' hands */
 		else
 			break;
 	}
@@ -340,7 +341,7 @@ static void help(cpu_job *self)
 			zip_one(self, j);
 		else if (w->draining && self->helps) {
 			w->idle++;
-			wait_others(self);
+			wait_others(self, &w->work);
 			w->idle--;
 		}
 		else
@@ -750,7 +751,12 @@ static void *snapshot_thread(void *arg)
 	size_t chunk = subbuf * HS_LINUX_DAT_CHUNK_PAGES;
 	work w = {.jobs = jobs, .cpus = b->cpus, .draining = b->cpus, .out_cap = hs_datz_bound(chunk)};
 	bool w_made = !pthread_mutex_init(&w.mu, NULL);
-	if (w_made && pthread_cond_init(&w.cv, NULL)) {
+	if (w_made && pthread_cond_init(&w.work, NULL)) {
+		pthread_mutex_destroy(&w.mu);
+		w_made = false;
+	}
+	if (w_made && pthread_cond_init(&w.room, NULL)) {
+		pthread_cond_destroy(&w.work);
 		pthread_mutex_destroy(&w.mu);
 		w_made = false;
 	}
@@ -962,7 +968,8 @@ out:
 		hs_datz_free(&jobs[c].z);
 	}
 	if (w_made) {
-		pthread_cond_destroy(&w.cv);
+		pthread_cond_destroy(&w.work);
+		pthread_cond_destroy(&w.room);
 		pthread_mutex_destroy(&w.mu);
 	}
 	free(jobs);
