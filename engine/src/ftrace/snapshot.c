@@ -661,12 +661,13 @@ typedef struct {
 	atomic_bool done; /* set (and the caller woken) when the thread is finished */
 } snap_job;
 
-/* Starts every CPU's thread; started[c] false for one that could not start. */
+/* Starts every CPU's thread; started[c] false for one that could not start.
+ * Without the arrays (out of memory) none starts: cpus_finish runs them all. */
 static void cpus_start(cpu_job *jobs, unsigned cpus, pthread_t *tids, bool *started)
 {
-	for (unsigned c = 0; c < cpus; c++) {
-		jobs[c].helps = tids && started; /* before the thread reads it */
-		started[c] = jobs[c].helps && !pthread_create(&tids[c], NULL, cpu_thread, &jobs[c]);
+	for (unsigned c = 0; tids && started && c < cpus; c++) {
+		jobs[c].helps = true; /* before the thread reads it */
+		started[c] = !pthread_create(&tids[c], NULL, cpu_thread, &jobs[c]);
 		if (!started[c])
 			jobs[c].helps = false; /* no thread reads it */
 	}
