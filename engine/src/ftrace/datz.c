@@ -174,10 +174,8 @@ size_t hs_datz_bound(size_t bytes)
 	return 8 + ZSTD_compressBound(bytes);
 }
 
-/* Compresses `pages` into `out` (8-byte chunk header, then the frame) with
- * ctx's compressor and fills *c but its offset. */
-static hs_status pack(hs_datz *ctx, const unsigned char *pages, size_t bytes, size_t subbuf, unsigned char *out,
-		      size_t cap, hs_datz_chunk *c)
+hs_status hs_datz_pack(hs_datz *ctx, const unsigned char *pages, size_t bytes, size_t subbuf, unsigned char *out,
+		       size_t cap, hs_datz_chunk *c)
 {
 	if (!ctx->cctx || !ctx->kb || !bytes || bytes % subbuf || bytes > UINT32_MAX || cap < hs_datz_bound(bytes))
 		return HS_EINVAL;
@@ -219,16 +217,10 @@ hs_status hs_datz_add(hs_datz *z, const unsigned char *pages, size_t bytes, size
 		return HS_EINVAL;
 	if (grow(z, hs_datz_bound(bytes)) || grow_index(z))
 		return HS_ENOMEM;
-	hs_status st = pack(z, pages, bytes, subbuf, z->data + z->len, z->cap - z->len, &c);
+	hs_status st = hs_datz_pack(z, pages, bytes, subbuf, z->data + z->len, z->cap - z->len, &c);
 	if (st == HS_OK)
 		index_add(z, c);
 	return st;
-}
-
-hs_status hs_datz_pack(hs_datz *ctx, const unsigned char *pages, size_t bytes, size_t subbuf, unsigned char *out,
-		       size_t cap, hs_datz_chunk *c)
-{
-	return pack(ctx, pages, bytes, subbuf, out, cap, c);
 }
 
 hs_status hs_datz_put(hs_datz *z, const unsigned char *packed, const hs_datz_chunk *c)

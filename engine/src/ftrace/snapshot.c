@@ -73,14 +73,17 @@ typedef struct {
 /* A chunk of one CPU's ring on its way: drained into `raw` by that CPU's
  * thread, compressed into `out` by whichever thread is free, appended to the
  * CPU's data in the ring's order. */
-enum { SLOT_FILLING, SLOT_FULL, SLOT_BUSY, SLOT_PACKED };
 typedef struct {
 	unsigned char *raw; /* HS_LINUX_DAT_CHUNK_PAGES sub-buffers, filled to `fill` */
 	size_t fill;
 	unsigned char *out; /* hs_datz_bound(raw's size) */
 	hs_datz_chunk c;    /* out's index entry */
 	hs_status st;       /* the compression's */
-	int state;          /* SLOT_*; a slot outside [put, pushed] of its CPU is free */
+	/* Compressed into `out`, waiting for its turn to be appended (reset when
+	 * taken). The rest is in its CPU's counters: chunks [put, taken) are
+	 * being compressed or packed, [taken, pushed) drained and waiting,
+	 * `pushed` being drained; other slots are free. */
+	bool packed;
 } slot;
 
 typedef struct cpu_job cpu_job;
@@ -228,7 +231,7 @@ static void append(cpu_job *j)
 	j->appending = true;
 	for (;;) {
 		slot *sl = &j->slots[j->put % HS_LINUX_SNAPSHOT_SLOTS];
-		if (j->put == j->taken || sl->state != SLOT_PACKED)
+		if (j->put == j->taken || !sl->packed)
 			break;
 		pthread_mutex_unlock(&w->mu);
 		hs_status st = sl->st == HS_OK ? hs_datz_put(&j->z, sl->out, &sl->c) : sl->st;
@@ -252,7 +255,7 @@ static void zip_one(cpu_job *self, cpu_job *j)
 	/* Its own CPU's next chunk in order (the usual case) goes straight into
 	 * the CPU's data: no copy. */
 	bool direct = j == self && seq == j->put && !j->appending;
-	sl->state = SLOT_BUSY;
+	sl->packed = false;
 	j->appending |= direct;
 	pthread_mutex_unlock(&w->mu);
 	double c0 = thread_cpu_s();
@@ -271,7 +274,7 @@ static void zip_one(cpu_job *self, cpu_job *j)
 		j->appending = false;
 		pthread_cond_broadcast(&w->room);
 	} else {
-		sl->state = SLOT_PACKED;
+		sl->packed = true;
 	}
 	append(j);
 }
@@ -291,7 +294,6 @@ static bool chunk_done(cpu_job *j, bool last)
 		return true;
 	pthread_mutex_lock(&w->mu);
 	if (cur->fill) {
-		cur->state = SLOT_FULL;
 		j->pushed++;
 		pthread_cond_signal(&w->work); /* one chunk: one thread (not all of a many-CPU machine) */
 	}
@@ -315,7 +317,6 @@ static bool chunk_done(cpu_job *j, bool last)
 	if (!last) {
 		j->cur = &j->slots[j->pushed % HS_LINUX_SNAPSHOT_SLOTS];
 		j->cur->fill = 0;
-		j->cur->state = SLOT_FILLING;
 	}
 	pthread_mutex_unlock(&w->mu);
 	return ok;
